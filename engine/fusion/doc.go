@@ -1,0 +1,28 @@
+// Package fusion merges ranked lists from several retrievers (BM25, HNSW,
+// IVF-PQ, ...) into one ranking.
+//
+// Methods:
+//
+//   - RRF, Reciprocal Rank Fusion (Cormack, Clarke & Büttcher, SIGIR 2009):
+//     score(d) = Σ_m w_m / (k + r_m(d)), with 1-based ranks r_m inside a rank
+//     window and k = 60 by default. Plain RRF is the case w_m = 1. A document
+//     absent from list m (or ranked beyond its window) gets nothing from m.
+//     RRF only looks at ranks, so it is robust to score scales that differ
+//     between retrievers and shift between queries; it is the default.
+//
+//   - Convex combination of normalised scores, score(d) = Σ_m w_m · norm_m(s_m(d)),
+//     with min-max normalisation (s − min)/(max − min) or z-score normalisation
+//     (s − μ)/σ over each list's window (Fox & Shaw 1994 "CombSUM"; Lee 1997
+//     for normalisation). A document absent from list m gets list m's minimum
+//     normalised value (0 under min-max). This depends on raw score
+//     distributions: when a retriever's scores shift (a different query length,
+//     a new embedding model, BM25 IDF drift as the corpus grows), the weights
+//     silently change meaning. It is offered for experiments; prefer RRF.
+//
+// Every fused hit carries an explanation: its rank, raw score and contribution
+// in every input list. Ties in the fused score are broken by the key, ascending,
+// so the output is deterministic whatever the input order.
+//
+// Cost: O(Σ window_m) time and memory, plus O(u log u) to sort the u distinct
+// keys.
+package fusion
