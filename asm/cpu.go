@@ -1,0 +1,124 @@
+package asm
+
+import (
+	"fmt"
+	"sync"
+)
+
+// Level is a SIMD dispatch level.
+type Level int
+
+const (
+	// Generic is the pure-Go path, available everywhere.
+	Generic Level = iota
+	// AVX2 requires AVX2 and FMA (amd64).
+	AVX2
+	// AVX512 requires AVX-512 F, BW, DQ and VL (amd64).
+	AVX512
+	// NEON is the arm64 Advanced SIMD path.
+	NEON
+)
+
+func (l Level) String() string {
+	switch l {
+	case Generic:
+		return "generic"
+	case AVX2:
+		return "avx2"
+	case AVX512:
+		return "avx512"
+	case NEON:
+		return "neon"
+	}
+	return fmt.Sprintf("Level(%d)", int(l))
+}
+
+// kernels is the dispatch table. Every field is non-nil after setLevel.
+// Shapes are documented on the exported wrappers in the per-kernel files.
+type kernels struct {
+	l2Sq       func(a, b []float32) float32
+	dot        func(a, b []float32) float32
+	l2SqBatch  func(q, x, out []float32)
+	dotBatch   func(q, x, out []float32)
+	l2SqMany   func(x, c []float32, d int, out []float32)
+	dotMany    func(x, c []float32, d int, out []float32)
+	adc8       func(codes []uint8, m int, lut []float32, out []float32)
+	fastScan4  func(packed []uint8, nblocks, m int, luts [][]uint8, out [][]uint16)
+	sq8L2Sq    func(q []float32, code []uint8, scale, offset []float32) float32
+	sq8Dot     func(q []float32, code []uint8, scale, offset []float32) float32
+	l2SqU8     func(a, b []uint8) uint32
+	dotU8      func(a, b []uint8) uint32
+	sumFloat32 func(x []float32) float32
+}
+
+var (
+	mu       sync.Mutex
+	k        kernels
+	current  Level
+	detected []Level
+)
+
+func init() {
+	detected = detectLevels()
+	setLevel(detected[len(detected)-1])
+}
+
+func setLevel(l Level) {
+	var t kernels
+	setGenericKernels(&t)
+	if l != Generic {
+		setDistanceKernels(&t, l)
+		setADCKernels(&t, l)
+		setFastScanKernels(&t, l)
+		setSQ8Kernels(&t, l)
+	}
+	k = t
+	current = l
+}
+
+// CurrentLevel reports the dispatch level in use.
+func CurrentLevel() Level { return current }
+
+// SupportedLevels lists every level this CPU and build can run, lowest first.
+// Generic is always first.
+func SupportedLevels() []Level { return append([]Level(nil), detected...) }
+
+// SetLevel forces a dispatch level, for tests and benchmarks, and returns a
+// function that restores the previous level. It returns an error if the CPU
+// or build cannot run l. It is not safe to call concurrently with kernels.
+func SetLevel(l Level) (restore func(), err error) {
+	ok := false
+	for _, d := range detected {
+		if d == l {
+			ok = true
+		}
+	}
+	if !ok {
+		return func() {}, fmt.Errorf("asm: level %v not supported on this CPU/build (supported: %v)", l, detected)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	prev := current
+	setLevel(l)
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		setLevel(prev)
+	}, nil
+}
+
+func setGenericKernels(t *kernels) {
+	t.l2Sq = l2SqRef
+	t.dot = dotRef
+	t.l2SqBatch = l2SqBatchRef
+	t.dotBatch = dotBatchRef
+	t.l2SqMany = l2SqManyBatch
+	t.dotMany = dotManyBatch
+	t.adc8 = adc8Ref
+	t.fastScan4 = fastScan4Ref
+	t.sq8L2Sq = sq8L2SqRef
+	t.sq8Dot = sq8DotRef
+	t.l2SqU8 = l2SqU8Ref
+	t.dotU8 = dotU8Ref
+	t.sumFloat32 = sumFloat32Ref
+}

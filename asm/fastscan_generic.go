@@ -1,0 +1,8 @@
+//go:build !((amd64 || arm64) && gc && !noasm && !purego)
+
+package asm
+
+func setFastScanKernels(t *kernels, l Level) {}
+
+// GFNI variants exist only on amd64; see fastscan_amd64.go.
+var fs4HasGFNI, fs4UseGFNI = false, false
