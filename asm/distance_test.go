@@ -29,6 +29,11 @@ func TestLevelsLogged(t *testing.T) {
 		extra = append(extra, v.name)
 	}
 	t.Logf("extra integer SQ8 variants tested: %v", extra)
+	extra = extra[:0]
+	for _, v := range ktADCVariants() {
+		extra = append(extra, v.name)
+	}
+	t.Logf("extra ADC variants tested: %v", extra)
 	if got := SupportedLevels(); got[0] != Generic {
 		t.Fatalf("SupportedLevels()[0] = %v, want generic", got[0])
 	}

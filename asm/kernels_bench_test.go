@@ -61,9 +61,9 @@ func BenchmarkBandwidth(b *testing.B) {
 }
 
 func BenchmarkSumFloat32(b *testing.B) {
-	x := ktRandF32(rand.New(rand.NewPCG(1, 1)), 64<<20/4, 0) // 64 MiB
-	benchBandwidth()
-	benchLevels(b, "bytes=64MiB", func(b *testing.B) {
+	// Same size as the bandwidth probe: smaller buffers can sit in a large L3.
+	x := ktRandF32(rand.New(rand.NewPCG(1, 1)), BandwidthDefaultBytes/4, 0)
+	benchLevels(b, "bytes=256MiB", func(b *testing.B) {
 		b.SetBytes(int64(len(x) * 4))
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
