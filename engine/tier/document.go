@@ -1,0 +1,254 @@
+package tier
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Trust is a document's provenance class (DESIGN.md "Data model").
+type Trust uint8
+
+const (
+	TrustUnset Trust = iota
+	TrustAuthoritative
+	TrustDerived
+	TrustExternalUnverified
+)
+
+// Document is one chunk version as the tier stores it.
+//
+// This is a deliberately simple local type: engine/contract, which will own
+// the public Document, does not exist yet. When it lands, the tier keeps
+// this storage form and converts at its boundary. Simplifications: Metadata
+// values are strings (the contract allows string | number | bool | string
+// list; encode those as strings until then), VersionHash is supplied by the
+// caller (BLAKE3-256 of the source bytes, computed at ingest).
+type Document struct {
+	ID        string
+	Content   string
+	SourceURI string
+	// Vector is nil or exactly Options.Dim float32s.
+	Vector      []float32
+	Metadata    map[string]string
+	Namespace   string
+	Trust       Trust
+	ACL         []string
+	VersionHash [32]byte
+	// UpdatedUnixNano is the caller's timestamp for this version
+	// (nanoseconds since the Unix epoch); 0 means "stamp at Apply".
+	UpdatedUnixNano int64
+}
+
+// OpKind is the kind of one batch operation.
+type OpKind uint8
+
+const (
+	OpUpsert OpKind = 1
+	OpDelete OpKind = 2
+)
+
+// Op is one operation of a batch.
+type Op struct {
+	Kind OpKind
+	Doc  Document // for OpDelete only Doc.ID is used
+}
+
+// Batch is a set of operations applied atomically under one epoch: one
+// batch = one WAL record = one epoch. Operations apply in order, so a later
+// op on the same id within the batch wins.
+type Batch struct {
+	Ops []Op
+}
+
+// Upsert adds an upsert of doc (the Batch keeps doc's slices and map; do
+// not modify them until Apply returns).
+func (b *Batch) Upsert(doc Document) { b.Ops = append(b.Ops, Op{Kind: OpUpsert, Doc: doc}) }
+
+// Delete adds a delete of id.
+func (b *Batch) Delete(id string) { b.Ops = append(b.Ops, Op{Kind: OpDelete, Doc: Document{ID: id}}) }
+
+// Len returns the number of operations.
+func (b *Batch) Len() int { return len(b.Ops) }
+
+// batchFormatVersion is the version byte leading every encoded batch.
+const batchFormatVersion = 1
+
+var errBatch = errors.New("tier: malformed batch encoding")
+
+func putStr(dst []byte, s string) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(s)))
+	return append(dst, s...)
+}
+
+// encodeBatch serialises b (see doc.go "Batch payload").
+func encodeBatch(b *Batch, stamp int64) []byte {
+	dst := []byte{batchFormatVersion}
+	dst = binary.AppendUvarint(dst, uint64(len(b.Ops)))
+	for i := range b.Ops {
+		op := &b.Ops[i]
+		dst = append(dst, byte(op.Kind))
+		d := &op.Doc
+		dst = putStr(dst, d.ID)
+		if op.Kind != OpUpsert {
+			continue
+		}
+		dst = putStr(dst, d.Content)
+		dst = putStr(dst, d.SourceURI)
+		dst = putStr(dst, d.Namespace)
+		dst = append(dst, byte(d.Trust))
+		dst = binary.AppendUvarint(dst, uint64(len(d.ACL)))
+		for _, a := range d.ACL {
+			dst = putStr(dst, a)
+		}
+		dst = binary.AppendUvarint(dst, uint64(len(d.Metadata)))
+		for _, k := range sortedKeys(d.Metadata) {
+			dst = putStr(dst, k)
+			dst = putStr(dst, d.Metadata[k])
+		}
+		dst = binary.AppendUvarint(dst, uint64(len(d.Vector)))
+		for _, v := range d.Vector {
+			dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(v))
+		}
+		dst = append(dst, d.VersionHash[:]...)
+		ts := d.UpdatedUnixNano
+		if ts == 0 {
+			ts = stamp
+		}
+		dst = binary.AppendVarint(dst, ts)
+	}
+	return dst
+}
+
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) fail(what string) {
+	if d.err == nil {
+		d.err = fmt.Errorf("%w: %s", errBatch, what)
+	}
+}
+
+func (d *decoder) uvarint(what string) uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail(what)
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) varint(what string) int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.fail(what)
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) bytes(n uint64, what string) []byte {
+	if d.err != nil {
+		return nil
+	}
+	if n > uint64(len(d.b)) {
+		d.fail(what)
+		return nil
+	}
+	out := d.b[:n]
+	d.b = d.b[n:]
+	return out
+}
+
+func (d *decoder) str(what string) string { return string(d.bytes(d.uvarint(what), what)) }
+
+func (d *decoder) byte1(what string) byte {
+	b := d.bytes(1, what)
+	if b == nil {
+		return 0
+	}
+	return b[0]
+}
+
+// count reads a length and bounds it by the bytes left (each element
+// takes at least minBytes), so hostile input cannot force huge allocations.
+func (d *decoder) count(minBytes int, what string) int {
+	n := d.uvarint(what)
+	if d.err == nil && n > uint64(len(d.b)/minBytes) {
+		d.fail(what + " count exceeds input")
+		return 0
+	}
+	return int(n)
+}
+
+// decodeBatch parses an encoded batch. Errors wrap errBatch.
+func decodeBatch(p []byte) (*Batch, error) {
+	d := &decoder{b: p}
+	if v := d.byte1("version"); d.err == nil && v != batchFormatVersion {
+		return nil, fmt.Errorf("%w: unknown batch format version %d", errBatch, v)
+	}
+	n := d.count(2, "ops")
+	b := &Batch{Ops: make([]Op, 0, n)}
+	for i := 0; i < n && d.err == nil; i++ {
+		var op Op
+		op.Kind = OpKind(d.byte1("op kind"))
+		op.Doc.ID = d.str("id")
+		switch op.Kind {
+		case OpDelete:
+		case OpUpsert:
+			doc := &op.Doc
+			doc.Content = d.str("content")
+			doc.SourceURI = d.str("source uri")
+			doc.Namespace = d.str("namespace")
+			doc.Trust = Trust(d.byte1("trust"))
+			if na := d.count(1, "acl"); na > 0 {
+				doc.ACL = make([]string, na)
+				for j := range doc.ACL {
+					doc.ACL[j] = d.str("acl")
+				}
+			}
+			if nm := d.count(2, "metadata"); nm > 0 {
+				doc.Metadata = make(map[string]string, nm)
+				for j := 0; j < nm; j++ {
+					k := d.str("metadata key")
+					doc.Metadata[k] = d.str("metadata value")
+				}
+			}
+			if nv := d.count(4, "vector"); nv > 0 {
+				raw := d.bytes(uint64(nv)*4, "vector")
+				if raw != nil {
+					doc.Vector = make([]float32, nv)
+					for j := range doc.Vector {
+						doc.Vector[j] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*j:]))
+					}
+				}
+			}
+			copy(doc.VersionHash[:], d.bytes(32, "version hash"))
+			doc.UpdatedUnixNano = d.varint("timestamp")
+		default:
+			d.fail(fmt.Sprintf("unknown op kind %d", op.Kind))
+		}
+		b.Ops = append(b.Ops, op)
+	}
+	if d.err == nil && len(d.b) != 0 {
+		d.fail(fmt.Sprintf("%d trailing bytes", len(d.b)))
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	return b, nil
+}
+
+func nowNano() int64 { return time.Now().UnixNano() }

@@ -1,0 +1,249 @@
+package tier
+
+import (
+	"container/heap"
+	"math"
+	"sync"
+
+	"github.com/stratasearch/strata/asm"
+)
+
+// Metric is the vector distance the MemTable ranks by. Hits carry a
+// distance where smaller is better: L2 → squared Euclidean distance, IP →
+// −⟨q,x⟩, Cosine → 1 − cos(q,x) (vectors are normalised at insert and
+// query).
+type Metric uint8
+
+const (
+	L2 Metric = iota + 1
+	IP
+	Cosine
+)
+
+func (m Metric) String() string {
+	switch m {
+	case L2:
+		return "l2"
+	case IP:
+		return "ip"
+	case Cosine:
+		return "cosine"
+	}
+	return "Metric(?)"
+}
+
+// epochLive is e_death of a version nobody has ended yet.
+const epochLive = math.MaxUint64
+
+// version is one stored chunk version, live in [birth, death).
+type version struct {
+	doc   *Document
+	birth uint64
+	death uint64
+	prev  int32 // older version of the same id, or -1
+	row   int32 // vector row in vecs, or -1
+}
+
+func (v *version) visibleAt(e uint64) bool { return v.birth <= e && e < v.death }
+
+// LexicalIndexer is the hook for the MemTable's lexical (BM25) side, which
+// waits for engine/bm25's in-memory segment. Add is called under the
+// MemTable's write lock for every new version, with its version number
+// (dense, from 0); a lexical search must keep only the version numbers for
+// which Snapshot.Visible reports true, during candidate generation.
+type LexicalIndexer interface {
+	Add(version uint32, doc *Document)
+}
+
+// memTable is the hot tier: every version of every document applied since
+// the last flush, exact float32 vectors in one row-major arena searched by
+// brute force. Versions are never removed while the MemTable lives; a
+// flush replaces the whole MemTable.
+type memTable struct {
+	dim    int
+	metric Metric
+
+	mu       sync.RWMutex
+	versions []version
+	vecs     []float32 // rows × dim
+	rowVer   []int32   // row → version index
+	latest   map[string]int32
+	lexical  LexicalIndexer
+	bytes    int64
+
+	skipTombstone bool // mutation-check hook (Options.TestingSkipTombstone)
+}
+
+func newMemTable(dim int, metric Metric, lex LexicalIndexer) *memTable {
+	return &memTable{dim: dim, metric: metric, latest: map[string]int32{}, lexical: lex}
+}
+
+func normalize(v []float32) []float32 {
+	var s float64
+	for _, x := range v {
+		s += float64(x) * float64(x)
+	}
+	out := make([]float32, len(v))
+	if s == 0 {
+		return out
+	}
+	inv := 1 / math.Sqrt(s)
+	for i, x := range v {
+		out[i] = float32(float64(x) * inv)
+	}
+	return out
+}
+
+// apply applies b at epoch e. The caller guarantees epochs are applied in
+// increasing order and e is not yet visible to readers.
+func (m *memTable) apply(b *Batch, e uint64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i := range b.Ops {
+		op := &b.Ops[i]
+		id := op.Doc.ID
+		prev, had := m.latest[id]
+		if had && m.versions[prev].death == epochLive && !m.skipTombstone {
+			// The tombstone: the old version ends in the same step the
+			// new one starts (or, for a delete, just ends).
+			m.versions[prev].death = e
+		}
+		if op.Kind != OpUpsert {
+			continue
+		}
+		doc := op.Doc // copy; the Batch's slices are shared read-only
+		v := version{doc: &doc, birth: e, death: epochLive, prev: -1, row: -1}
+		if had {
+			v.prev = prev
+		}
+		if doc.Vector != nil {
+			vec := doc.Vector
+			if m.metric == Cosine {
+				vec = normalize(vec)
+			}
+			v.row = int32(len(m.rowVer))
+			m.vecs = append(m.vecs, vec...)
+			m.rowVer = append(m.rowVer, int32(len(m.versions)))
+		}
+		idx := int32(len(m.versions))
+		m.versions = append(m.versions, v)
+		m.latest[id] = idx
+		m.bytes += int64(len(doc.Content) + len(doc.ID) + 4*len(doc.Vector) + 64)
+		if m.lexical != nil {
+			m.lexical.Add(uint32(idx), &doc)
+		}
+	}
+}
+
+// get returns the version of id visible at e.
+func (m *memTable) get(id string, e uint64) (*version, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	idx, ok := m.latest[id]
+	for ok && idx >= 0 {
+		v := &m.versions[idx]
+		if v.visibleAt(e) {
+			vv := *v
+			return &vv, true
+		}
+		idx = v.prev
+	}
+	return nil, false
+}
+
+// Hit is one search result.
+type Hit struct {
+	Doc *Document // shared, read-only
+	// Epoch is the version's e_birth.
+	Epoch uint64
+	// Distance: smaller is better (see Metric).
+	Distance float32
+}
+
+type hitHeap []Hit // max-heap on Distance: the worst kept hit on top
+
+func (h hitHeap) Len() int           { return len(h) }
+func (h hitHeap) Less(i, j int) bool { return h[i].Distance > h[j].Distance }
+func (h hitHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *hitHeap) Push(x any)        { *h = append(*h, x.(Hit)) }
+func (h *hitHeap) Pop() any          { o := *h; x := o[len(o)-1]; *h = o[:len(o)-1]; return x }
+
+const scanBlockRows = 512
+
+// search returns the k nearest versions visible at e that pass filter
+// (nil: all), nearest first. Visibility and the filter are checked for
+// every row before it can enter the top-k heap, so stale or filtered rows
+// never displace live ones. q must have len dim.
+func (m *memTable) search(q []float32, k int, e uint64, filter func(*Document) bool) []Hit {
+	if k <= 0 {
+		return nil
+	}
+	if m.metric == Cosine {
+		q = normalize(q)
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	rows := len(m.rowVer)
+	out := make([]float32, scanBlockRows)
+	h := make(hitHeap, 0, k+1)
+	for r0 := 0; r0 < rows; r0 += scanBlockRows {
+		n := min(scanBlockRows, rows-r0)
+		block := m.vecs[r0*m.dim : (r0+n)*m.dim]
+		if m.metric == L2 {
+			asm.L2SqBatch(q, block, out[:n])
+		} else {
+			asm.DotBatch(q, block, out[:n])
+		}
+		for i := 0; i < n; i++ {
+			v := &m.versions[m.rowVer[r0+i]]
+			if !v.visibleAt(e) {
+				continue
+			}
+			d := out[i]
+			switch m.metric {
+			case IP:
+				d = -d
+			case Cosine:
+				d = 1 - d
+			}
+			if len(h) == k && d >= h[0].Distance {
+				continue
+			}
+			if filter != nil && !filter(v.doc) {
+				continue
+			}
+			heap.Push(&h, Hit{Doc: v.doc, Epoch: v.birth, Distance: d})
+			if len(h) > k {
+				heap.Pop(&h)
+			}
+		}
+	}
+	res := make([]Hit, len(h))
+	for i := len(h) - 1; i >= 0; i-- {
+		res[i] = heap.Pop(&h).(Hit)
+	}
+	return res
+}
+
+// visible reports whether version number idx is live at e.
+func (m *memTable) visible(idx uint32, e uint64) bool {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return int(idx) < len(m.versions) && m.versions[idx].visibleAt(e)
+}
+
+// liveCount returns the number of ids with a version visible at e.
+func (m *memTable) liveIDs(e uint64) []string {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var ids []string
+	for id, idx := range m.latest {
+		for i := idx; i >= 0; i = m.versions[i].prev {
+			if m.versions[i].visibleAt(e) {
+				ids = append(ids, id)
+				break
+			}
+		}
+	}
+	return ids
+}

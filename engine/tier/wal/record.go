@@ -1,0 +1,174 @@
+package wal
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+)
+
+// ErrCorrupt marks a record log damaged before its tail. Errors carrying
+// it are *CorruptError values naming the file and byte offset.
+var ErrCorrupt = errors.New("wal: corrupt record log")
+
+// CorruptError reports damage at a byte offset of a file. It satisfies
+// errors.Is(err, ErrCorrupt).
+type CorruptError struct {
+	File   string
+	Offset int64
+	Reason string
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("wal: corrupt record log %s at byte offset %d: %s", e.File, e.Offset, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrCorrupt) true.
+func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
+
+// Record framing (see doc.go for the diagram). All integers little-endian.
+const (
+	// HeaderSize is the fixed size of a record header in bytes.
+	HeaderSize = 18
+	// RecordVersion is the only framing version written and read.
+	RecordVersion = 1
+	// MaxPayloadBytes bounds a single record's payload (64 MiB); longer
+	// length fields are treated as damage.
+	MaxPayloadBytes = 64 << 20
+)
+
+// Record types. 0 is never valid, so a zero-filled (preallocated) tail
+// never parses as a record.
+const (
+	TypeBatch uint8 = 1 // a WAL write batch (engine/tier batch encoding)
+	// Types 2..15 are reserved for WAL use; the manifest uses 16 and up.
+	TypeManifestCheckpoint uint8 = 16
+	TypeManifestEdit       uint8 = 17
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// AppendRecord appends one framed record to dst and returns the extended
+// slice. typ must be non-zero; len(payload) ≤ MaxPayloadBytes.
+func AppendRecord(dst []byte, typ uint8, seq uint64, payload []byte) []byte {
+	off := len(dst)
+	dst = append(dst, make([]byte, HeaderSize)...)
+	h := dst[off : off+HeaderSize]
+	binary.LittleEndian.PutUint32(h[4:8], uint32(len(payload)))
+	h[8] = typ
+	h[9] = RecordVersion
+	binary.LittleEndian.PutUint64(h[10:18], seq)
+	dst = append(dst, payload...)
+	crc := crc32.Checksum(dst[off+4:], castagnoli)
+	binary.LittleEndian.PutUint32(dst[off:off+4], crc)
+	return dst
+}
+
+// Record is one decoded record. Payload aliases the scanned buffer.
+type Record struct {
+	Type    uint8
+	Seq     uint64
+	Payload []byte
+	// Offset is the byte offset of the record header in its file.
+	Offset int64
+}
+
+// parseAt returns the record at off if it is intact (complete, known type
+// and version, CRC ok) and its size in bytes.
+func parseAt(data []byte, off int) (Record, int, string) {
+	if len(data)-off < HeaderSize {
+		return Record{}, 0, "incomplete header"
+	}
+	h := data[off : off+HeaderSize]
+	n := binary.LittleEndian.Uint32(h[4:8])
+	typ, ver := h[8], h[9]
+	if typ == 0 {
+		return Record{}, 0, "zero record type"
+	}
+	if ver != RecordVersion {
+		return Record{}, 0, fmt.Sprintf("unknown record version %d", ver)
+	}
+	if n > MaxPayloadBytes {
+		return Record{}, 0, fmt.Sprintf("record length %d exceeds %d", n, MaxPayloadBytes)
+	}
+	end := off + HeaderSize + int(n)
+	if end > len(data) {
+		return Record{}, 0, "record extends past end of file"
+	}
+	if crc32.Checksum(data[off+4:end], castagnoli) != binary.LittleEndian.Uint32(h[0:4]) {
+		return Record{}, 0, "checksum mismatch"
+	}
+	return Record{Type: typ, Seq: binary.LittleEndian.Uint64(h[10:18]), Payload: data[off+HeaderSize : end], Offset: int64(off)}, end - off, ""
+}
+
+// ScanResult describes how a scan ended.
+type ScanResult struct {
+	// End is the byte offset just past the last intact record: the
+	// length the file should be truncated to.
+	End int64
+	// Torn is true if bytes after End were discarded as a torn tail.
+	Torn bool
+	// TornReason says why the first discarded byte did not parse.
+	TornReason string
+	// LastSeq is the sequence number of the last intact record (or
+	// firstSeq-1 if none).
+	LastSeq uint64
+}
+
+// Scan decodes the records of one file held in data. Sequence numbers
+// must run firstSeq, firstSeq+1, ... ; fn is called for each intact
+// record in order (a non-nil error from fn stops the scan and is
+// returned).
+//
+// Recovery rule: at the first position that does not hold an intact record
+// with the expected sequence number, Scan looks for any intact record
+// further on with a sequence number ≥ the expected one. If there is one,
+// the damage is in the middle of the log and Scan returns a *CorruptError
+// (ErrCorrupt) with the offset. If there is none, everything from that
+// position on is a torn tail (a partially written final batch, or a
+// zero-filled preallocated region): ScanResult.Torn is set and End is where
+// to truncate. An intact record whose sequence number is not the expected
+// one is always corruption.
+func Scan(data []byte, file string, firstSeq uint64, fn func(Record) error) (ScanResult, error) {
+	off := 0
+	expect := firstSeq
+	for off < len(data) {
+		rec, size, reason := parseAt(data, off)
+		if reason == "" {
+			if rec.Seq != expect {
+				return ScanResult{}, &CorruptError{File: file, Offset: int64(off), Reason: fmt.Sprintf("sequence number %d, want %d", rec.Seq, expect)}
+			}
+			if fn != nil {
+				if err := fn(rec); err != nil {
+					return ScanResult{}, err
+				}
+			}
+			off += size
+			expect++
+			continue
+		}
+		if p, ok := findIntactAfter(data, off+1, expect); ok {
+			return ScanResult{}, &CorruptError{File: file, Offset: int64(off), Reason: fmt.Sprintf("%s, with an intact record at offset %d after it", reason, p)}
+		}
+		return ScanResult{End: int64(off), Torn: true, TornReason: reason, LastSeq: expect - 1}, nil
+	}
+	return ScanResult{End: int64(off), LastSeq: expect - 1}, nil
+}
+
+// findIntactAfter reports the first offset ≥ from holding an intact record
+// with sequence number ≥ minSeq.
+func findIntactAfter(data []byte, from int, minSeq uint64) (int, bool) {
+	for p := from; p+HeaderSize <= len(data); p++ {
+		h := data[p : p+HeaderSize]
+		if h[8] == 0 || h[9] != RecordVersion {
+			continue // cheap pre-checks before the CRC
+		}
+		if binary.LittleEndian.Uint64(h[10:18]) < minSeq {
+			continue
+		}
+		if _, _, reason := parseAt(data, p); reason == "" {
+			return p, true
+		}
+	}
+	return 0, false
+}

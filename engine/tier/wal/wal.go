@@ -1,0 +1,589 @@
+package wal
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/stratasearch/strata/internal/vfs"
+)
+
+// SyncPolicy says when an appended record is acknowledged.
+type SyncPolicy uint8
+
+const (
+	// SyncAlways acknowledges a record only after the fsync covering it
+	// returned successfully. The default. Concurrent appenders share one
+	// write + one fsync (group commit).
+	SyncAlways SyncPolicy = iota
+	// SyncInterval acknowledges after the write(2); a background fsync
+	// runs every Options.SyncInterval. A crash can lose up to one interval
+	// of acknowledged records.
+	SyncInterval
+	// SyncNone acknowledges after the write(2) and never fsyncs except
+	// at segment rotation and Close. A crash can lose any acknowledged
+	// record not yet rotated out.
+	SyncNone
+)
+
+func (p SyncPolicy) String() string {
+	switch p {
+	case SyncAlways:
+		return "always"
+	case SyncInterval:
+		return "interval"
+	case SyncNone:
+		return "none"
+	}
+	return fmt.Sprintf("SyncPolicy(%d)", uint8(p))
+}
+
+// ParseSyncPolicy maps "always", "interval" and "none" to a SyncPolicy.
+func ParseSyncPolicy(s string) (SyncPolicy, error) {
+	switch s {
+	case "always", "":
+		return SyncAlways, nil
+	case "interval":
+		return SyncInterval, nil
+	case "none":
+		return SyncNone, nil
+	}
+	return 0, fmt.Errorf("wal: unknown sync policy %q (want always, interval or none)", s)
+}
+
+// Options configures a WAL.
+type Options struct {
+	// FS is the file system. Default vfs.Default.
+	FS vfs.FS
+	// Dir is the directory holding the segment files (wal-<first seq as
+	// 16 hex digits>.log). Required. Created if missing.
+	Dir string
+	// Sync is the acknowledgement policy. Default SyncAlways.
+	Sync SyncPolicy
+	// SyncInterval is the background fsync period under SyncInterval.
+	// Default 10ms. Must be > 0 when Sync is SyncInterval.
+	SyncInterval time.Duration
+	// SegmentSizeBytes: once the active segment holds at least this many
+	// bytes, the next write goes to a new segment. Default 64 MiB.
+	SegmentSizeBytes int64
+	// Logger receives recovery warnings (torn tails). Default
+	// slog.Default().
+	Logger *slog.Logger
+
+	// TestingSkipFsync turns every file fsync of the WAL into a no-op
+	// while still acknowledging as if it had happened. It exists only so
+	// tests can prove the crash test catches a missing fsync (mutation
+	// check). Never set it outside tests.
+	TestingSkipFsync bool
+}
+
+// EnsureDefaults fills zero fields with their defaults.
+func (o *Options) EnsureDefaults() {
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
+	if o.SyncInterval == 0 {
+		o.SyncInterval = 10 * time.Millisecond
+	}
+	if o.SegmentSizeBytes == 0 {
+		o.SegmentSizeBytes = 64 << 20
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}
+
+// Validate reports every problem with o (after EnsureDefaults).
+func (o *Options) Validate() error {
+	var errs []error
+	if o.Dir == "" {
+		errs = append(errs, errors.New("wal: Options.Dir is required"))
+	}
+	if o.Sync > SyncNone {
+		errs = append(errs, fmt.Errorf("wal: unknown Options.Sync %d", o.Sync))
+	}
+	if o.SyncInterval < 0 {
+		errs = append(errs, fmt.Errorf("wal: Options.SyncInterval %v must be > 0", o.SyncInterval))
+	}
+	if o.SegmentSizeBytes < HeaderSize {
+		errs = append(errs, fmt.Errorf("wal: Options.SegmentSizeBytes %d must be >= %d", o.SegmentSizeBytes, HeaderSize))
+	}
+	return errors.Join(errs...)
+}
+
+// ErrFailed is wrapped by every error a WAL returns after a write or
+// fsync failed. The WAL is then read-only for good: an fsync error means
+// the kernel may have dropped dirty pages, so retrying the fsync and
+// trusting its success would acknowledge lost data (PostgreSQL
+// "fsyncgate", 2018). Reopen to recover from what is on disk.
+var ErrFailed = errors.New("wal: failed earlier, read-only until reopened")
+
+// ErrClosed is returned by Append after Close.
+var ErrClosed = errors.New("wal: closed")
+
+type segment struct {
+	firstSeq uint64
+	name     string
+}
+
+// WAL is a write-ahead log of records with consecutive sequence numbers
+// (LSNs), split into segment files. Safe for concurrent use.
+type WAL struct {
+	o Options
+
+	mu       sync.Mutex
+	work     *sync.Cond // flusher waits for pending data
+	done     *sync.Cond // appenders wait for acknowledgement
+	pending  []byte
+	spare    []byte
+	pendFrom uint64 // seq of the first pending record
+	nextSeq  uint64
+	written  uint64 // highest seq written to the file
+	synced   uint64 // highest seq fsynced
+	err      error  // sticky
+	closed   bool
+	segs     []segment // sorted by firstSeq; the last is active
+
+	ioMu    sync.Mutex // serialises file I/O (flusher, interval syncer, rotation)
+	f       vfs.File
+	segSize int64
+
+	flusherDone chan struct{}
+	tickerStop  chan struct{}
+	tickerDone  chan struct{}
+}
+
+func segName(seq uint64) string { return fmt.Sprintf("wal-%016x.log", seq) }
+
+func parseSegName(name string) (uint64, bool) {
+	if !strings.HasPrefix(name, "wal-") || !strings.HasSuffix(name, ".log") || len(name) != 4+16+4 {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(name[4:20], 16, 64)
+	return v, err == nil
+}
+
+// Open opens (or creates) the WAL in o.Dir and replays it: replay is
+// called, in order, for every intact record with sequence number >
+// afterSeq (records ≤ afterSeq are already durable elsewhere, e.g. in a
+// flushed segment, and are skipped). A torn tail of the last segment is
+// truncated with a warning on o.Logger; damage before the tail returns an
+// error matching ErrCorrupt with the file and offset, as does a replay
+// error matching ErrCorrupt (a payload that decodes badly). New records are
+// written to a fresh segment; the first gets sequence number
+// max(afterSeq, last replayed)+1.
+func Open(o Options, afterSeq uint64, replay func(seq uint64, payload []byte) error) (*WAL, error) {
+	o.EnsureDefaults()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	fs := o.FS
+	if err := vfs.MkdirAllDurable(fs, o.Dir); err != nil {
+		return nil, fmt.Errorf("wal: mkdir %s: %w", o.Dir, err)
+	}
+	names, err := fs.List(o.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("wal: list %s: %w", o.Dir, err)
+	}
+	var segs []segment
+	for _, n := range names {
+		if s, ok := parseSegName(n); ok {
+			segs = append(segs, segment{firstSeq: s, name: n})
+		}
+	}
+	sort.Slice(segs, func(i, j int) bool { return segs[i].firstSeq < segs[j].firstSeq })
+
+	last := afterSeq
+	var prevEnd uint64 // last seq of the previous segment (0: none yet)
+	for i, sg := range segs {
+		path := filepath.Join(o.Dir, sg.name)
+		if i > 0 && prevEnd+1 != sg.firstSeq && sg.firstSeq > afterSeq+1 {
+			return nil, &CorruptError{File: path, Offset: 0, Reason: fmt.Sprintf("segment starts at sequence %d but the previous one ended at %d", sg.firstSeq, prevEnd)}
+		}
+		if i == 0 && sg.firstSeq > afterSeq+1 {
+			return nil, &CorruptError{File: path, Offset: 0, Reason: fmt.Sprintf("oldest segment starts at sequence %d but records after %d are needed", sg.firstSeq, afterSeq)}
+		}
+		if i+1 < len(segs) && segs[i+1].firstSeq <= afterSeq+1 {
+			// Entirely covered by afterSeq: skip reading it.
+			prevEnd = segs[i+1].firstSeq - 1
+			continue
+		}
+		data, err := readFile(fs, path)
+		if err != nil {
+			return nil, fmt.Errorf("wal: read %s: %w", path, err)
+		}
+		res, err := Scan(data, path, sg.firstSeq, func(r Record) error {
+			if r.Type != TypeBatch {
+				return &CorruptError{File: path, Offset: r.Offset, Reason: fmt.Sprintf("unexpected record type %d", r.Type)}
+			}
+			if r.Seq <= afterSeq {
+				return nil
+			}
+			if replay != nil {
+				if err := replay(r.Seq, r.Payload); err != nil {
+					if errors.Is(err, ErrCorrupt) {
+						// The record is intact but its content is
+						// not: report where it is.
+						return &CorruptError{File: path, Offset: r.Offset, Reason: fmt.Sprintf("record with sequence %d: %v", r.Seq, err)}
+					}
+					return fmt.Errorf("wal: replay %s seq %d: %w", path, r.Seq, err)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if res.Torn {
+			o.Logger.Warn("wal: truncating torn tail", "file", path, "offset", res.End,
+				"dropped_bytes", int64(len(data))-res.End, "reason", res.TornReason, "last_seq", res.LastSeq)
+			if err := truncateFile(fs, path, res.End); err != nil {
+				return nil, fmt.Errorf("wal: truncate torn tail of %s: %w", path, err)
+			}
+		}
+		prevEnd = res.LastSeq
+		if res.LastSeq > last {
+			last = res.LastSeq
+		}
+	}
+
+	w := &WAL{o: o, segs: segs, nextSeq: last + 1, written: last, synced: last,
+		flusherDone: make(chan struct{})}
+	w.work = sync.NewCond(&w.mu)
+	w.done = sync.NewCond(&w.mu)
+	if err := w.newSegment(last + 1); err != nil {
+		return nil, err
+	}
+	go w.flusher()
+	if o.Sync == SyncInterval {
+		w.tickerStop = make(chan struct{})
+		w.tickerDone = make(chan struct{})
+		go w.ticker()
+	}
+	return w, nil
+}
+
+func readFile(fs vfs.FS, path string) ([]byte, error) {
+	f, err := fs.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	data := make([]byte, st.Size())
+	n, err := f.ReadAt(data, 0)
+	if err != nil && !(errors.Is(err, io.EOF) && n == len(data)) {
+		return nil, err
+	}
+	return data[:n], nil
+}
+
+func truncateFile(fs vfs.FS, path string, size int64) error {
+	f, err := fs.OpenReadWrite(path)
+	if err != nil {
+		return err
+	}
+	if err := f.Truncate(size); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func (w *WAL) fsync(f vfs.File) error {
+	if w.o.TestingSkipFsync {
+		return nil
+	}
+	return f.Sync()
+}
+
+// newSegment closes the active segment (after an fsync) and starts a new
+// one whose first record is seq; the directory is fsynced so the new file
+// survives a crash. Called with ioMu held (or before the WAL is shared).
+func (w *WAL) newSegment(seq uint64) error {
+	if w.f != nil {
+		if err := w.fsync(w.f); err != nil {
+			return fmt.Errorf("wal: sync before rotation: %w", err)
+		}
+		if err := w.f.Close(); err != nil {
+			return fmt.Errorf("wal: close segment: %w", err)
+		}
+		w.f = nil
+	}
+	name := segName(seq)
+	path := filepath.Join(w.o.Dir, name)
+	f, err := w.o.FS.Create(path)
+	if err != nil {
+		return fmt.Errorf("wal: create %s: %w", path, err)
+	}
+	if !w.o.TestingSkipFsync {
+		if err := vfs.SyncDir(w.o.FS, w.o.Dir); err != nil {
+			f.Close()
+			return fmt.Errorf("wal: sync dir %s: %w", w.o.Dir, err)
+		}
+	}
+	w.f = f
+	w.segSize = 0
+	w.mu.Lock()
+	// Re-creating a name (after a truncated-to-empty recovery) replaces it.
+	if n := len(w.segs); n > 0 && w.segs[n-1].firstSeq == seq {
+		w.segs = w.segs[:n-1]
+	}
+	w.segs = append(w.segs, segment{firstSeq: seq, name: name})
+	w.mu.Unlock()
+	return nil
+}
+
+// Append writes payload as one record and returns its sequence number once
+// acknowledged under the sync policy (SyncAlways: after the covering
+// fsync). Concurrent calls are batched into one write and one fsync. After
+// a write or fsync failure every call returns an error wrapping ErrFailed
+// and the cause.
+func (w *WAL) Append(payload []byte) (uint64, error) {
+	if len(payload) > MaxPayloadBytes {
+		return 0, fmt.Errorf("wal: record of %d bytes exceeds %d", len(payload), MaxPayloadBytes)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return 0, w.err
+	}
+	if w.closed {
+		return 0, ErrClosed
+	}
+	seq := w.nextSeq
+	w.nextSeq++
+	if len(w.pending) == 0 {
+		w.pendFrom = seq
+	}
+	w.pending = AppendRecord(w.pending, TypeBatch, seq, payload)
+	w.work.Signal()
+	for {
+		acked := w.written
+		if w.o.Sync == SyncAlways {
+			acked = w.synced
+		}
+		if acked >= seq {
+			return seq, nil
+		}
+		if w.err != nil {
+			return 0, w.err
+		}
+		w.done.Wait()
+	}
+}
+
+func (w *WAL) fail(err error) {
+	if w.err == nil {
+		w.err = fmt.Errorf("%w: %w", ErrFailed, err)
+		w.o.Logger.Error("wal: write path failed; WAL is read-only until reopened", "dir", w.o.Dir, "err", err)
+	}
+	w.done.Broadcast()
+}
+
+func (w *WAL) flusher() {
+	defer close(w.flusherDone)
+	w.mu.Lock()
+	for {
+		for len(w.pending) == 0 && !w.closed {
+			w.work.Wait()
+		}
+		if len(w.pending) == 0 && w.closed {
+			w.mu.Unlock()
+			return
+		}
+		buf, from, last := w.pending, w.pendFrom, w.nextSeq-1
+		w.pending, w.spare = w.spare[:0], nil
+		failed := w.err != nil
+		w.mu.Unlock()
+
+		var err error
+		if !failed {
+			err = w.writeBatch(buf, from)
+		}
+
+		w.mu.Lock()
+		w.spare = buf[:0]
+		if failed {
+			continue // appenders already see the sticky error
+		}
+		if err != nil {
+			w.fail(err)
+			continue
+		}
+		w.written = last
+		if w.o.Sync == SyncAlways {
+			w.synced = last
+		}
+		w.done.Broadcast()
+	}
+}
+
+func (w *WAL) writeBatch(buf []byte, from uint64) error {
+	w.ioMu.Lock()
+	defer w.ioMu.Unlock()
+	if w.segSize >= w.o.SegmentSizeBytes {
+		if err := w.newSegment(from); err != nil {
+			return err
+		}
+	}
+	n, err := w.f.Write(buf)
+	w.segSize += int64(n)
+	if err != nil {
+		return fmt.Errorf("wal: write: %w", err)
+	}
+	if w.o.Sync == SyncAlways {
+		if err := w.fsync(w.f); err != nil {
+			return fmt.Errorf("wal: fsync: %w", err)
+		}
+	}
+	return nil
+}
+
+func (w *WAL) ticker() {
+	defer close(w.tickerDone)
+	t := time.NewTicker(w.o.SyncInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-w.tickerStop:
+			return
+		case <-t.C:
+			w.Sync()
+		}
+	}
+}
+
+// Sync fsyncs everything written so far (useful under SyncInterval and
+// SyncNone). It returns the sticky error if the WAL has failed.
+func (w *WAL) Sync() error {
+	w.ioMu.Lock()
+	defer w.ioMu.Unlock()
+	w.mu.Lock()
+	if w.err != nil {
+		err := w.err
+		w.mu.Unlock()
+		return err
+	}
+	target := w.written
+	w.mu.Unlock()
+	if target <= w.Synced() || w.f == nil {
+		return nil
+	}
+	err := w.fsync(w.f)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err != nil {
+		w.fail(fmt.Errorf("wal: fsync: %w", err))
+		return w.err
+	}
+	if target > w.synced {
+		w.synced = target
+	}
+	return nil
+}
+
+// Synced returns the highest sequence number known durable.
+func (w *WAL) Synced() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.synced
+}
+
+// LastSeq returns the highest sequence number assigned so far.
+func (w *WAL) LastSeq() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.nextSeq - 1
+}
+
+// Err returns the sticky failure (wrapping ErrFailed), or nil.
+func (w *WAL) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// Segments returns the file names of the segments, oldest first.
+func (w *WAL) Segments() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]string, len(w.segs))
+	for i, s := range w.segs {
+		out[i] = s.name
+	}
+	return out
+}
+
+// TruncateBefore deletes the segment files all of whose records have
+// sequence numbers < seq, i.e. are durable elsewhere (after a flush). The
+// active segment is never deleted. Removal errors are returned but do not
+// fail the WAL (a leftover segment is skipped on the next Open).
+func (w *WAL) TruncateBefore(seq uint64) error {
+	w.mu.Lock()
+	var drop []segment
+	for len(w.segs) > 1 && w.segs[1].firstSeq <= seq {
+		drop = append(drop, w.segs[0])
+		w.segs = w.segs[1:]
+	}
+	w.mu.Unlock()
+	var errs []error
+	for _, s := range drop {
+		if err := w.o.FS.Remove(filepath.Join(w.o.Dir, s.name)); err != nil {
+			errs = append(errs, fmt.Errorf("wal: remove %s: %w", s.name, err))
+		}
+	}
+	if len(drop) > 0 {
+		if err := vfs.SyncDir(w.o.FS, w.o.Dir); err != nil {
+			errs = append(errs, fmt.Errorf("wal: sync dir: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Close waits for pending appends, fsyncs (all policies), and closes the
+// active segment. It returns the sticky error if the WAL failed.
+func (w *WAL) Close() error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return ErrClosed
+	}
+	w.closed = true
+	w.work.Signal()
+	w.mu.Unlock()
+	<-w.flusherDone
+	if w.tickerStop != nil {
+		close(w.tickerStop)
+		<-w.tickerDone
+	}
+	serr := w.Sync()
+	w.ioMu.Lock()
+	var cerr error
+	if w.f != nil {
+		cerr = w.f.Close()
+		w.f = nil
+	}
+	w.ioMu.Unlock()
+	if serr != nil {
+		return serr
+	}
+	if cerr != nil {
+		return fmt.Errorf("wal: close: %w", cerr)
+	}
+	return nil
+}

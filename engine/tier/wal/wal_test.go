@@ -1,0 +1,540 @@
+package wal
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stratasearch/strata/internal/vfs"
+	"github.com/stratasearch/strata/internal/vfs/errorfs"
+)
+
+func payloadFor(seq uint64) []byte {
+	n := int(seq*7919) % 300
+	return bytes.Repeat([]byte{byte(seq)}, n+1)
+}
+
+type logBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuf) Write(p []byte) (int, error) { l.mu.Lock(); defer l.mu.Unlock(); return l.b.Write(p) }
+func (l *logBuf) String() string              { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
+
+func testOpts(fs vfs.FS) (Options, *logBuf) {
+	lb := &logBuf{}
+	return Options{FS: fs, Dir: "/db/wal", Logger: slog.New(slog.NewTextHandler(lb, nil))}, lb
+}
+
+func collect(t *testing.T, o Options, after uint64) (*WAL, []uint64, error) {
+	t.Helper()
+	var seqs []uint64
+	w, err := Open(o, after, func(seq uint64, p []byte) error {
+		if !bytes.Equal(p, payloadFor(seq)) {
+			return fmt.Errorf("payload mismatch at seq %d", seq)
+		}
+		seqs = append(seqs, seq)
+		return nil
+	})
+	return w, seqs, err
+}
+
+func appendN(t *testing.T, w *WAL, n int) uint64 {
+	t.Helper()
+	var last uint64
+	for i := 0; i < n; i++ {
+		seq := w.LastSeq() + 1
+		got, err := w.Append(payloadFor(seq))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != seq {
+			t.Fatalf("seq %d, want %d", got, seq)
+		}
+		last = got
+	}
+	return last
+}
+
+func checkSeqs(t *testing.T, got []uint64, from, to uint64) {
+	t.Helper()
+	if uint64(len(got)) != to-from+1 && !(to < from && len(got) == 0) {
+		t.Fatalf("replayed %d records, want %d..%d (%v)", len(got), from, to, got)
+	}
+	for i, s := range got {
+		if s != from+uint64(i) {
+			t.Fatalf("replay[%d] = %d, want %d", i, s, from+uint64(i))
+		}
+	}
+}
+
+func TestRoundTripAndRotation(t *testing.T) {
+	m := vfs.NewCrashableMem()
+	o, _ := testOpts(m)
+	o.SegmentSizeBytes = 1000
+	w, seqs, err := collect(t, o, 0)
+	if err != nil || len(seqs) != 0 {
+		t.Fatal(err, seqs)
+	}
+	appendN(t, w, 100)
+	if n := len(w.Segments()); n < 10 {
+		t.Fatalf("only %d segments with 1000-byte segments", n)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Synced at every ack: the crash clone has everything.
+	w, seqs, err = collect(t, o, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSeqs(t, seqs, 1, 100)
+	appendN(t, w, 5)
+	segsBefore := w.Segments()
+	if err := w.TruncateBefore(50); err != nil {
+		t.Fatal(err)
+	}
+	segsAfter := w.Segments()
+	if len(segsAfter) >= len(segsBefore) {
+		t.Fatalf("TruncateBefore removed nothing: %v", segsAfter)
+	}
+	first, _ := parseSegName(segsAfter[0])
+	if first > 50 {
+		t.Fatalf("removed a segment holding seq >= 50: oldest now starts at %d", first)
+	}
+	if len(segsAfter) > 1 {
+		second, _ := parseSegName(segsAfter[1])
+		if second <= 50 {
+			t.Fatalf("kept a removable segment: %v", segsAfter)
+		}
+	}
+	names, _ := m.List("/db/wal")
+	if len(names) != len(segsAfter) {
+		t.Fatalf("files %v vs segments %v", names, segsAfter)
+	}
+	w.Close()
+	_, seqs, err = collect(t, o, 49)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSeqs(t, seqs, 50, 105)
+	// Asking for records that were deleted is an error, not silent loss.
+	if _, _, err := collect(t, o, 10); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("replay from a deleted range: %v", err)
+	}
+}
+
+func lastSegment(t *testing.T, m *vfs.MemFS) string {
+	names, err := m.List("/db/wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(names)
+	return "/db/wal/" + names[len(names)-1]
+}
+
+func fileBytes(t *testing.T, fs vfs.FS, name string) []byte {
+	f, err := fs.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(f)
+	return b
+}
+
+func rewrite(t *testing.T, fs vfs.FS, name string, data []byte) {
+	f, err := fs.Create(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(data)
+	f.Sync()
+	f.Close()
+}
+
+// writeOneSegment writes n records into a single segment and returns its
+// path and the record offsets.
+func writeOneSegment(t *testing.T, m *vfs.MemFS, n int) (string, []int) {
+	o, _ := testOpts(m)
+	w, _, err := collect(t, o, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, w, n)
+	w.Close()
+	name := lastSegment(t, m)
+	var offs []int
+	off := 0
+	for i := 1; i <= n; i++ {
+		offs = append(offs, off)
+		off += HeaderSize + len(payloadFor(uint64(i)))
+	}
+	return name, offs
+}
+
+func TestTornTailTruncated(t *testing.T) {
+	for cut := 1; cut < 40; cut += 3 {
+		m := vfs.NewCrashableMem()
+		name, offs := writeOneSegment(t, m, 5)
+		data := fileBytes(t, m, name)
+		// Cut inside the last record.
+		keep := offs[4] + cut
+		if keep >= len(data) {
+			continue
+		}
+		rewrite(t, m, name, data[:keep])
+		o, lb := testOpts(m)
+		w, seqs, err := collect(t, o, 0)
+		if err != nil {
+			t.Fatalf("cut %d: %v", cut, err)
+		}
+		checkSeqs(t, seqs, 1, 4)
+		if !strings.Contains(lb.String(), "torn tail") {
+			t.Fatalf("no warning logged: %q", lb.String())
+		}
+		if got := len(fileBytes(t, m, name)); got != offs[4] {
+			t.Fatalf("file truncated to %d, want %d", got, offs[4])
+		}
+		// New records continue right after.
+		if seq, err := w.Append(payloadFor(5)); err != nil || seq != 5 {
+			t.Fatalf("append after recovery: %d %v", seq, err)
+		}
+		w.Close()
+		_, seqs, err = collect(t, o, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkSeqs(t, seqs, 1, 5)
+	}
+}
+
+func TestZeroFilledTailIsTorn(t *testing.T) {
+	m := vfs.NewCrashableMem()
+	name, _ := writeOneSegment(t, m, 5)
+	data := fileBytes(t, m, name)
+	rewrite(t, m, name, append(data, make([]byte, 4096)...))
+	o, lb := testOpts(m)
+	_, seqs, err := collect(t, o, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSeqs(t, seqs, 1, 5)
+	if !strings.Contains(lb.String(), "zero record type") {
+		t.Fatalf("log: %q", lb.String())
+	}
+}
+
+func TestMidFileCorruptionIsHardError(t *testing.T) {
+	for _, what := range []string{"payload", "crc", "length", "type", "zeroed"} {
+		m := vfs.NewCrashableMem()
+		name, offs := writeOneSegment(t, m, 6)
+		data := fileBytes(t, m, name)
+		at := offs[2]
+		switch what {
+		case "payload":
+			data[at+HeaderSize] ^= 0x40
+		case "crc":
+			data[at] ^= 1
+		case "length":
+			data[at+4] ^= 0x10
+		case "type":
+			data[at+8] = 0
+		case "zeroed":
+			for i := at; i < offs[3]; i++ {
+				data[i] = 0
+			}
+		}
+		rewrite(t, m, name, data)
+		o, _ := testOpts(m)
+		_, _, err := collect(t, o, 0)
+		var ce *CorruptError
+		if !errors.Is(err, ErrCorrupt) || !errors.As(err, &ce) {
+			t.Fatalf("%s: err = %v, want ErrCorrupt", what, err)
+		}
+		if ce.File != name || ce.Offset != int64(at) {
+			t.Fatalf("%s: corruption reported at %s:%d, want %s:%d", what, ce.File, ce.Offset, name, at)
+		}
+		if !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), fmt.Sprint(at)) {
+			t.Fatalf("%s: message lacks file/offset: %v", what, err)
+		}
+	}
+}
+
+func TestFsyncErrorIsSticky(t *testing.T) {
+	for _, kind := range []errorfs.OpKind{errorfs.OpSync, errorfs.OpWrite} {
+		m := vfs.NewCrashableMem()
+		inj := errorfs.OnIndex(10, kind)
+		o, _ := testOpts(errorfs.Wrap(m, inj))
+		w, _, err := collect(t, o, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var acked []uint64
+		var firstErr error
+		for i := 0; i < 30; i++ {
+			seq, err := w.Append(payloadFor(w.LastSeq() + 1))
+			if err != nil {
+				if firstErr == nil {
+					firstErr = err
+				}
+				if !errors.Is(err, ErrFailed) || !errors.Is(err, errorfs.ErrInjected) {
+					t.Fatalf("%v: append error %v does not wrap ErrFailed and the cause", kind, err)
+				}
+				continue
+			}
+			if firstErr != nil {
+				t.Fatalf("%v: append succeeded after a failure (retry-and-assume-success)", kind)
+			}
+			acked = append(acked, seq)
+		}
+		if firstErr == nil || !inj.Fired() {
+			t.Fatalf("%v: injected error never surfaced", kind)
+		}
+		if w.Err() == nil || w.Sync() == nil {
+			t.Fatalf("%v: Err/Sync do not report the sticky failure", kind)
+		}
+		if err := w.Close(); err == nil {
+			t.Fatalf("%v: Close hid the failure", kind)
+		}
+		// Crash and reopen on the raw FS: every acknowledged record is there.
+		c := m.CrashClone()
+		oc, _ := testOpts(c)
+		w2, seqs, err := collect(t, oc, 0)
+		if err != nil {
+			t.Fatalf("%v: reopen: %v", kind, err)
+		}
+		if len(seqs) < len(acked) {
+			t.Fatalf("%v: acked %d records, recovered %d", kind, len(acked), len(seqs))
+		}
+		checkSeqs(t, seqs[:len(acked)], 1, uint64(len(acked)))
+		if _, err := w2.Append(payloadFor(w2.LastSeq() + 1)); err != nil {
+			t.Fatalf("%v: append after reopen: %v", kind, err)
+		}
+		w2.Close()
+	}
+}
+
+func TestRotationFailureIsSticky(t *testing.T) {
+	m := vfs.NewCrashableMem()
+	o, _ := testOpts(errorfs.Wrap(m, errorfs.OnIndex(2, errorfs.OpCreate)))
+	o.SegmentSizeBytes = 200
+	w, _, err := collect(t, o, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failed bool
+	for i := 0; i < 50; i++ {
+		if _, err := w.Append(payloadFor(w.LastSeq() + 1)); err != nil {
+			failed = true
+			break
+		}
+	}
+	if !failed {
+		t.Fatal("segment creation failure not reported")
+	}
+	if _, err := w.Append([]byte("x")); !errors.Is(err, ErrFailed) {
+		t.Fatalf("after failure: %v", err)
+	}
+	w.Close()
+}
+
+func TestGroupCommit(t *testing.T) {
+	m := vfs.NewCrashableMem()
+	var syncs, writes int64
+	var mu sync.Mutex
+	inj := errorfs.InjectorFunc{Name: "slow-sync", Fn: func(op errorfs.Op) error {
+		mu.Lock()
+		switch op.Kind {
+		case errorfs.OpSync:
+			syncs++
+		case errorfs.OpWrite:
+			writes++
+		}
+		mu.Unlock()
+		if op.Kind == errorfs.OpSync {
+			time.Sleep(200 * time.Microsecond)
+		}
+		return nil
+	}}
+	o, _ := testOpts(errorfs.Wrap(m, inj))
+	w, _, err := collect(t, o, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const writers, per = 8, 50
+	var wg sync.WaitGroup
+	for g := 0; g < writers; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < per; i++ {
+				if _, err := w.Append([]byte("group")); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	mu.Lock()
+	s, wr := syncs, writes
+	mu.Unlock()
+	if s >= writers*per/2 || wr >= writers*per/2 {
+		t.Fatalf("%d appends took %d writes and %d fsyncs: no group commit", writers*per, wr, s)
+	}
+	t.Logf("%d appends: %d writes, %d fsyncs", writers*per, wr, s)
+	w.Close()
+	c := m.CrashClone()
+	oc, _ := testOpts(c)
+	n := 0
+	if _, err := Open(oc, 0, func(uint64, []byte) error { n++; return nil }); err != nil || n != writers*per {
+		t.Fatalf("recovered %d records, err %v", n, err)
+	}
+}
+
+func TestIntervalAndNonePolicies(t *testing.T) {
+	for _, pol := range []SyncPolicy{SyncInterval, SyncNone} {
+		m := vfs.NewCrashableMem()
+		o, _ := testOpts(m)
+		o.Sync = pol
+		o.SyncInterval = time.Millisecond
+		w, _, err := collect(t, o, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		appendN(t, w, 20)
+		if pol == SyncInterval {
+			deadline := time.Now().Add(5 * time.Second)
+			for w.Synced() < 20 && time.Now().Before(deadline) {
+				time.Sleep(time.Millisecond)
+			}
+			if w.Synced() < 20 {
+				t.Fatal("interval syncer never synced")
+			}
+		} else {
+			if w.Synced() != 0 {
+				t.Fatalf("SyncNone synced %d", w.Synced())
+			}
+			// Unsynced: a crash loses them, and that is the documented contract.
+			_, seqs, err := collect(t, Options{FS: m.CrashClone(), Dir: o.Dir, Logger: o.Logger}, 0)
+			if err != nil || len(seqs) != 0 {
+				t.Fatalf("none: crash kept %d records (err %v)", len(seqs), err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		_, seqs, err := collect(t, Options{FS: m.CrashClone(), Dir: o.Dir, Logger: o.Logger}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkSeqs(t, seqs, 1, 20)
+	}
+}
+
+func TestOptionsValidate(t *testing.T) {
+	o := Options{Sync: 9, SyncInterval: -1, SegmentSizeBytes: 3}
+	err := o.Validate()
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{"Dir", "Sync", "SyncInterval", "SegmentSizeBytes"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate misses %s: %v", want, err)
+		}
+	}
+	if _, err := ParseSyncPolicy("sometimes"); err == nil {
+		t.Fatal("bad policy accepted")
+	}
+}
+
+// TestCrashRandom appends from several goroutines and crashes at a random
+// moment (torn unsynced tails kept at random), then checks every
+// acknowledged record is recovered, in order, and Open succeeds.
+func TestCrashRandom(t *testing.T) {
+	iters := 100
+	if testing.Short() {
+		iters = 20
+	}
+	for it := 0; it < iters; it++ {
+		rng := rand.New(rand.NewPCG(uint64(it), 7))
+		m := vfs.NewCrashableMem()
+		o, _ := testOpts(m)
+		o.SegmentSizeBytes = int64(200 + rng.IntN(2000))
+		w, _, err := collect(t, o, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		acked := map[uint64]bool{}
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for g := 0; g < 3; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					s, err := w.Append([]byte("x"))
+					if err != nil {
+						return
+					}
+					mu.Lock()
+					acked[s] = true
+					mu.Unlock()
+				}
+			}()
+		}
+		time.Sleep(time.Duration(rng.IntN(3000)) * time.Microsecond)
+		mu.Lock()
+		snapshot := make(map[uint64]bool, len(acked))
+		for k := range acked {
+			snapshot[k] = true
+		}
+		c := m.CrashCloneWith(vfs.CrashOptions{Rand: rng})
+		mu.Unlock()
+		close(stop)
+		wg.Wait()
+		w.Close()
+		oc, _ := testOpts(c)
+		var got []uint64
+		if _, err := Open(oc, 0, func(s uint64, _ []byte) error { got = append(got, s); return nil }); err != nil {
+			t.Fatalf("iter %d: reopen: %v", it, err)
+		}
+		for i, s := range got {
+			if s != uint64(i+1) {
+				t.Fatalf("iter %d: gap in replay at %d: %d", it, i, s)
+			}
+		}
+		for s := range snapshot {
+			if s > uint64(len(got)) {
+				t.Fatalf("iter %d: acked seq %d lost (recovered %d)", it, s, len(got))
+			}
+		}
+	}
+}
+
+func TestSegmentNames(t *testing.T) {
+	if s, ok := parseSegName(segName(0xabc)); !ok || s != 0xabc {
+		t.Fatal(s, ok)
+	}
+	for _, bad := range []string{"wal-xyz.log", "wal-0000000000000001.txt", "MANIFEST"} {
+		if _, ok := parseSegName(bad); ok {
+			t.Fatal(bad)
+		}
+	}
+}
