@@ -1,0 +1,5 @@
+//go:build !linux
+
+package hnsw
+
+func procCPU() float64 { return 0 }

@@ -1,0 +1,403 @@
+package hnsw
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math"
+	"math/bits"
+	"unsafe"
+)
+
+// File format, version 1. All integers little-endian; every section
+// starts at a multiple of 64 bytes, so that an mmap of the file (page
+// aligned) can be used in place as []float32 / []uint32 / []uint64.
+//
+//	offset 0   header (64 bytes)
+//	           magic "STRHNSW\x00" | version u32 | metric u32 | dim u32 | M u32 |
+//	           efConstruction u32 | flags u32 (1 extend, 2 keepPruned) |
+//	           n u32 | upperSlots u32 | entry u32 | maxLevel u32 (0xFFFFFFFF: empty) |
+//	           seed u64 | storage u32 (1 float32, 2 sq8) | reserved (zero)
+//	64         section 1 vectors   n·dim float32 (cosine rows unit length)
+//	           section 2 level0    n·(1+2M) u32: per node [count, ids…]
+//	           section 3 levels    n u8: top level per node
+//	           section 4 upperOff  n u32: first upper slot per node
+//	           section 5 upper     upperSlots·(1+M) u32: [count, ids…] per slot
+//	           section 6 labels    n u64
+//	           section 7 present   ⌈n/32⌉ u32 bitset
+//	           section 8 deleted   ⌈n/32⌉ u32 bitset (tombstones)
+//	           section 9 codes     sq8: n·dim u8; float32: empty
+//	           section 10 sq8      sq8 (trained): dim float32 scales, then dim offsets; else empty
+//	           (zero padding to 64 between sections)
+//	table      count u32, then count × {kind u32, reserved u32, offset u64, length u64}
+//	trailer    tableOffset u64 | crc32c u32 of every byte before it | "HNSE"
+//
+// Readers accept versions ≤ fileVersion and refuse newer ones.
+const (
+	fileMagic    = "STRHNSW\x00"
+	endMagic     = "HNSE"
+	fileVersion  = 1
+	headerSize   = 64
+	trailerSize  = 16
+	sectionAlign = 64
+)
+
+const (
+	secVectors = 1 + iota
+	secLevel0
+	secLevels
+	secUpperOff
+	secUpper
+	secLabels
+	secPresent
+	secDeleted
+	secCodes
+	secSQ8
+	numSections = secSQ8
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func asBytes[T any](s []T) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	var z T
+	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(z)))
+}
+
+func fromBytes[T any](b []byte) []T {
+	if len(b) == 0 {
+		return nil
+	}
+	var z T
+	return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), len(b)/int(unsafe.Sizeof(z)))
+}
+
+func littleEndian() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}
+
+type crcWriter struct {
+	w   io.Writer
+	crc uint32
+	n   int64
+	err error
+}
+
+func (c *crcWriter) write(p []byte) {
+	if c.err != nil {
+		return
+	}
+	m, err := c.w.Write(p)
+	c.crc = crc32.Update(c.crc, castagnoli, p[:m])
+	c.n += int64(m)
+	c.err = err
+}
+
+var zeros [sectionAlign]byte
+
+// WriteTo writes the index in the versioned file format above. It holds
+// the index exclusively while writing (inserts, deletes and searches wait),
+// so the snapshot is consistent. It returns the bytes written.
+func (ix *Index) WriteTo(w io.Writer) (int64, error) {
+	if !littleEndian() {
+		return 0, errors.New("hnsw: WriteTo needs a little-endian host")
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.closed {
+		return 0, ErrClosed
+	}
+	ix.allocMu.Lock()
+	n := int(ix.next)
+	slots := int(ix.upperUsed)
+	ix.allocMu.Unlock()
+	words := (n + 31) / 32
+
+	var h [headerSize]byte
+	copy(h[:8], fileMagic)
+	le := binary.LittleEndian
+	le.PutUint32(h[8:], fileVersion)
+	le.PutUint32(h[12:], uint32(ix.metric))
+	le.PutUint32(h[16:], uint32(ix.dim))
+	le.PutUint32(h[20:], uint32(ix.m))
+	le.PutUint32(h[24:], uint32(ix.opts.EfConstruction))
+	var flags uint32
+	if ix.opts.ExtendCandidates {
+		flags |= 1
+	}
+	if ix.opts.KeepPrunedConnections {
+		flags |= 2
+	}
+	le.PutUint32(h[28:], flags)
+	le.PutUint32(h[32:], uint32(n))
+	le.PutUint32(h[36:], uint32(slots))
+	ep, maxL, ok := ix.entry()
+	if !ok {
+		le.PutUint32(h[40:], 0)
+		le.PutUint32(h[44:], math.MaxUint32)
+	} else {
+		le.PutUint32(h[40:], ep)
+		le.PutUint32(h[44:], uint32(maxL))
+	}
+	le.PutUint64(h[48:], ix.opts.Seed)
+	le.PutUint32(h[56:], uint32(ix.opts.Storage))
+	var codes, params []byte
+	if ix.quant {
+		codes = ix.codes[:n*ix.dim]
+		if ix.trained.Load() {
+			params = append(asBytes(slicesClone(ix.sqScale)), asBytes(ix.sqOffset)...)
+		}
+	}
+
+	cw := &crcWriter{w: w}
+	cw.write(h[:])
+	secs := [numSections][]byte{
+		asBytes(ix.vecs[:n*ix.dim]),
+		asBytes(ix.level0[:n*ix.stride0]),
+		ix.levels[:n],
+		asBytes(ix.upperOff[:n]),
+		asBytes(ix.upper[:slots*ix.strideU]),
+		asBytes(ix.labels[:n]),
+		asBytes(ix.present[:words]),
+		asBytes(ix.deleted[:words]),
+		codes,
+		params,
+	}
+	var table bytes.Buffer
+	var e [24]byte
+	binary.LittleEndian.PutUint32(e[:4], numSections)
+	table.Write(e[:4])
+	for i, s := range secs {
+		off := cw.n
+		le.PutUint32(e[0:], uint32(i+1))
+		le.PutUint32(e[4:], 0)
+		le.PutUint64(e[8:], uint64(off))
+		le.PutUint64(e[16:], uint64(len(s)))
+		table.Write(e[:])
+		cw.write(s)
+		if pad := int(-cw.n & (sectionAlign - 1)); pad > 0 {
+			cw.write(zeros[:pad])
+		}
+	}
+	tableOff := cw.n
+	cw.write(table.Bytes())
+	var tr [trailerSize]byte
+	le.PutUint64(tr[:8], uint64(tableOff))
+	cw.write(tr[:8])
+	le.PutUint32(tr[8:], cw.crc)
+	copy(tr[12:], endMagic)
+	cw.write(tr[8:])
+	return cw.n, cw.err
+}
+
+// Open returns a read-only index over data, a complete file written by
+// WriteTo. data is used in place (not copied) when it is 8-byte aligned,
+// as an mmap or a Go heap buffer is; otherwise it is copied once into an aligned buffer. data
+// must not change while the index is in use. Every structural field is
+// validated (CRC32C, section bounds, link counts and ids), so a corrupt
+// file gives a *CorruptError (errors.Is(err, ErrCorrupt)) naming the byte
+// offset, never a panic.
+func Open(data []byte) (*Index, error) { return openBytes(data, "") }
+
+func openBytes(data []byte, path string) (*Index, error) {
+	bad := func(off int64, format string, args ...any) error {
+		return &CorruptError{Path: path, Offset: off, Reason: fmt.Sprintf(format, args...)}
+	}
+	if !littleEndian() {
+		return nil, errors.New("hnsw: Open needs a little-endian host")
+	}
+	size := int64(len(data))
+	if size < headerSize+trailerSize+4 {
+		return nil, bad(0, "file of %d bytes is shorter than header and trailer", size)
+	}
+	if string(data[:8]) != fileMagic {
+		return nil, bad(0, "bad magic %q", data[:8])
+	}
+	le := binary.LittleEndian
+	version := le.Uint32(data[8:])
+	if version == 0 || version > fileVersion {
+		return nil, fmt.Errorf("hnsw: %s: file format version %d not supported (this build reads ≤ %d)", pathOr(path), version, fileVersion)
+	}
+	if string(data[size-4:]) != endMagic {
+		return nil, bad(size-4, "bad trailer magic (truncated file?)")
+	}
+	if got, want := crc32.Checksum(data[:size-8], castagnoli), le.Uint32(data[size-8:]); got != want {
+		return nil, bad(size-8, "CRC32C mismatch: stored %08x, computed %08x", want, got)
+	}
+	metric := Metric(le.Uint32(data[12:]))
+	dim := int(le.Uint32(data[16:]))
+	m := int(le.Uint32(data[20:]))
+	efc := int(le.Uint32(data[24:]))
+	flags := le.Uint32(data[28:])
+	n := int(le.Uint32(data[32:]))
+	slots := int(le.Uint32(data[36:]))
+	entry := le.Uint32(data[40:])
+	maxL := le.Uint32(data[44:])
+	storage := Storage(le.Uint32(data[56:]))
+	opts := Options{Dim: dim, Metric: metric, M: m, EfConstruction: efc, Seed: le.Uint64(data[48:]),
+		ExtendCandidates: flags&1 != 0, KeepPrunedConnections: flags&2 != 0, InitialCapacity: 0, Storage: storage}
+	if err := opts.Validate(); err != nil {
+		return nil, bad(12, "bad header: %v", err)
+	}
+	if flags&^3 != 0 {
+		return nil, bad(28, "unknown flags %#x", flags)
+	}
+	if n == 0 && maxL != math.MaxUint32 || n > 0 && (maxL > maxLevelCap || int(entry) >= n) {
+		return nil, bad(40, "bad entry point %d / max level %d for %d nodes", entry, maxL, n)
+	}
+
+	tableOff := int64(le.Uint64(data[size-16:]))
+	if tableOff < headerSize || tableOff > size-trailerSize-4 {
+		return nil, bad(size-16, "section table offset %d out of range", tableOff)
+	}
+	count := int64(le.Uint32(data[tableOff:]))
+	if count != numSections || tableOff+4+count*24 != size-trailerSize {
+		return nil, bad(tableOff, "section table: %d entries, want %d ending at the trailer", count, numSections)
+	}
+	words := (n + 31) / 32
+	want := [numSections]uint64{
+		uint64(n) * uint64(dim) * 4,
+		uint64(n) * uint64(1+2*m) * 4,
+		uint64(n),
+		uint64(n) * 4,
+		uint64(slots) * uint64(1+m) * 4,
+		uint64(n) * 8,
+		uint64(words) * 4,
+		uint64(words) * 4,
+		0,
+		0,
+	}
+	if storage == SQ8 {
+		want[secCodes-1] = uint64(n) * uint64(dim)
+		if n > 0 {
+			want[secSQ8-1] = 8 * uint64(dim)
+		}
+	}
+	var secs [numSections][]byte
+	var secOff [numSections]int64
+	end := int64(headerSize)
+	for i := range secs {
+		at := tableOff + 4 + int64(i)*24
+		kind := le.Uint32(data[at:])
+		off := le.Uint64(data[at+8:])
+		ln := le.Uint64(data[at+16:])
+		if kind != uint32(i+1) {
+			return nil, bad(at, "section %d has kind %d", i+1, kind)
+		}
+		if ln != want[i] && !(i == secSQ8-1 && storage == SQ8 && n == 0 && ln == 8*uint64(dim)) {
+			return nil, bad(at+16, "section %d length %d, want %d", i+1, ln, want[i])
+		}
+		if off%sectionAlign != 0 || off < uint64(end) || off > uint64(tableOff) || ln > uint64(tableOff)-off {
+			return nil, bad(at+8, "section %d at [%d, +%d) outside [%d, %d) or misaligned", i+1, off, ln, end, tableOff)
+		}
+		secs[i] = data[off : off+ln : off+ln]
+		secOff[i] = int64(off)
+		end = int64(off + ln)
+	}
+	// In-place use needs 8-byte alignment of the buffer.
+	if uintptr(unsafe.Pointer(&data[0]))%8 != 0 {
+		buf := make([]uint64, (len(data)+7)/8)
+		copy(asBytes(buf), data)
+		return openBytes(asBytes(buf)[:len(data)], path)
+	}
+	ix := newIndex(opts.EnsureDefaults())
+	ix.readOnly = true
+	ix.path = path
+	ix.vecs = fromBytes[float32](secs[0])
+	ix.level0 = fromBytes[uint32](secs[1])
+	ix.levels = secs[2]
+	ix.upperOff = fromBytes[uint32](secs[3])
+	ix.upper = fromBytes[uint32](secs[4])
+	ix.labels = fromBytes[uint64](secs[5])
+	ix.present = fromBytes[uint32](secs[6])
+	ix.deleted = fromBytes[uint32](secs[7])
+	if ix.quant {
+		ix.codes = secs[8]
+		if p := fromBytes[float32](secs[9]); len(p) == 2*dim {
+			ix.sqScale, ix.sqOffset = p[:dim:dim], p[dim:]
+			ix.trained.Store(true)
+		}
+	}
+	ix.next = uint32(n)
+	ix.upperUsed = uint32(slots)
+	// Empty bitset slices still need a word for isDeleted on id 0.
+	if n == 0 {
+		ix.present, ix.deleted = []uint32{0}, []uint32{0}
+	}
+
+	// Validate the graph so that a search can never index out of range.
+	offOf := func(sec int, idx int64, elem int64) int64 { return secOff[sec] + idx*elem }
+	var ndel int64
+	for w := 0; w < words; w++ {
+		ndel += int64(bits.OnesCount32(ix.deleted[w]))
+	}
+	ix.numDeleted.Store(ndel)
+	for id := 0; id < n; id++ {
+		lv := int(ix.levels[id])
+		if lv > int(maxL) {
+			return nil, bad(offOf(2, int64(id), 1), "node %d level %d above max level %d", id, lv, maxL)
+		}
+		if lv > 0 && uint64(ix.upperOff[id])+uint64(lv) > uint64(slots) {
+			return nil, bad(offOf(3, int64(id), 4), "node %d upper slots [%d, +%d) beyond %d", id, ix.upperOff[id], lv, slots)
+		}
+		for lc := 0; lc <= lv; lc++ {
+			l := ix.links(uint32(id), lc)
+			base := int64(id) * int64(ix.stride0)
+			sec := 1
+			if lc > 0 {
+				base = int64(ix.upperOff[id]+uint32(lc-1)) * int64(ix.strideU)
+				sec = 4
+			}
+			if int(l[0]) > len(l)-1 {
+				return nil, bad(offOf(sec, base, 4), "node %d layer %d: %d links, max %d", id, lc, l[0], len(l)-1)
+			}
+			for i := 1; i <= int(l[0]); i++ {
+				if int(l[i]) >= n || int(ix.levels[l[i]]) < lc {
+					return nil, bad(offOf(sec, base+int64(i), 4), "node %d layer %d links bad id %d", id, lc, l[i])
+				}
+			}
+		}
+	}
+	if n > 0 {
+		if int(ix.levels[entry]) != int(maxL) {
+			return nil, bad(40, "entry point %d has level %d, header says %d", entry, ix.levels[entry], maxL)
+		}
+		ix.setEntry(entry, int(maxL))
+	}
+	return ix, nil
+}
+
+func slicesClone(s []float32) []float32 { return append([]float32(nil), s...) }
+
+func pathOr(p string) string {
+	if p == "" {
+		return "<bytes>"
+	}
+	return p
+}
+
+// Close releases the file mapping of an index from OpenFile; the index
+// must not be used afterwards (calls return ErrClosed). Close on other
+// indexes only marks them closed.
+func (ix *Index) Close() error {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.closed {
+		return nil
+	}
+	ix.closed = true
+	ix.vecs, ix.level0, ix.levels, ix.upperOff, ix.upper, ix.labels = nil, nil, nil, nil, nil, nil
+	ix.present, ix.deleted = []uint32{0}, []uint32{0}
+	ix.codes, ix.sqScale, ix.sqOffset = nil, nil, nil
+	ix.ep.Store(noEntry)
+	if ix.closer != nil {
+		return ix.closer()
+	}
+	return nil
+}

@@ -1,0 +1,209 @@
+package hnsw
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+func smallIndex(t testing.TB, n int, deleteEvery int) (*Index, []float32) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	o := Options{Dim: 12, Metric: Cosine, M: 6, EfConstruction: 40, Seed: 4, KeepPrunedConnections: true}
+	base := clustered(rng, n, o.Dim, 10)
+	ix := build(t, o, base)
+	if deleteEvery > 0 {
+		for i := 0; i < n; i += deleteEvery {
+			if err := ix.Delete(uint32(i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return ix, base
+}
+
+func serialize(t testing.TB, ix *Index) []byte {
+	var buf bytes.Buffer
+	n, err := ix.WriteTo(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != int64(buf.Len()) {
+		t.Fatalf("WriteTo returned %d, wrote %d", n, buf.Len())
+	}
+	return buf.Bytes()
+}
+
+func sameResults(t *testing.T, a, b *Index, base []float32, d int) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(2, 2))
+	for i := 0; i < 30; i++ {
+		q := randVecs(rng, 1, d)
+		for _, p := range []SearchParams{{EfSearch: 16}, {EfSearch: 64, Allow: bitmapOf([]uint32{1, 5, 9, 30, 31, 77})}} {
+			ra, err1 := a.Search(q, 7, p)
+			rb, err2 := b.Search(q, 7, p)
+			if err1 != nil || err2 != nil {
+				t.Fatal(err1, err2)
+			}
+			if !slices.Equal(ra, rb) {
+				t.Fatalf("results differ:\n%v\n%v", ra, rb)
+			}
+		}
+	}
+}
+
+func TestPersistRoundTrip(t *testing.T) {
+	ix, base := smallIndex(t, 700, 9)
+	data := serialize(t, ix)
+	re, err := Open(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameResults(t, ix, re, base, 12)
+	if re.Len() != ix.Len() || re.Live() != ix.Live() {
+		t.Fatalf("Len/Live %d/%d vs %d/%d", re.Len(), re.Live(), ix.Len(), ix.Live())
+	}
+	if _, err := re.Add(1, base[:12]); !errors.Is(err, ErrReadOnly) {
+		t.Fatalf("Add on opened index: %v", err)
+	}
+	if err := re.Delete(3); !errors.Is(err, ErrReadOnly) {
+		t.Fatalf("Delete on opened index: %v", err)
+	}
+	// Writing the reopened index gives the same bytes.
+	if again := serialize(t, re); !bytes.Equal(again, data) {
+		t.Fatal("re-serialised bytes differ")
+	}
+	// Misaligned input is copied, not rejected.
+	mis := make([]byte, len(data)+1)
+	copy(mis[1:], data)
+	re2, err := Open(mis[1:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameResults(t, ix, re2, base, 12)
+
+	// OpenFile maps the file.
+	path := filepath.Join(t.TempDir(), "x.hnsw")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fx, err := OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameResults(t, ix, fx, base, 12)
+	if err := fx.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fx.Search(base[:12], 3, SearchParams{}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("search after Close: %v", err)
+	}
+}
+
+func TestPersistEmpty(t *testing.T) {
+	ix, _ := New(Options{Dim: 3})
+	re, err := Open(serialize(t, ix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := re.Search([]float32{1, 2, 3}, 2, SearchParams{}); err != nil || len(res) != 0 {
+		t.Fatal(res, err)
+	}
+}
+
+func TestPersistCorrupt(t *testing.T) {
+	ix, _ := smallIndex(t, 200, 0)
+	data := serialize(t, ix)
+	path := filepath.Join(t.TempDir(), "c.hnsw")
+	check := func(name string, b []byte) {
+		t.Helper()
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := OpenFile(path)
+		var ce *CorruptError
+		if !errors.Is(err, ErrCorrupt) || !errors.As(err, &ce) {
+			t.Fatalf("%s: error %v does not match ErrCorrupt", name, err)
+		}
+		if ce.Path != path || ce.Offset < 0 || ce.Offset > int64(len(b)) {
+			t.Fatalf("%s: bad error location %q@%d", name, ce.Path, ce.Offset)
+		}
+		if !contains(err.Error(), path) {
+			t.Fatalf("%s: %v does not name the file", name, err)
+		}
+	}
+	for _, cut := range []int{0, 10, 64, len(data) / 2, len(data) - 1} {
+		check("truncated", data[:cut])
+	}
+	for _, at := range []int{0, 20, 100, len(data) / 2, len(data) - 10} {
+		b := slices.Clone(data)
+		b[at] ^= 0x40
+		check("flipped", b)
+	}
+	// A structurally bad file with a valid CRC: a link to an id ≥ n.
+	b := slices.Clone(data)
+	off := int(binary.LittleEndian.Uint64(b[len(b)-16:]))
+	l0 := int(binary.LittleEndian.Uint64(b[off+4+24+8:]))
+	binary.LittleEndian.PutUint32(b[l0+4:], 1<<30)
+	if binary.LittleEndian.Uint32(b[l0:]) == 0 {
+		binary.LittleEndian.PutUint32(b[l0:], 1)
+	}
+	fixCRC(b)
+	if _, err := Open(b); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("bad link id: %v", err)
+	} else {
+		t.Log(err)
+	}
+	// Newer version: refused with a clear, non-corrupt error.
+	b = slices.Clone(data)
+	binary.LittleEndian.PutUint32(b[8:], fileVersion+1)
+	fixCRC(b)
+	if _, err := Open(b); err == nil || errors.Is(err, ErrCorrupt) || !contains(err.Error(), "version") {
+		t.Fatalf("newer version: %v", err)
+	}
+}
+
+func fixCRC(b []byte) {
+	if len(b) < 8 {
+		return
+	}
+	binary.LittleEndian.PutUint32(b[len(b)-8:], crc32.Checksum(b[:len(b)-8], castagnoli))
+}
+
+// FuzzOpen: Open never panics and a successfully opened index can be
+// searched without panicking. fix=true recomputes the CRC so that the
+// structural validation behind it is exercised.
+func FuzzOpen(f *testing.F) {
+	ix, _ := smallIndex(f, 40, 7)
+	data := serialize(f, ix)
+	f.Add(data, false)
+	f.Add(data, true)
+	f.Add(data[:len(data)/2], true)
+	empty, _ := New(Options{Dim: 2})
+	f.Add(serialize(f, empty), true)
+	f.Add([]byte("STRHNSW\x00"), false)
+	f.Fuzz(func(t *testing.T, b []byte, fix bool) {
+		b = slices.Clone(b)
+		if fix {
+			fixCRC(b)
+		}
+		x, err := Open(b)
+		if err != nil {
+			return
+		}
+		q := make([]float32, x.dim)
+		for i := range q {
+			q[i] = float32(i%3) - 1
+		}
+		for _, p := range []SearchParams{{EfSearch: 8}, {EfSearch: 8, Allow: bitmapOf([]uint32{0, 1, 2, 3}), forceGraph: true}} {
+			if _, err := x.Search(q, 4, p); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}

@@ -1,0 +1,284 @@
+package hnsw
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/RoaringBitmap/roaring/v2"
+)
+
+// searchCtx is per-goroutine scratch space, pooled so that a search in
+// steady state allocates nothing.
+type searchCtx struct {
+	vis    visited
+	cand   minHeap
+	res    maxHeap
+	w      []cand
+	eps    []cand
+	sel    []cand
+	pruned []cand
+	ext    []cand
+	shrink []cand
+	nb     []cand
+	nbIDs  []uint32
+	sink   float32
+	q      []float32
+}
+
+func (ix *Index) getCtx() *searchCtx  { return ix.ctxPool.Get().(*searchCtx) }
+func (ix *Index) putCtx(c *searchCtx) { ix.ctxPool.Put(c) }
+
+// sortedResults drains ctx.res into ctx.w in ascending order.
+func (ctx *searchCtx) sortedResults() []cand {
+	n := ctx.res.len()
+	if cap(ctx.w) < n {
+		ctx.w = make([]cand, n)
+	}
+	w := ctx.w[:n]
+	for i := n - 1; i >= 0; i-- {
+		w[i] = ctx.res.pop()
+	}
+	ctx.w = w
+	return w
+}
+
+// searchLayer is paper Alg. 2 (SEARCH-LAYER) with an acceptance test: it
+// walks every reachable node but keeps in the result heap W (ctx.res) only
+// nodes that are live, allowed by allow (nil = all) and not skip. It stops
+// when the nearest unexpanded candidate is further than the furthest of
+// ef accepted results. Caller holds mu.RLock.
+func (ix *Index) searchLayer(ctx *searchCtx, q []float32, eps []cand, ef, lc int, allow *roaring.Bitmap, skip uint32, quant bool) {
+	ctx.vis.next(len(ix.levels))
+	ctx.cand.reset()
+	ctx.res.reset()
+	for _, e := range eps {
+		if ctx.vis.visit(e.id) {
+			continue
+		}
+		ctx.cand.push(e)
+		if ix.accept(e.id, allow, skip) {
+			ctx.res.push(e)
+			if ctx.res.len() > ef {
+				ctx.res.pop()
+			}
+		}
+	}
+	for ctx.cand.len() > 0 {
+		c := ctx.cand.pop()
+		if ctx.res.len() >= ef && c.d > ctx.res.top().d {
+			break
+		}
+		l := ix.links(c.id, lc)
+		n := min(int(atomic.LoadUint32(&l[0])), len(l)-1)
+		// Gather the unvisited neighbours first, then score them: the
+		// loads of the next vectors can start while one is scored.
+		nbs := ctx.nbIDs[:0]
+		for i := 1; i <= n; i++ {
+			nb := atomic.LoadUint32(&l[i])
+			if !ctx.vis.visit(nb) {
+				nbs = append(nbs, nb)
+			}
+		}
+		ctx.nbIDs = nbs
+		for j, nb := range nbs {
+			if j+1 < len(nbs) {
+				ctx.sink += ix.touch(nbs[j+1], quant)
+			}
+			d := ix.distQ(q, nb, quant)
+			full := ctx.res.len() >= ef
+			if full && d >= ctx.res.top().d {
+				continue
+			}
+			ctx.cand.push(cand{d, nb})
+			if ix.accept(nb, allow, skip) {
+				if full {
+					ctx.res.replaceTop(cand{d, nb})
+				} else {
+					ctx.res.push(cand{d, nb})
+				}
+			}
+		}
+	}
+}
+
+// touch loads one element of node id's stored vector (software prefetch
+// substitute: the CPU starts fetching its first cache lines early).
+func (ix *Index) touch(id uint32, quant bool) float32 {
+	if quant {
+		return float32(ix.codes[int(id)*ix.dim])
+	}
+	return ix.vecs[int(id)*ix.dim]
+}
+
+func (ix *Index) accept(id uint32, allow *roaring.Bitmap, skip uint32) bool {
+	if id == skip || ix.isDeleted(id) {
+		return false
+	}
+	return allow == nil || allow.Contains(id)
+}
+
+// noSkip is an id no node has (ids stop below MaxUint32).
+const noSkip = ^uint32(0)
+
+// Search returns up to k nearest live neighbours of q (length Dim),
+// nearest first (paper Alg. 5: greedy descent through the upper layers,
+// then SEARCH-LAYER with ef = max(EfSearch, k) at layer 0). With p.Allow
+// set, only allowed ids are returned; a small allow-list is scored
+// exactly (see doc.go, "Filtered search"). Fewer than k results come back only when
+// fewer than k live (allowed) vectors exist. Errors: ErrDimension.
+func (ix *Index) Search(q []float32, k int, p SearchParams) ([]Result, error) {
+	return ix.SearchInto(nil, q, k, p)
+}
+
+// SearchInto is Search appending to dst[:0]; with a dst of capacity ≥ k it
+// does not allocate in steady state.
+func (ix *Index) SearchInto(dst []Result, q []float32, k int, p SearchParams) ([]Result, error) {
+	dst = dst[:0]
+	if len(q) != ix.dim {
+		return dst, fmt.Errorf("%w: query has %d values, index dimension is %d", ErrDimension, len(q), ix.dim)
+	}
+	if k <= 0 {
+		return dst, nil
+	}
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if ix.closed {
+		return dst, ErrClosed
+	}
+	ctx := ix.getCtx()
+	defer ix.putCtx(ctx)
+	qq := q
+	if ix.metric == Cosine {
+		ctx.q = append(ctx.q[:0], q...)
+		normalize(ctx.q)
+		qq = ctx.q
+	}
+	ep, maxL, ok := ix.entry()
+	if !ok {
+		return dst, nil
+	}
+	if p.Allow != nil {
+		if p.Allow.IsEmpty() {
+			return dst, nil
+		}
+		if !p.forceGraph && ix.preferExact(p.Allow, max(p.EfSearch, k)) {
+			return ix.exact(ctx, dst, qq, k, p.Allow), nil
+		}
+	}
+	quant := ix.quant
+	cur, curD := ep, ix.distQ(qq, ep, quant)
+	for lc := maxL; lc > 0; lc-- {
+		cur, curD = ix.greedyQ(qq, cur, curD, lc, quant)
+	}
+	ef := p.EfSearch
+	if ef <= 0 {
+		ef = 64
+	}
+	ef = max(ef, k)
+	ctx.eps = append(ctx.eps[:0], cand{curD, cur})
+	ix.searchLayer(ctx, qq, ctx.eps, ef, 0, p.Allow, noSkip, quant)
+	w := ctx.sortedResults()
+	if quant {
+		// Rerank the ef SQ8 candidates on the exact vectors.
+		for i := range w {
+			w[i].d = ix.dist(qq, w[i].id)
+		}
+		sortCands(w)
+	}
+	if len(w) < k && !p.noFallback && ix.moreExist(len(w), p.Allow) {
+		// The walk ran out of reachable accepted nodes (a disconnected
+		// graph region or heavy deletion): score exactly so that a top-k
+		// is never cut short while enough matches exist.
+		return ix.exact(ctx, dst, qq, k, p.Allow), nil
+	}
+	for _, c := range w[:min(k, len(w))] {
+		dst = append(dst, Result{ID: c.id, Label: ix.labels[c.id], Distance: c.d})
+	}
+	return dst, nil
+}
+
+// moreExist reports whether more than got live (allowed) nodes may exist.
+func (ix *Index) moreExist(got int, allow *roaring.Bitmap) bool {
+	if allow != nil {
+		return allow.GetCardinality() > uint64(got)
+	}
+	live := int64(ix.nextSnapshot()) - ix.numDeleted.Load()
+	return live > int64(got)
+}
+
+func (ix *Index) nextSnapshot() uint32 {
+	ix.allocMu.Lock()
+	defer ix.allocMu.Unlock()
+	return ix.next
+}
+
+// exactCostRatio calibrates the filter planner. A filtered walk must
+// expand about ef/s nodes (s = |allowed|/n) before it holds ef allowed
+// results, each costing up to Mmax0 distances; exact scoring costs
+// |allowed| = s·n distances. Exact wins while |allowed|² ≤ r·ef·Mmax0·n.
+// BenchmarkFilteredPlanner on Vaswani (n=11,429, M=16, ef=64) put the
+// crossover between 30% (exact 0.30 ms vs walk 0.52 ms) and 50% allowed,
+// i.e. r ≈ 1.
+var exactCostRatio = 1.0
+
+// exactMinCount: allow-lists this small are always scored exactly.
+const exactMinCount = 256
+
+// preferExact decides between exact scoring of the allowed ids and a
+// filtered graph walk.
+func (ix *Index) preferExact(allow *roaring.Bitmap, ef int) bool {
+	c := float64(allow.GetCardinality())
+	if c <= exactMinCount {
+		return true
+	}
+	n := float64(ix.nextSnapshot())
+	return c*c <= exactCostRatio*float64(ef)*float64(ix.mmax0)*n
+}
+
+// exact scores every live allowed id (all live ids if allow is nil) and
+// returns the k nearest, nearest first.
+func (ix *Index) exact(ctx *searchCtx, dst []Result, q []float32, k int, allow *roaring.Bitmap) []Result {
+	ctx.res.reset()
+	limit := uint32(len(ix.levels))
+	consider := func(id uint32) {
+		if !ix.isPresent(id) || ix.isDeleted(id) {
+			return
+		}
+		d := ix.dist(q, id)
+		if ctx.res.len() < k {
+			ctx.res.push(cand{d, id})
+		} else if d < ctx.res.top().d {
+			ctx.res.replaceTop(cand{d, id})
+		}
+	}
+	if allow != nil {
+		it := allow.Iterator()
+		for it.HasNext() {
+			id := it.Next()
+			if id >= limit {
+				break
+			}
+			consider(id)
+		}
+	} else {
+		for id := uint32(0); id < limit; id++ {
+			consider(id)
+		}
+	}
+	w := ctx.sortedResults()
+	for _, c := range w {
+		dst = append(dst, Result{ID: c.id, Label: ix.labels[c.id], Distance: c.d})
+	}
+	return dst
+}
+
+// Vector copies node id's stored vector (normalised for cosine) into dst
+// and returns it. Errors: ErrNotFound.
+func (ix *Index) Vector(dst []float32, id uint32) ([]float32, error) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if int(id) >= len(ix.levels) || !ix.isPresent(id) {
+		return dst, ErrNotFound
+	}
+	return append(dst[:0], ix.vec(id)...), nil
+}
