@@ -1,0 +1,194 @@
+package contract
+
+import (
+	"encoding/json"
+	"math"
+	"time"
+)
+
+// queryWire is Query's JSON form.
+type queryWire struct {
+	Text            string          `json:"text,omitempty"`
+	Vector          []float32       `json:"vector,omitempty"`
+	Scope           json.RawMessage `json:"scope,omitempty"`
+	FreshnessMS     *int64          `json:"freshness_ms,omitempty"`
+	TopK            int             `json:"top_k,omitempty"`
+	BudgetMS        *int64          `json:"budget_ms,omitempty"`
+	Filter          json.RawMessage `json:"filter,omitempty"`
+	Mode            Mode            `json:"mode,omitempty"`
+	Tiers           []Tier          `json:"tiers,omitempty"`
+	Fusion          json.RawMessage `json:"fusion,omitempty"`
+	MinScore        float64         `json:"min_score,omitempty"`
+	TokenBudget     int             `json:"token_budget,omitempty"`
+	MaxTokensPerHit int             `json:"max_tokens_per_hit,omitempty"`
+	Verify          bool            `json:"verify,omitempty"`
+}
+
+// maxMS is the largest millisecond count a time.Duration holds.
+const maxMS = math.MaxInt64 / int64(time.Millisecond)
+
+func msPtr(d time.Duration) *int64 {
+	if d == 0 {
+		return nil
+	}
+	ms := int64(d / time.Millisecond)
+	return &ms
+}
+
+// MarshalJSON encodes the closed JSON form shown on Query. Durations become
+// integer milliseconds (truncated); Principal is never encoded.
+func (q Query) MarshalJSON() ([]byte, error) {
+	w := queryWire{
+		Text: q.Text, Vector: q.Vector, FreshnessMS: msPtr(q.Freshness), TopK: q.TopK,
+		BudgetMS: msPtr(q.Budget), Mode: q.Mode, Tiers: q.Tiers, MinScore: q.MinScore,
+		TokenBudget: q.TokenBudget, MaxTokensPerHit: q.MaxTokensPerHit, Verify: q.Verify,
+	}
+	if q.Scope != (Scope{}) {
+		b, err := json.Marshal(q.Scope)
+		if err != nil {
+			return nil, err
+		}
+		w.Scope = b
+	}
+	if q.Filter != nil {
+		b, err := json.Marshal(q.Filter)
+		if err != nil {
+			return nil, err
+		}
+		w.Filter = b
+	}
+	if q.Fusion.Method != "" || q.Fusion.K != 0 || q.Fusion.Weights != nil || q.Fusion.Window != 0 {
+		b, err := json.Marshal(q.Fusion)
+		if err != nil {
+			return nil, err
+		}
+		w.Fusion = b
+	}
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON decodes the closed JSON form shown on Query: unknown fields
+// are rejected (even under a plain json.Unmarshal), durations are integer
+// milliseconds. It does not validate values; call Validate.
+func (q *Query) UnmarshalJSON(data []byte) error {
+	var w queryWire
+	if err := strictUnmarshal(data, &w); err != nil {
+		return err
+	}
+	out := Query{
+		Text: w.Text, Vector: w.Vector, TopK: w.TopK, Mode: w.Mode, Tiers: w.Tiers,
+		MinScore: w.MinScore, TokenBudget: w.TokenBudget, MaxTokensPerHit: w.MaxTokensPerHit, Verify: w.Verify,
+	}
+	if len(w.Scope) > 0 {
+		if err := strictUnmarshal(w.Scope, &out.Scope); err != nil {
+			return wrapNested(err, []any{"scope"}, err)
+		}
+	}
+	if len(w.Fusion) > 0 {
+		if err := strictUnmarshal(w.Fusion, &out.Fusion); err != nil {
+			return wrapNested(err, []any{"fusion"}, err)
+		}
+	}
+	for _, d := range []struct {
+		name string
+		ms   *int64
+		dst  *time.Duration
+	}{{"freshness_ms", w.FreshnessMS, &out.Freshness}, {"budget_ms", w.BudgetMS, &out.Budget}} {
+		if d.ms == nil {
+			continue
+		}
+		if *d.ms > maxMS || *d.ms < -maxMS {
+			return &decodeError{loc: []any{d.name}, input: *d.ms, typ: ErrTypeOutOfRange, msg: d.name + " does not fit a duration", domain: "0 ≤ milliseconds ≤ 9223372036854"}
+		}
+		*d.dst = time.Duration(*d.ms) * time.Millisecond
+	}
+	if len(w.Filter) > 0 && string(w.Filter) != "null" {
+		n := 0
+		f, err := parseFilter(w.Filter, []any{"filter"}, 1, &n)
+		if err != nil {
+			return err
+		}
+		out.Filter = &f
+	}
+	*q = out
+	return nil
+}
+
+// documentWire is Document's JSON form; metadata values are decoded one by one
+// so that an error can name its key.
+type documentWire struct {
+	ID          string                     `json:"id"`
+	Content     string                     `json:"content"`
+	Vector      []float32                  `json:"vector,omitempty"`
+	SourceURI   string                     `json:"source_uri,omitempty"`
+	Metadata    map[string]json.RawMessage `json:"metadata,omitempty"`
+	Namespace   string                     `json:"namespace,omitempty"`
+	Trust       Trust                      `json:"trust"`
+	ACL         []string                   `json:"acl,omitempty"`
+	VersionHash string                     `json:"version_hash,omitempty"`
+	Timestamp   time.Time                  `json:"timestamp,omitzero"`
+}
+
+// UnmarshalJSON decodes the closed JSON form shown on Document (unknown
+// fields rejected). It does not validate values; call Validate.
+func (d *Document) UnmarshalJSON(data []byte) error {
+	var w documentWire
+	if err := strictUnmarshal(data, &w); err != nil {
+		return err
+	}
+	out := Document{ID: w.ID, Content: w.Content, Vector: w.Vector, SourceURI: w.SourceURI,
+		Namespace: w.Namespace, Trust: w.Trust, ACL: w.ACL, VersionHash: w.VersionHash, Timestamp: w.Timestamp}
+	if w.Metadata != nil {
+		out.Metadata = make(map[string]Value, len(w.Metadata))
+		for k, raw := range w.Metadata {
+			var v Value
+			if err := v.UnmarshalJSON(raw); err != nil {
+				if de, ok := err.(*decodeError); ok {
+					cp := *de
+					cp.loc = []any{"metadata", k}
+					return &cp
+				}
+				return &decodeError{loc: []any{"metadata", k}, typ: ErrTypeJSONType, msg: err.Error(), domain: errValue.domain}
+			}
+			out.Metadata[k] = v
+		}
+	}
+	*d = out
+	return nil
+}
+
+// documentOut mirrors Document without its methods, for MarshalJSON.
+type documentOut Document
+
+// MarshalJSON encodes the JSON form shown on Document.
+func (d Document) MarshalJSON() ([]byte, error) { return json.Marshal(documentOut(d)) }
+
+// DecodeQuery reads one JSON query under the closed-schema rules. Errors are
+// *ValidationError with locs rooted at "query". It does not run Validate.
+func DecodeQuery(data []byte) (Query, error) {
+	var q Query
+	if err := strictUnmarshal(data, &q); err != nil {
+		return Query{}, decodeFailure(err, "query")
+	}
+	return q, nil
+}
+
+// DecodeDocuments reads a JSON array of documents under the closed-schema
+// rules. Errors are *ValidationError with locs rooted at "documents".
+func DecodeDocuments(data []byte) ([]Document, error) {
+	var raws []json.RawMessage
+	if err := strictUnmarshal(data, &raws); err != nil {
+		return nil, decodeFailure(err, "documents")
+	}
+	ds := make([]Document, len(raws))
+	for i, raw := range raws {
+		if err := strictUnmarshal(raw, &ds[i]); err != nil {
+			ve := decodeFailure(err, "documents")
+			for j := range ve.Errors {
+				ve.Errors[j].Loc = at([]any{"documents", i}, ve.Errors[j].Loc[1:]...)
+			}
+			return nil, ve
+		}
+	}
+	return ds, nil
+}

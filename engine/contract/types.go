@@ -1,0 +1,547 @@
+package contract
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
+
+// Trust is a document's provenance class (DESIGN.md "Data model"). It is a
+// string type so that an unknown value survives decoding and is reported by
+// Validate together with every other problem; JSON form: the string itself.
+type Trust string
+
+const (
+	// Authoritative content comes from the system of record (the repository,
+	// the official documentation).
+	Authoritative Trust = "authoritative"
+	// Derived content was produced from authoritative content (summaries,
+	// generated docs).
+	Derived Trust = "derived"
+	// ExternalUnverified content comes from outside and was not checked
+	// (web pages, tickets, e-mail). Redaction at ingest is on by default for it.
+	ExternalUnverified Trust = "external_unverified"
+)
+
+// Valid reports whether t is one of the three trust classes.
+func (t Trust) Valid() bool {
+	return t == Authoritative || t == Derived || t == ExternalUnverified
+}
+
+// Mode selects the retrievers a query runs.
+type Mode string
+
+const (
+	// Lexical runs BM25 only; it needs Text.
+	Lexical Mode = "lexical"
+	// Dense runs the vector index only; it needs Vector, or Text that the
+	// collection's embedder turns into a vector.
+	Dense Mode = "dense"
+	// Hybrid runs both and fuses them (FusionParams).
+	Hybrid Mode = "hybrid"
+)
+
+// Valid reports whether m is lexical, dense or hybrid.
+func (m Mode) Valid() bool { return m == Lexical || m == Dense || m == Hybrid }
+
+// Tier names a storage tier (DESIGN.md "Write path").
+type Tier string
+
+const (
+	// Hot is the in-memory MemTable.
+	Hot Tier = "hot"
+	// Warm is the set of immutable mmap segments.
+	Warm Tier = "warm"
+	// Cold is the Parquet archive; scanned only when asked, because it is slower.
+	Cold Tier = "cold"
+)
+
+// Valid reports whether t is hot, warm or cold.
+func (t Tier) Valid() bool { return t == Hot || t == Warm || t == Cold }
+
+// DefaultTiers is the tier set searched when Query.Tiers is empty.
+func DefaultTiers() []Tier { return []Tier{Hot, Warm} }
+
+// Scope restricts a query to a namespace prefix and a source-URI prefix.
+// Both are optional (empty = unrestricted), except that a MultiTenant
+// collection requires Namespace.
+type Scope struct {
+	// Namespace is a namespace prefix, e.g. "tenant-a/" or "tenant-a/repo-x/".
+	Namespace string `json:"namespace,omitempty"`
+	// URIPrefix is a prefix of source_uri, e.g. "file:///repo/src/".
+	URIPrefix string `json:"uri_prefix,omitempty"`
+}
+
+// Principal is the identity a query runs as. The server maps an API key to a
+// principal; it never comes from the request body (Query.Principal has no
+// JSON form). A nil principal is the embedded library's trusted caller.
+type Principal struct {
+	// Name is the principal's id, matched against Document.ACL.
+	Name string
+	// Groups are further ids matched against Document.ACL.
+	Groups []string
+	// Namespaces are the namespace prefixes the principal may read. Empty
+	// means none. The single entry "*" means every namespace.
+	Namespaces []string
+}
+
+// AllowsNamespace reports whether the principal may name namespace ns: ns has
+// one of the principal's namespace prefixes (or the principal has "*"). The
+// empty namespace is allowed only with "*".
+func (p *Principal) AllowsNamespace(ns string) bool {
+	for _, a := range p.Namespaces {
+		if a == "*" {
+			return true
+		}
+		if a != "" && ns != "" && strings.HasPrefix(ns, a) {
+			return true
+		}
+	}
+	return false
+}
+
+// CanRead reports whether the principal may read a document in namespace ns
+// with access list acl: the namespace must be allowed, and an empty acl means
+// "readable by every principal allowed its namespace"; otherwise acl must name
+// the principal or one of its groups.
+func (p *Principal) CanRead(ns string, acl []string) bool {
+	if !p.AllowsNamespace(ns) {
+		return false
+	}
+	if len(acl) == 0 {
+		return true
+	}
+	for _, a := range acl {
+		if a == p.Name && a != "" {
+			return true
+		}
+		for _, g := range p.Groups {
+			if a == g && g != "" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ValueKind is the type held by a Value.
+type ValueKind uint8
+
+const (
+	// KindInvalid is the zero Value; Validate rejects it.
+	KindInvalid ValueKind = iota
+	// KindString is a UTF-8 string.
+	KindString
+	// KindNumber is a finite float64.
+	KindNumber
+	// KindBool is true or false.
+	KindBool
+	// KindStrings is a list of strings.
+	KindStrings
+)
+
+func (k ValueKind) String() string {
+	switch k {
+	case KindString:
+		return "string"
+	case KindNumber:
+		return "number"
+	case KindBool:
+		return "bool"
+	case KindStrings:
+		return "string list"
+	}
+	return "invalid"
+}
+
+// Value is a metadata value: a tagged union of string | number | bool |
+// []string. JSON form: a JSON string, number, boolean or array of strings;
+// null, objects and mixed arrays are rejected. Build one with String, Number,
+// Bool or Strings.
+type Value struct {
+	kind ValueKind
+	s    string
+	n    float64
+	b    bool
+	ss   []string
+}
+
+// String makes a string Value.
+func String(s string) Value { return Value{kind: KindString, s: s} }
+
+// Number makes a number Value. It must be finite to pass validation.
+func Number(f float64) Value { return Value{kind: KindNumber, n: f} }
+
+// Bool makes a boolean Value.
+func Bool(b bool) Value { return Value{kind: KindBool, b: b} }
+
+// Strings makes a string-list Value (the slice is copied).
+func Strings(ss ...string) Value {
+	return Value{kind: KindStrings, ss: append([]string{}, ss...)}
+}
+
+// Kind returns the type held by v.
+func (v Value) Kind() ValueKind { return v.kind }
+
+// Str returns the string and whether v is a string.
+func (v Value) Str() (string, bool) { return v.s, v.kind == KindString }
+
+// Num returns the number and whether v is a number.
+func (v Value) Num() (float64, bool) { return v.n, v.kind == KindNumber }
+
+// Boolean returns the boolean and whether v is a bool.
+func (v Value) Boolean() (bool, bool) { return v.b, v.kind == KindBool }
+
+// List returns the string list and whether v is one. Do not modify it.
+func (v Value) List() ([]string, bool) { return v.ss, v.kind == KindStrings }
+
+// IsScalar reports whether v is a string, number or bool.
+func (v Value) IsScalar() bool {
+	return v.kind == KindString || v.kind == KindNumber || v.kind == KindBool
+}
+
+// Equal reports whether v and w hold the same type and value.
+func (v Value) Equal(w Value) bool {
+	if v.kind != w.kind {
+		return false
+	}
+	switch v.kind {
+	case KindString:
+		return v.s == w.s
+	case KindNumber:
+		return v.n == w.n
+	case KindBool:
+		return v.b == w.b
+	case KindStrings:
+		if len(v.ss) != len(w.ss) {
+			return false
+		}
+		for i := range v.ss {
+			if v.ss[i] != w.ss[i] {
+				return false
+			}
+		}
+		return true
+	}
+	return true
+}
+
+// jsonable returns v as a plain Go value for error reports.
+func (v Value) jsonable() any {
+	switch v.kind {
+	case KindString:
+		return v.s
+	case KindNumber:
+		return safeNumber(v.n)
+	case KindBool:
+		return v.b
+	case KindStrings:
+		return v.ss
+	}
+	return nil
+}
+
+// MarshalJSON encodes v as a JSON string, number, boolean or string array. It
+// fails for the zero Value and non-finite numbers.
+func (v Value) MarshalJSON() ([]byte, error) {
+	switch v.kind {
+	case KindString:
+		return json.Marshal(v.s)
+	case KindNumber:
+		if math.IsNaN(v.n) || math.IsInf(v.n, 0) {
+			return nil, fmt.Errorf("contract: metadata number %v is not finite", v.n)
+		}
+		return json.Marshal(v.n)
+	case KindBool:
+		return json.Marshal(v.b)
+	case KindStrings:
+		if v.ss == nil {
+			return []byte("[]"), nil
+		}
+		return json.Marshal(v.ss)
+	}
+	return nil, fmt.Errorf("contract: cannot encode an invalid (zero) Value")
+}
+
+// UnmarshalJSON decodes a JSON string, number, boolean or array of strings.
+func (v *Value) UnmarshalJSON(data []byte) error {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
+		return errValue
+	}
+	switch data[0] {
+	case '"':
+		var s string
+		if err := json.Unmarshal(data, &s); err != nil {
+			return err
+		}
+		*v = String(s)
+	case 't', 'f':
+		var b bool
+		if err := json.Unmarshal(data, &b); err != nil {
+			return err
+		}
+		*v = Bool(b)
+	case '[':
+		var ss []string
+		if err := json.Unmarshal(data, &ss); err != nil {
+			return errValue
+		}
+		*v = Strings(ss...)
+	case 'n', '{':
+		return errValue
+	default:
+		var f float64
+		if err := json.Unmarshal(data, &f); err != nil {
+			return errValue
+		}
+		*v = Number(f)
+	}
+	return nil
+}
+
+var errValue = &decodeError{typ: "json_type", msg: "a metadata value must be a string, number, boolean or array of strings", domain: "string | number | bool | [string]"}
+
+// FusionParams configures how hybrid mode merges the lexical and dense
+// rankings (package engine/fusion implements it). The zero value means RRF
+// with k = 60, equal weights and the default rank window.
+type FusionParams struct {
+	// Method is "rrf" (default), "minmax" or "zscore".
+	Method string `json:"method,omitempty"`
+	// K is the RRF constant k (> 0, finite). 0 means the default 60.
+	K float64 `json:"k,omitempty"`
+	// Weights maps a retriever, "lexical" or "dense", to its weight w_m
+	// (finite, ≥ 0; a missing retriever weighs 1; not all zero).
+	Weights map[string]float64 `json:"weights,omitempty"`
+	// Window is the rank window per input list (≥ 0). 0 means max(100, TopK).
+	Window int `json:"window,omitempty"`
+}
+
+// FusionMethods lists the accepted FusionParams.Method names.
+var FusionMethods = []string{"rrf", "minmax", "zscore"}
+
+// Weight returns the weight of retriever name ("lexical" or "dense"),
+// 1 when unset.
+func (f FusionParams) Weight(name string) float64 {
+	if w, ok := f.Weights[name]; ok {
+		return w
+	}
+	return 1
+}
+
+// DefaultTopK is Query.TopK when omitted; MaxTopK is its upper bound.
+const (
+	DefaultTopK = 10
+	MaxTopK     = 1000
+	// DefaultRRFK is the RRF constant k of Cormack et al. (2009).
+	DefaultRRFK = 60
+)
+
+// Query is the retrieval contract: ⟨Text and/or Vector, Scope, Freshness,
+// TopK, Budget, Filter, Mode, Tiers, Fusion, MinScore, staging, Verify⟩.
+// JSON form (closed: unknown fields are rejected):
+//
+//	{"text":"…","vector":[…],"scope":{"namespace":"…","uri_prefix":"…"},
+//	 "freshness_ms":60000,"top_k":10,"budget_ms":25,"filter":{…},
+//	 "mode":"hybrid","tiers":["hot","warm"],
+//	 "fusion":{"method":"rrf","k":60,"weights":{"lexical":1,"dense":1},"window":100},
+//	 "min_score":0.2,"token_budget":4000,"max_tokens_per_hit":800,"verify":true}
+type Query struct {
+	// Text is the query text (lexical; also embedded for dense when no Vector).
+	Text string
+	// Vector is the query embedding, float32[dim]; every component finite.
+	Vector []float32
+	// Scope restricts the namespace and source-URI prefixes.
+	Scope Scope
+	// Freshness is the maximum age of a hit's version before the source is
+	// re-checked, for sources that emit no change events (≥ 0; 0 = no limit).
+	// JSON: freshness_ms, integer milliseconds.
+	Freshness time.Duration
+	// TopK is the number of hits, 1..1000. 0 means DefaultTopK (10).
+	TopK int
+	// Budget is the deadline for the whole search (≥ 0; 0 = none).
+	// JSON: budget_ms, integer milliseconds.
+	Budget time.Duration
+	// Filter is a predicate tree on metadata; nil = no filter.
+	Filter *Filter
+	// Mode is lexical | dense | hybrid; empty = inferred by EnsureDefaults.
+	Mode Mode
+	// Tiers lists the tiers to search; empty = hot + warm.
+	Tiers []Tier
+	// Fusion configures hybrid fusion.
+	Fusion FusionParams
+	// MinScore is σ_min ∈ [0,1]: staging drops hits scoring below it.
+	MinScore float64
+	// TokenBudget is S_budget, the total tokens of staged output (≥ 0; 0 = no limit).
+	TokenBudget int
+	// MaxTokensPerHit is S_max, the tokens of one staged hit's content (≥ 0; 0 = no limit).
+	MaxTokensPerHit int
+	// Verify asks the engine to re-check every hit against its source.
+	Verify bool
+	// Principal is who runs the query; set by the server from the API key,
+	// never decoded from JSON. Nil = trusted embedded caller.
+	Principal *Principal
+}
+
+// EnsureDefaults fills omitted fields: TopK 10; Mode hybrid when both Text
+// and Vector are set, lexical for Text only, dense for Vector only; Tiers
+// hot + warm; Fusion rrf with k = 60.
+func (q *Query) EnsureDefaults() {
+	if q.TopK == 0 {
+		q.TopK = DefaultTopK
+	}
+	if q.Mode == "" {
+		hasText, hasVec := strings.TrimSpace(q.Text) != "", len(q.Vector) > 0
+		switch {
+		case hasText && hasVec:
+			q.Mode = Hybrid
+		case hasVec:
+			q.Mode = Dense
+		case hasText:
+			q.Mode = Lexical
+		}
+	}
+	if len(q.Tiers) == 0 {
+		q.Tiers = DefaultTiers()
+	}
+	if q.Fusion.Method == "" {
+		q.Fusion.Method = "rrf"
+	}
+	if q.Fusion.K == 0 {
+		q.Fusion.K = DefaultRRFK
+	}
+}
+
+// HasTier reports whether the query searches tier t (after defaults: an empty
+// Tiers means hot + warm).
+func (q *Query) HasTier(t Tier) bool {
+	ts := q.Tiers
+	if len(ts) == 0 {
+		ts = DefaultTiers()
+	}
+	for _, x := range ts {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}
+
+// Document is one stored chunk (DESIGN.md "Data model"). JSON form (closed):
+//
+//	{"id":"…","content":"…","vector":[…],"source_uri":"file:///…#L10-L42",
+//	 "metadata":{"lang":"go","lines":42,"generated":false,"tags":["a","b"]},
+//	 "namespace":"tenant-a/repo-x/","trust":"authoritative","acl":["alice"],
+//	 "version_hash":"<64 hex>","timestamp":"2026-11-29T12:00:00Z"}
+type Document struct {
+	// ID is the user-given id (required, valid UTF-8, at most MaxIDBytes).
+	ID string `json:"id"`
+	// Content is the chunk text.
+	Content string `json:"content"`
+	// Vector is the optional embedding, float32[dim], every component finite.
+	Vector []float32 `json:"vector,omitempty"`
+	// SourceURI locates the source span, e.g. file:///repo/a.go#L10-L42.
+	SourceURI string `json:"source_uri,omitempty"`
+	// Metadata maps field names to values.
+	Metadata map[string]Value `json:"metadata,omitempty"`
+	// Namespace is the scope path, e.g. "tenant-a/repo-x/".
+	Namespace string `json:"namespace,omitempty"`
+	// Trust is the provenance class (required).
+	Trust Trust `json:"trust"`
+	// ACL lists the principals allowed to read; empty = the namespace default.
+	ACL []string `json:"acl,omitempty"`
+	// VersionHash is the BLAKE3-256 of the source bytes, 64 lowercase hex
+	// digits; empty on input means "compute it at ingest".
+	VersionHash string `json:"version_hash,omitempty"`
+	// Timestamp is when this version was committed (set by the engine).
+	Timestamp time.Time `json:"timestamp,omitzero"`
+}
+
+// MaxIDBytes bounds Document.ID.
+const MaxIDBytes = 1024
+
+// Explain tells how a hit was scored.
+type Explain struct {
+	// LexicalRank is the 1-based rank in the BM25 list, 0 if absent.
+	LexicalRank int `json:"lexical_rank,omitempty"`
+	// DenseRank is the 1-based rank in the dense list, 0 if absent.
+	DenseRank int `json:"dense_rank,omitempty"`
+	// LexicalScore is the raw BM25 score (0 if absent).
+	LexicalScore float64 `json:"lexical_score,omitempty"`
+	// DenseScore is the raw similarity or distance (0 if absent).
+	DenseScore float64 `json:"dense_score,omitempty"`
+	// FusedScore is the raw fused score before normalisation into [0,1].
+	FusedScore float64 `json:"fused_score,omitempty"`
+}
+
+// Envelope is one verified hit: ⟨DocID, Content, SourceURI, VersionHash,
+// Timestamp, Score, Trust, Explain⟩.
+type Envelope struct {
+	DocID   string `json:"doc_id"`
+	Content string `json:"content"`
+	// SourceURI locates the source span the content came from.
+	SourceURI string `json:"source_uri,omitempty"`
+	// VersionHash is BLAKE3-256 of the source bytes, 64 lowercase hex digits.
+	VersionHash string `json:"version_hash"`
+	// Timestamp is when this version was committed.
+	Timestamp time.Time `json:"timestamp,omitzero"`
+	// Score is in [0,1] in every mode (see the package doc).
+	Score float64 `json:"score"`
+	Trust Trust   `json:"trust"`
+	// Namespace is the document's namespace.
+	Namespace string `json:"namespace,omitempty"`
+	// Metadata is the document's metadata, when requested.
+	Metadata map[string]Value `json:"metadata,omitempty"`
+	// Reread is set when verification found the stored version stale and the
+	// content was re-read from the source.
+	Reread  bool    `json:"reread,omitempty"`
+	Explain Explain `json:"explain"`
+}
+
+// DropReason says why a hit was left out of a result.
+type DropReason string
+
+const (
+	DropBelowMinScore DropReason = "below_min_score"
+	DropTokenBudget   DropReason = "token_budget"
+	DropMissingID     DropReason = "missing_id"
+	DropInvalidTrust  DropReason = "invalid_trust"
+	DropInvalidHash   DropReason = "invalid_hash"
+	DropInvalidScore  DropReason = "invalid_score"
+	DropInvalidURI    DropReason = "invalid_uri"
+	DropStale         DropReason = "stale"
+)
+
+// Dropped reports one hit left out of a result, and why.
+type Dropped struct {
+	DocID  string     `json:"doc_id"`
+	Reason DropReason `json:"reason"`
+	Detail string     `json:"detail,omitempty"`
+}
+
+// CountDropped counts drops by reason.
+func CountDropped(ds []Dropped) map[DropReason]int {
+	m := make(map[DropReason]int)
+	for _, d := range ds {
+		m[d.Reason]++
+	}
+	return m
+}
+
+// Result is a search answer.
+type Result struct {
+	// Hits are the envelopes, best first.
+	Hits []Envelope `json:"hits"`
+	// Partial is true when the budget ran out before every retriever finished.
+	Partial bool `json:"partial"`
+	// Reason says why the result is partial (empty otherwise).
+	Reason string `json:"reason,omitempty"`
+	// Epoch is the epoch the query read at.
+	Epoch uint64 `json:"epoch"`
+	// Dropped lists every hit removed after retrieval (verification,
+	// structural checks, σ_min, token budget), never silently.
+	Dropped []Dropped `json:"dropped,omitempty"`
+}

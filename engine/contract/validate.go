@@ -1,0 +1,247 @@
+package contract
+
+import (
+	"math"
+	"strings"
+	"unicode/utf8"
+)
+
+// ValidateOptions carries the collection facts a query or document is
+// checked against.
+type ValidateOptions struct {
+	// MultiTenant requires a namespace on every query and write.
+	MultiTenant bool
+	// Principal is the caller. For documents it is the writer: each
+	// document's namespace must be one it allows. For a query it is used when
+	// Query.Principal is nil. Nil = trusted embedded caller, no check.
+	Principal *Principal
+}
+
+// Validate reports every problem with q at once, as a *ValidationError
+// (errors.Is(err, ErrInvalid)) with locs rooted at "query"; nil when q is
+// valid. dim is the collection's vector dimension: when dim > 0 a non-empty
+// Vector must have exactly dim components; dim ≤ 0 skips that check. Zero
+// values that EnsureDefaults fills (TopK, Mode, Tiers, Fusion.Method, Fusion.K)
+// are accepted; Validate does not modify q.
+//
+// Checked: text valid UTF-8; vector components finite (loc names the index)
+// and dimension; budget_ms and freshness_ms ≥ 0; top_k in 1..1000; mode,
+// tiers (known, no duplicates) and fusion method known; fusion k finite > 0,
+// weights known retrievers, finite, ≥ 0 and not all 0, window ≥ 0; min_score
+// in [0,1]; token_budget and max_tokens_per_hit ≥ 0; lexical needs text,
+// dense and hybrid need text or a vector, and a query with neither is
+// rejected; the filter tree (Filter.Validate); a MultiTenant collection needs
+// scope.namespace; a Principal may name only namespaces its ACL allows.
+func (q *Query) Validate(dim int, opts ValidateOptions) error {
+	var c collector
+	root := []any{"query"}
+	hasText := strings.TrimSpace(q.Text) != ""
+	hasVec := len(q.Vector) > 0
+
+	if !utf8.ValidString(q.Text) {
+		c.add(at(root, "text"), strings.ToValidUTF8(q.Text, "\uFFFD"), ErrTypeInvalidUTF8, "text is not valid UTF-8", "UTF-8 string")
+	}
+	validateVector(&c, at(root, "vector"), q.Vector, dim)
+
+	if q.Budget < 0 {
+		c.add(at(root, "budget_ms"), q.Budget.Milliseconds(), ErrTypeOutOfRange, "budget must not be negative", "integer milliseconds ≥ 0 (0 = no deadline)")
+	}
+	if q.Freshness < 0 {
+		c.add(at(root, "freshness_ms"), q.Freshness.Milliseconds(), ErrTypeOutOfRange, "freshness must not be negative", "integer milliseconds ≥ 0 (0 = no limit)")
+	}
+	if q.TopK < 0 || q.TopK > MaxTopK {
+		c.add(at(root, "top_k"), q.TopK, ErrTypeOutOfRange, "top_k out of range", "integer 1..1000 (omitted = 10)")
+	}
+
+	switch {
+	case q.Mode == "":
+		if !hasText && !hasVec {
+			c.add(root, nil, ErrTypeMissing, "a query needs text or a vector", "text and/or vector")
+		}
+	case !q.Mode.Valid():
+		c.add(at(root, "mode"), string(q.Mode), ErrTypeUnknownValue, "unknown mode "+strconvQuote(string(q.Mode)), "lexical | dense | hybrid")
+	case q.Mode == Lexical && !hasText:
+		c.add(at(root, "text"), q.Text, ErrTypeMissing, "lexical mode needs text", "non-blank string")
+	case (q.Mode == Dense || q.Mode == Hybrid) && !hasText && !hasVec:
+		c.add(root, nil, ErrTypeMissing, string(q.Mode)+" mode needs a vector or text to embed", "vector and/or text")
+	}
+
+	seen := map[Tier]bool{}
+	for i, t := range q.Tiers {
+		if !t.Valid() {
+			c.add(at(root, "tiers", i), string(t), ErrTypeUnknownValue, "unknown tier "+strconvQuote(string(t)), "hot | warm | cold")
+		} else if seen[t] {
+			c.add(at(root, "tiers", i), string(t), ErrTypeDuplicate, "tier listed twice", "distinct tiers")
+		}
+		seen[t] = true
+	}
+
+	f := q.Fusion
+	floc := at(root, "fusion")
+	switch f.Method {
+	case "", "rrf", "minmax", "zscore":
+	default:
+		c.add(at(floc, "method"), f.Method, ErrTypeUnknownValue, "unknown fusion method "+strconvQuote(f.Method), "rrf | minmax | zscore")
+	}
+	if f.K < 0 || math.IsNaN(f.K) || math.IsInf(f.K, 0) {
+		c.add(at(floc, "k"), safeNumber(f.K), ErrTypeOutOfRange, "fusion k must be a finite number > 0", "finite number > 0 (omitted = 60)")
+	}
+	if f.Window < 0 {
+		c.add(at(floc, "window"), f.Window, ErrTypeOutOfRange, "fusion window must not be negative", "integer ≥ 0 (0 = max(100, top_k))")
+	}
+	if len(f.Weights) > 0 {
+		sum := 0.0
+		for _, name := range sortedKeys(f.Weights) {
+			w := f.Weights[name]
+			if name != "lexical" && name != "dense" {
+				c.add(at(floc, "weights", name), safeNumber(w), ErrTypeUnknownValue, "unknown retriever "+strconvQuote(name), "lexical | dense")
+				continue
+			}
+			if w < 0 || math.IsNaN(w) || math.IsInf(w, 0) {
+				c.add(at(floc, "weights", name), safeNumber(w), ErrTypeOutOfRange, "weight must be finite and ≥ 0", "finite number ≥ 0")
+				continue
+			}
+			sum += w
+		}
+		if sum == 0 && f.Weight("lexical") == 0 && f.Weight("dense") == 0 {
+			c.add(at(floc, "weights"), nil, ErrTypeOutOfRange, "fusion weights are all zero", "at least one weight > 0")
+		}
+	}
+
+	if !(q.MinScore >= 0 && q.MinScore <= 1) {
+		c.add(at(root, "min_score"), safeNumber(q.MinScore), ErrTypeOutOfRange, "min_score must be in [0,1]", "number in [0,1]")
+	}
+	if q.TokenBudget < 0 {
+		c.add(at(root, "token_budget"), q.TokenBudget, ErrTypeOutOfRange, "token_budget must not be negative", "integer ≥ 0 (0 = no limit)")
+	}
+	if q.MaxTokensPerHit < 0 {
+		c.add(at(root, "max_tokens_per_hit"), q.MaxTokensPerHit, ErrTypeOutOfRange, "max_tokens_per_hit must not be negative", "integer ≥ 0 (0 = no limit)")
+	}
+
+	if q.Filter != nil {
+		n := 0
+		q.Filter.validate(&c, at(root, "filter"), 1, &n)
+	}
+
+	ns := q.Scope.Namespace
+	if !utf8.ValidString(ns) || !utf8.ValidString(q.Scope.URIPrefix) {
+		c.add(at(root, "scope"), nil, ErrTypeInvalidUTF8, "scope is not valid UTF-8", "UTF-8 strings")
+	}
+	if opts.MultiTenant && ns == "" {
+		c.add(at(root, "scope", "namespace"), ns, ErrTypeNamespaceRequired, "this collection is multi-tenant: a namespace is required", "non-empty namespace prefix")
+	}
+	p := q.Principal
+	if p == nil {
+		p = opts.Principal
+	}
+	if p != nil && ns != "" && !p.AllowsNamespace(ns) {
+		c.add(at(root, "scope", "namespace"), ns, ErrTypeNamespaceForbidden, "principal "+strconvQuote(p.Name)+" may not read this namespace", "a namespace under one of the principal's prefixes")
+	}
+	return c.err()
+}
+
+func validateVector(c *collector, loc []any, v []float32, dim int) {
+	if dim > 0 && len(v) > 0 && len(v) != dim {
+		c.add(loc, len(v), ErrTypeDimensionMismatch, "vector has the wrong dimension", "float32["+itoa(dim)+"]")
+	}
+	for i, x := range v {
+		f := float64(x)
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			c.add(at(loc, i), safeNumber(f), ErrTypeNotFinite, "vector component is not finite", "finite float32")
+		}
+	}
+}
+
+// Validate reports every problem with d at once (locs rooted at
+// "document"). dim > 0 is the collection's dimension (a non-empty Vector
+// must match it). Checked: id required, valid UTF-8, ≤ MaxIDBytes; trust one
+// of the three classes; vector finite and of the right dimension; metadata
+// keys non-empty and valid UTF-8, values set and numbers finite; namespace
+// required in a MultiTenant collection and allowed for opts.Principal; acl entries non-empty; version_hash
+// empty or 64 lowercase hex digits; content and source_uri valid UTF-8.
+func (d *Document) Validate(dim int, opts ValidateOptions) error {
+	var c collector
+	d.validate(&c, []any{"document"}, dim, opts)
+	return c.err()
+}
+
+// ValidateDocuments validates a write batch, reporting every problem of every
+// document (locs ["documents", i, …]) plus duplicate ids within the batch.
+func ValidateDocuments(ds []Document, dim int, opts ValidateOptions) error {
+	var c collector
+	seen := make(map[string]int, len(ds))
+	for i := range ds {
+		loc := []any{"documents", i}
+		ds[i].validate(&c, loc, dim, opts)
+		if j, dup := seen[ds[i].ID]; dup && ds[i].ID != "" {
+			c.add(at(loc, "id"), ds[i].ID, ErrTypeDuplicate, "id repeated in the batch (first at index "+itoa(j)+")", "distinct ids")
+		} else {
+			seen[ds[i].ID] = i
+		}
+	}
+	return c.err()
+}
+
+func (d *Document) validate(c *collector, root []any, dim int, opts ValidateOptions) {
+	switch {
+	case d.ID == "":
+		c.add(at(root, "id"), "", ErrTypeMissing, "id is required", "non-empty string")
+	case !utf8.ValidString(d.ID):
+		c.add(at(root, "id"), strings.ToValidUTF8(d.ID, "\uFFFD"), ErrTypeInvalidUTF8, "id is not valid UTF-8", "UTF-8 string")
+	case len(d.ID) > MaxIDBytes:
+		c.add(at(root, "id"), len(d.ID), ErrTypeOutOfRange, "id is too long", "at most 1024 bytes")
+	}
+	if !d.Trust.Valid() {
+		c.add(at(root, "trust"), string(d.Trust), ErrTypeUnknownValue, "trust must be authoritative, derived or external_unverified", "authoritative | derived | external_unverified")
+	}
+	validateVector(c, at(root, "vector"), d.Vector, dim)
+	if !utf8.ValidString(d.Content) {
+		c.add(at(root, "content"), nil, ErrTypeInvalidUTF8, "content is not valid UTF-8", "UTF-8 string")
+	}
+	if !utf8.ValidString(d.SourceURI) {
+		c.add(at(root, "source_uri"), strings.ToValidUTF8(d.SourceURI, "\uFFFD"), ErrTypeInvalidUTF8, "source_uri is not valid UTF-8", "UTF-8 URI")
+	}
+	for _, k := range sortedKeys(d.Metadata) {
+		v := d.Metadata[k]
+		l := at(root, "metadata", k)
+		if k == "" || !utf8.ValidString(k) {
+			c.add(l, strings.ToValidUTF8(k, "\uFFFD"), ErrTypeInvalidFormat, "metadata key must be a non-empty UTF-8 string", "non-empty UTF-8 field name")
+		}
+		switch v.Kind() {
+		case KindInvalid:
+			c.add(l, nil, ErrTypeMissing, "metadata value is unset", "string | number | bool | [string]")
+		case KindNumber:
+			if n, _ := v.Num(); math.IsNaN(n) || math.IsInf(n, 0) {
+				c.add(l, safeNumber(n), ErrTypeNotFinite, "metadata number is not finite", "finite number")
+			}
+		}
+	}
+	if opts.MultiTenant && d.Namespace == "" {
+		c.add(at(root, "namespace"), "", ErrTypeNamespaceRequired, "this collection is multi-tenant: a namespace is required", "non-empty namespace")
+	}
+	if p := opts.Principal; p != nil && (d.Namespace != "" || opts.MultiTenant) && !p.AllowsNamespace(d.Namespace) {
+		c.add(at(root, "namespace"), d.Namespace, ErrTypeNamespaceForbidden, "principal "+strconvQuote(p.Name)+" may not write this namespace", "a namespace under one of the principal's prefixes")
+	}
+	for i, a := range d.ACL {
+		if a == "" {
+			c.add(at(root, "acl", i), "", ErrTypeMissing, "acl entry is empty", "principal or group name")
+		}
+	}
+	if d.VersionHash != "" && !isHash(d.VersionHash) {
+		c.add(at(root, "version_hash"), d.VersionHash, ErrTypeInvalidFormat, "version_hash must be BLAKE3-256 as 64 lowercase hex digits", "64 lowercase hex digits")
+	}
+}
+
+// isHash reports whether s is 64 lowercase hex digits.
+func isHash(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		if !(ch >= '0' && ch <= '9' || ch >= 'a' && ch <= 'f') {
+			return false
+		}
+	}
+	return true
+}
