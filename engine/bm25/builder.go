@@ -1,0 +1,225 @@
+package bm25
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/stratasearch/strata/engine/text"
+)
+
+// Options are the build-time options of a segment.
+type Options struct {
+	// OmitPositions drops term positions: smaller segments, no phrase
+	// queries. Default false (positions stored).
+	OmitPositions bool
+}
+
+// Validate reports every problem in o (there are none possible today; it
+// exists so callers can treat all packages alike).
+func (o Options) Validate() error { return nil }
+
+type memPosting struct {
+	docs []uint32
+	tfs  []uint32
+	pos  []uint32
+}
+
+// Builder is the mutable in-memory index of a MemTable: documents are
+// appended with Add and receive dense local ids 0, 1, ... It is not safe for
+// concurrent use. WriteTo serialises it as an immutable segment; Segment
+// returns an opened copy for querying.
+type Builder struct {
+	opts    Options
+	terms   map[string]*memPosting
+	docLens []uint32
+	ext     []uint64
+	sumDL   uint64
+	cached  *Segment
+}
+
+// NewBuilder returns an empty Builder.
+func NewBuilder(o Options) *Builder {
+	return &Builder{opts: o, terms: map[string]*memPosting{}}
+}
+
+// NumDocs returns the number of documents added.
+func (b *Builder) NumDocs() int { return len(b.docLens) }
+
+// Add indexes one document given its analysed tokens (engine/text output:
+// positions non-decreasing) and returns its local id. |D| is the number of
+// distinct positions among toks, i.e. original tokens: identifier parts
+// share their whole's position and do not lengthen the document. extID is
+// the caller's id, used to break score ties (lower first); it should be
+// unique across the segments searched together.
+func (b *Builder) Add(extID uint64, toks []text.Token) (uint32, error) {
+	if uint64(len(b.docLens)) >= math.MaxUint32-1 {
+		return 0, fmt.Errorf("bm25: segment full")
+	}
+	doc := uint32(len(b.docLens))
+	distinct := 0
+	last := -1
+	for _, t := range toks {
+		if t.Pos < last || t.Pos < 0 || uint64(t.Pos) > math.MaxUint32-1 {
+			return 0, fmt.Errorf("bm25: token %q: position %d after %d", t.Term, t.Pos, last)
+		}
+		if t.Pos != last {
+			distinct++
+			last = t.Pos
+		}
+	}
+	for _, t := range toks {
+		if t.Term == "" {
+			continue
+		}
+		p := b.terms[t.Term]
+		if p == nil {
+			p = &memPosting{}
+			b.terms[t.Term] = p
+		}
+		n := len(p.docs)
+		if n > 0 && p.docs[n-1] == doc {
+			if !b.opts.OmitPositions && p.pos[len(p.pos)-1] == uint32(t.Pos) {
+				continue // same term twice at one position (e.g. stemmed part == whole)
+			}
+			p.tfs[n-1]++
+		} else {
+			p.docs = append(p.docs, doc)
+			p.tfs = append(p.tfs, 1)
+		}
+		if !b.opts.OmitPositions {
+			p.pos = append(p.pos, uint32(t.Pos))
+		}
+	}
+	b.docLens = append(b.docLens, uint32(distinct))
+	b.ext = append(b.ext, extID)
+	b.sumDL += uint64(distinct)
+	b.cached = nil
+	return doc, nil
+}
+
+// WriteTo writes the immutable segment form of everything added so far.
+func (b *Builder) WriteTo(w io.Writer) (int64, error) {
+	sw := newSegWriter(!b.opts.OmitPositions)
+	for i, l := range b.docLens {
+		sw.addDoc(b.ext[i], l)
+	}
+	keys := make([]string, 0, len(b.terms))
+	for k := range b.terms {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		p := b.terms[k]
+		if err := sw.addTerm([]byte(k), p.docs, p.tfs, p.pos); err != nil {
+			return 0, err
+		}
+	}
+	return sw.writeTo(w)
+}
+
+// Segment returns the builder's current contents as an opened immutable
+// Segment, cached until the next Add. Cost: one full serialisation
+// (O(postings)) after each change.
+func (b *Builder) Segment() (*Segment, error) {
+	if b.cached != nil {
+		return b.cached, nil
+	}
+	var buf bytes.Buffer
+	if _, err := b.WriteTo(&buf); err != nil {
+		return nil, err
+	}
+	s, err := Open(buf.Bytes(), "memtable")
+	if err != nil {
+		return nil, err
+	}
+	b.cached = s
+	return s, nil
+}
+
+// Merge writes one segment holding the live documents of segs, in order:
+// segment 0's live docs first (keeping their relative order), then segment
+// 1's, and so on. deleted[i] (local doc ids of segs[i]; nil or shorter
+// slice = none) lists the documents to drop. Positions are kept only if
+// every input has them. Cost O(total postings + total terms · log S).
+func Merge(w io.Writer, segs []*Segment, deleted []*roaring.Bitmap) (int64, error) {
+	positions := true
+	for _, s := range segs {
+		positions = positions && s.positions
+	}
+	sw := newSegWriter(positions)
+	remap := make([][]int64, len(segs)) // old local id -> new id, -1 deleted
+	next := int64(0)
+	for si, s := range segs {
+		var del *roaring.Bitmap
+		if si < len(deleted) {
+			del = deleted[si]
+		}
+		remap[si] = make([]int64, s.numDocs)
+		for d := 0; d < s.numDocs; d++ {
+			if del != nil && del.Contains(uint32(d)) {
+				remap[si][d] = -1
+				continue
+			}
+			remap[si][d] = next
+			next++
+			sw.addDoc(s.ExtID(uint32(d)), s.DocLen(uint32(d)))
+		}
+	}
+	if next > math.MaxUint32-1 {
+		return 0, fmt.Errorf("bm25: merged segment would hold %d docs", next)
+	}
+	// k-way merge of the sorted dictionaries.
+	idx := make([]int, len(segs))
+	var docs, tfs, pos []uint32
+	for {
+		var min []byte
+		for si, s := range segs {
+			if idx[si] < s.numTerms {
+				t := s.termBytes(idx[si])
+				if min == nil || bytes.Compare(t, min) < 0 {
+					min = t
+				}
+			}
+		}
+		if min == nil {
+			break
+		}
+		term := append([]byte(nil), min...)
+		docs, tfs, pos = docs[:0], tfs[:0], pos[:0]
+		for si, s := range segs {
+			if idx[si] >= s.numTerms || !bytes.Equal(s.termBytes(idx[si]), term) {
+				continue
+			}
+			d, f, p, err := s.postingsAt(idx[si])
+			if err != nil {
+				return 0, err
+			}
+			idx[si]++
+			k := 0
+			for j, od := range d {
+				nd := remap[si][od]
+				if nd >= 0 {
+					docs = append(docs, uint32(nd))
+					tfs = append(tfs, f[j])
+					if positions {
+						pos = append(pos, p[k:k+int(f[j])]...)
+					}
+				}
+				if s.positions {
+					k += int(f[j])
+				}
+			}
+		}
+		if len(docs) == 0 {
+			continue // every posting deleted: the term disappears
+		}
+		if err := sw.addTerm(term, docs, tfs, pos); err != nil {
+			return 0, err
+		}
+	}
+	return sw.writeTo(w)
+}

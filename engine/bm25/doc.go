@@ -1,0 +1,133 @@
+// Package bm25 is Strata's lexical index: an inverted index over
+// Elias-Fano doc-id postings with bit-packed term frequencies, block-max
+// metadata and positions, scored with BM25 and queried with Block-Max
+// MaxScore pruning that returns exactly the exhaustive top-k.
+//
+// # Pieces
+//
+//   - Builder: the mutable in-memory index of a MemTable. Add(extID,
+//     tokens) appends a document; WriteTo serialises an immutable segment;
+//     Segment() returns an opened copy for querying.
+//   - Segment: an immutable segment opened in place from a []byte (an mmap
+//     or memory). Open checks magic, version, CRC32C and every structural
+//     bound; Verify decodes everything. Errors satisfy
+//     errors.Is(err, ErrCorrupt) and carry path and byte offset.
+//   - Merge: combines segments, drops deleted documents (roaring bitmaps
+//     of local ids) and renumbers the survivors densely in input order.
+//   - Search: OR / AND / +required / −excluded / "phrase" / prefix* over
+//     one or more segments (Views, each with an optional allow-list
+//     bitmap applied inside traversal), with collection statistics summed
+//     over all of them (Stats), so a document's score does not depend on
+//     how the collection is split into segments.
+//
+// # Scoring
+//
+// BM25 (Robertson & Zaragoza, "The Probabilistic Relevance Framework: BM25
+// and Beyond", Foundations and Trends in IR 3(4), 2009, §3.4 eq. 3.15):
+//
+//	score(D, Q) = Σ_{t∈Q} qtf_t · IDF(t) · tf·(k1+1) / (tf + k1·(1 − b + b·|D|/avgdl))
+//
+// with k1 (default 1.2) and b (default 0.75) per query. IDF is
+// ln((N − n + 0.5)/(n + 0.5) + 1) by default (always positive; Lucene's
+// choice), or with IDF "robertson" the Robertson–Spärck Jones form
+// ln((N − n + 0.5)/(n + 0.5)) (R&Z 2009 eq. 3.3), negative for n > N/2;
+// a term's weight is clamped at 0 so every upper bound stays valid. N, n
+// and avgdl come from Stats. |D| counts positions, i.e. original tokens:
+// identifier parts share their identifier's position (engine/text) and do
+// not lengthen a document. A query word repeated c times counts c times.
+// Phrases are required and weigh the sum of their terms (as Xapian's
+// OP_PHRASE); prefix expansions are optional terms with their own IDF.
+//
+// Fields: SearchFields scores multi-field documents (one segment per
+// field, e.g. symbol, doc, body, path, each analysed with its own
+// analyzer) as Σ_f boost_f · BM25_f, each field with its own N, df and
+// avgdl. This is the documented per-field sum, not BM25F (Robertson,
+// Zaragoza & Taylor, CIKM 2004): it keeps an exact bound per (field, term)
+// list, so pruning stays exact, and a boosted symbol field makes a
+// definition outrank its call sites. Required terms and phrases are
+// single-field (Search) only.
+//
+// Ties are broken by score descending, then external id ascending;
+// contributions are summed in query-term order on every path, so pruned
+// and exhaustive scores are bit-identical.
+//
+// # Query processing
+//
+// Disjunctive queries use Block-Max MaxScore (MaxScore: Turtle & Flood,
+// "Query evaluation: strategies and optimizations", IP&M 1995; block-max
+// bounds: Ding & Suel, "Faster top-k document retrieval using block-max
+// indexes", SIGIR 2011; the BMM variant as evaluated by Mallia, Siedlaczek
+// & Suel, "An experimental study of index compression and DAAT query
+// processing methods", ECIR 2019). Terms are ordered by their upper bound;
+// the prefix whose bounds sum below the current k-th score θ is
+// non-essential, candidates come from the essential lists only, and a
+// non-essential list is probed with NextGEQ only while the candidate's
+// score plus the remaining bounds (the list's block-max bound at the
+// candidate, the others' list bounds) can still reach θ.
+// Block-max metadata stores, per 128 postings, the largest tf and the
+// smallest |D|. BM25's tf component is increasing in tf and non-increasing
+// in |D| for every k1 >= 0, b ∈ [0, 1], avgdl > 0, so that pair bounds the
+// block for any query parameters and any global statistics (per-block
+// precomputed scores would bake in k1, b and segment-local N and avgdl).
+// Every pruning test has a relative slack of 1e-9 so float rounding never
+// drops a document that ties or beats θ.
+//
+// Queries with required terms or phrases intersect the required lists
+// (leapfrog NextGEQ from the rarest), check excluded terms, the allow-list
+// and phrase positions, and skip documents whose block-max bound cannot
+// reach θ. SearchParams.Exhaustive runs the reference scorer (decode every
+// list, score every candidate) instead.
+//
+// Cost: OR queries touch O(Σ df) postings in the worst case and far fewer
+// in practice; NextGEQ costs O(1) amortised plus the bucket scan;
+// dictionary lookup is O(log T · |term|).
+//
+// # Postings
+//
+// Doc ids are Elias-Fano coded (Elias 1974, Fano 1971; Vigna,
+// "Quasi-succinct indices", WSDM 2013): l = ⌊log2(u/n)⌋ low bits packed,
+// high parts in unary, 2 + l bits per posting, plus one select1 sample
+// and one select0 sample per 256 (NextGEQ jumps to the target's bucket
+// through the select0 samples). Term frequencies minus one are bit-packed
+// per 128-posting block at the block's maximum width. Positions are
+// uvarint deltas per document.
+//
+// Measured on the Go 1.26 standard library (7,711 files, 2,252,534
+// postings, 12,738,322 token occurrences, 247,222 terms; the whole
+// segment is 48.8 MB): Elias-Fano 5.86 bytes per posting (most terms are
+// rare, so the fixed per-list header and samples dominate), block
+// metadata 2.27, tfs 0.66, positions 7.38 bytes per posting (1.31 per
+// occurrence); dictionary and term records 11.5 MB.
+//
+// # Segment file layout (version 1, little-endian)
+//
+//	offset 0
+//	+------------------------------------------------------------+
+//	| header: magic "STRBM25\0" (8) | version u32 | flags u32     |  16 B
+//	|         flags bit 0 = positions stored                     |
+//	+------------------------------------------------------------+
+//	| docs:  |D| u32 × numDocs, pad to 8                         |
+//	|        external id u64 × numDocs                           |
+//	+------------------------------------------------------------+
+//	| dict:  term end offsets u32 × (numTerms+1) (first is 0)    |
+//	|        term bytes, strictly increasing, pad to 8           |
+//	+------------------------------------------------------------+
+//	| terms: record × numTerms, 32 B each:                       |
+//	|        blobOff u64 | blobLen u32 | df u32 | maxTF u32 |    |
+//	|        minDL u32 | efLen u32 | numBlocks u32               |
+//	+------------------------------------------------------------+
+//	| postings: one blob per term, 8-aligned:                    |
+//	|   Elias-Fano doc ids (efLen bytes; layout in ef.go)         |
+//	|   block meta × numBlocks, 20 B each:                        |
+//	|     lastDoc u32 | maxTF u32 | minDL u32 | tfOff u32 | posOff u32 |
+//	|   tf blocks: width u8 + (tf−1) packed LSB-first            |
+//	|   positions (if flagged): per doc, tf uvarint deltas       |
+//	+------------------------------------------------------------+
+//	| footer (64 B): docsOff u64 | dictOff u64 | termsOff u64 |   |
+//	|   postOff u64 | ΣDL u64 | numDocs u32 | numTerms u32 |      |
+//	|   dictBytes u32 | version u32 | CRC32C u32 | "SBMF"          |
+//	+------------------------------------------------------------+
+//
+// The CRC32C (Castagnoli) covers every byte before it. Readers refuse
+// newer versions with a clear error.
+package bm25

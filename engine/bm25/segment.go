@@ -1,0 +1,623 @@
+package bm25
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math"
+	"sort"
+)
+
+const (
+	segMagic       = "STRBM25\x00"
+	footerMagic    = "SBMF"
+	segVersion     = 1
+	headerBytes    = 16
+	footerBytes    = 64
+	termRecBytes   = 32
+	blockMetaBytes = 20
+	// BlockSize is the number of postings per term-frequency / block-max
+	// block.
+	BlockSize = 128
+
+	flagPositions = 1
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// segWriter accumulates a segment in memory. Documents first, then terms in
+// strictly increasing byte order.
+type segWriter struct {
+	positions bool
+	docLens   []uint32
+	ext       []uint64
+	sumDL     uint64
+	dictOffs  []uint32
+	dict      []byte
+	terms     []byte
+	post      []byte
+	last      []byte
+	nterms    int
+	scratch   []uint32
+}
+
+func newSegWriter(positions bool) *segWriter {
+	return &segWriter{positions: positions, dictOffs: []uint32{0}}
+}
+
+func (w *segWriter) addDoc(ext uint64, length uint32) {
+	w.docLens = append(w.docLens, length)
+	w.ext = append(w.ext, ext)
+	w.sumDL += uint64(length)
+}
+
+// addTerm adds one term's postings: docs strictly increasing local ids,
+// tfs[i] >= 1, and (when positions are kept) pos holding tfs[i] strictly
+// increasing positions per doc, concatenated.
+func (w *segWriter) addTerm(term []byte, docs, tfs, pos []uint32) error {
+	if w.nterms > 0 && bytes.Compare(term, w.last) <= 0 {
+		return fmt.Errorf("bm25: terms out of order: %q after %q", term, w.last)
+	}
+	if len(docs) == 0 || len(docs) != len(tfs) {
+		return fmt.Errorf("bm25: term %q: %d docs, %d tfs", term, len(docs), len(tfs))
+	}
+	if uint64(len(w.dict))+uint64(len(term)) > math.MaxUint32 {
+		return fmt.Errorf("bm25: dictionary exceeds 4 GiB")
+	}
+	w.last = append(w.last[:0], term...)
+	w.nterms++
+	w.dict = append(w.dict, term...)
+	w.dictOffs = append(w.dictOffs, uint32(len(w.dict)))
+
+	for len(w.post)%8 != 0 {
+		w.post = append(w.post, 0)
+	}
+	start := len(w.post)
+	var err error
+	w.post, err = appendEF(w.post, docs, uint32(len(w.docLens)))
+	if err != nil {
+		return fmt.Errorf("bm25: term %q: %w", term, err)
+	}
+	efLen := len(w.post) - start
+	nb := (len(docs) + BlockSize - 1) / BlockSize
+	metaAt := len(w.post)
+	w.post = append(w.post, make([]byte, nb*blockMetaBytes)...)
+	var termMaxTF, termMinDL uint32 = 0, math.MaxUint32
+	for b := 0; b < nb; b++ {
+		lo, hi := b*BlockSize, min((b+1)*BlockSize, len(docs))
+		var maxTF, minDL uint32 = 0, math.MaxUint32
+		for i := lo; i < hi; i++ {
+			if tfs[i] == 0 {
+				return fmt.Errorf("bm25: term %q: zero tf", term)
+			}
+			maxTF = max(maxTF, tfs[i])
+			minDL = min(minDL, w.docLens[docs[i]])
+		}
+		termMaxTF, termMinDL = max(termMaxTF, maxTF), min(termMinDL, minDL)
+		m := w.post[metaAt+b*blockMetaBytes:]
+		binary.LittleEndian.PutUint32(m[0:], docs[hi-1])
+		binary.LittleEndian.PutUint32(m[4:], maxTF)
+		binary.LittleEndian.PutUint32(m[8:], minDL)
+		binary.LittleEndian.PutUint32(m[12:], uint32(len(w.post)-start))
+		w.scratch = w.scratch[:0]
+		for i := lo; i < hi; i++ {
+			w.scratch = append(w.scratch, tfs[i]-1)
+		}
+		w.post = appendPacked(w.post, w.scratch)
+	}
+	if w.positions {
+		k := 0
+		for b := 0; b < nb; b++ {
+			lo, hi := b*BlockSize, min((b+1)*BlockSize, len(docs))
+			m := w.post[metaAt+b*blockMetaBytes:]
+			binary.LittleEndian.PutUint32(m[16:], uint32(len(w.post)-start))
+			for i := lo; i < hi; i++ {
+				prev := uint32(0)
+				for j := uint32(0); j < tfs[i]; j++ {
+					if k >= len(pos) {
+						return fmt.Errorf("bm25: term %q: positions short", term)
+					}
+					p := pos[k]
+					k++
+					if j > 0 && p <= prev {
+						return fmt.Errorf("bm25: term %q: positions not increasing", term)
+					}
+					w.post = binary.AppendUvarint(w.post, uint64(p-prev))
+					prev = p
+				}
+			}
+		}
+		if k != len(pos) {
+			return fmt.Errorf("bm25: term %q: %d positions for %d occurrences", term, len(pos), k)
+		}
+	}
+	if uint64(len(w.post)-start) > math.MaxUint32 {
+		return fmt.Errorf("bm25: term %q: postings exceed 4 GiB", term)
+	}
+	var rec [termRecBytes]byte
+	binary.LittleEndian.PutUint64(rec[0:], uint64(start))
+	binary.LittleEndian.PutUint32(rec[8:], uint32(len(w.post)-start))
+	binary.LittleEndian.PutUint32(rec[12:], uint32(len(docs)))
+	binary.LittleEndian.PutUint32(rec[16:], termMaxTF)
+	binary.LittleEndian.PutUint32(rec[20:], termMinDL)
+	binary.LittleEndian.PutUint32(rec[24:], uint32(efLen))
+	binary.LittleEndian.PutUint32(rec[28:], uint32(nb))
+	w.terms = append(w.terms, rec[:]...)
+	return nil
+}
+
+// appendPacked appends a width byte and vals bit-packed LSB-first at that
+// width (0..32 bits).
+func appendPacked(dst []byte, vals []uint32) []byte {
+	var or uint32
+	for _, v := range vals {
+		or |= v
+	}
+	width := 0
+	for or>>width != 0 {
+		width++
+	}
+	dst = append(dst, byte(width))
+	if width == 0 {
+		return dst
+	}
+	var acc uint64
+	nbits := 0
+	for _, v := range vals {
+		acc |= uint64(v) << nbits
+		nbits += width
+		for nbits >= 8 {
+			dst = append(dst, byte(acc))
+			acc >>= 8
+			nbits -= 8
+		}
+	}
+	if nbits > 0 {
+		dst = append(dst, byte(acc))
+	}
+	return dst
+}
+
+// unpack decodes n values of the given width from b into out; ok is false if
+// b is too short.
+func unpack(b []byte, width, n int, out []uint32) bool {
+	if width == 0 {
+		for i := 0; i < n; i++ {
+			out[i] = 0
+		}
+		return true
+	}
+	if (n*width+7)/8 > len(b) {
+		return false
+	}
+	var acc uint64
+	nbits := 0
+	k := 0
+	mask := uint64(1)<<width - 1
+	for i := 0; i < n; i++ {
+		for nbits < width {
+			acc |= uint64(b[k]) << nbits
+			k++
+			nbits += 8
+		}
+		out[i] = uint32(acc & mask)
+		acc >>= width
+		nbits -= width
+	}
+	return true
+}
+
+// writeTo writes the finished segment (header, sections, footer).
+func (w *segWriter) writeTo(out io.Writer) (int64, error) {
+	var buf bytes.Buffer
+	var hdr [headerBytes]byte
+	copy(hdr[:], segMagic)
+	binary.LittleEndian.PutUint32(hdr[8:], segVersion)
+	if w.positions {
+		binary.LittleEndian.PutUint32(hdr[12:], flagPositions)
+	}
+	buf.Write(hdr[:])
+	pad := func() {
+		for buf.Len()%8 != 0 {
+			buf.WriteByte(0)
+		}
+	}
+	docsOff := buf.Len()
+	for _, l := range w.docLens {
+		buf.Write(binary.LittleEndian.AppendUint32(nil, l))
+	}
+	pad()
+	for _, e := range w.ext {
+		buf.Write(binary.LittleEndian.AppendUint64(nil, e))
+	}
+	dictOff := buf.Len()
+	for _, o := range w.dictOffs {
+		buf.Write(binary.LittleEndian.AppendUint32(nil, o))
+	}
+	buf.Write(w.dict)
+	pad()
+	termsOff := buf.Len()
+	buf.Write(w.terms)
+	postOff := buf.Len()
+	buf.Write(w.post)
+	pad()
+	var f [footerBytes]byte
+	binary.LittleEndian.PutUint64(f[0:], uint64(docsOff))
+	binary.LittleEndian.PutUint64(f[8:], uint64(dictOff))
+	binary.LittleEndian.PutUint64(f[16:], uint64(termsOff))
+	binary.LittleEndian.PutUint64(f[24:], uint64(postOff))
+	binary.LittleEndian.PutUint64(f[32:], w.sumDL)
+	binary.LittleEndian.PutUint32(f[40:], uint32(len(w.docLens)))
+	binary.LittleEndian.PutUint32(f[44:], uint32(w.nterms))
+	binary.LittleEndian.PutUint32(f[48:], uint32(len(w.dict)))
+	binary.LittleEndian.PutUint32(f[52:], segVersion)
+	buf.Write(f[:56])
+	crc := crc32.Checksum(buf.Bytes(), castagnoli)
+	binary.LittleEndian.PutUint32(f[56:], crc)
+	copy(f[60:], footerMagic)
+	buf.Write(f[56:])
+	return buf.WriteTo(out)
+}
+
+// Segment is an immutable, opened BM25 segment. It reads its []byte in
+// place (the bytes may be an mmap) and is safe for concurrent use.
+type Segment struct {
+	path      string
+	data      []byte
+	positions bool
+	numDocs   int
+	numTerms  int
+	sumDL     uint64
+	lens      []byte // numDocs uint32
+	ext       []byte // numDocs uint64
+	dictOffs  []byte // numTerms+1 uint32
+	dict      []byte
+	terms     []byte // numTerms records
+	post      []byte
+	postOff   int64
+}
+
+// Open validates data as a segment and returns it. path names the bytes in
+// errors. It checks magic, version, the CRC32C footer, every section's
+// bounds, dictionary order and every term record's ranges (O(len(data)));
+// posting contents are bounds-checked when read and fully by Verify. Errors
+// satisfy errors.Is(err, ErrCorrupt) and carry the byte offset.
+func Open(data []byte, path string) (*Segment, error) {
+	if len(data) < headerBytes+footerBytes {
+		return nil, corruptf(path, 0, "file of %d bytes is shorter than header+footer", len(data))
+	}
+	if string(data[:8]) != segMagic {
+		return nil, corruptf(path, 0, "bad magic %q", data[:8])
+	}
+	if v := binary.LittleEndian.Uint32(data[8:]); v != segVersion {
+		if v > segVersion {
+			return nil, corruptf(path, 8, "format version %d is newer than this reader (%d)", v, segVersion)
+		}
+		return nil, corruptf(path, 8, "unknown format version %d", v)
+	}
+	flags := binary.LittleEndian.Uint32(data[12:])
+	if flags&^flagPositions != 0 {
+		return nil, corruptf(path, 12, "unknown flags %#x", flags)
+	}
+	fo := len(data) - footerBytes
+	f := data[fo:]
+	if string(f[60:]) != footerMagic {
+		return nil, corruptf(path, int64(fo+60), "bad footer magic %q", f[60:])
+	}
+	if got, want := crc32.Checksum(data[:fo+56], castagnoli), binary.LittleEndian.Uint32(f[56:]); got != want {
+		return nil, corruptf(path, int64(fo+56), "CRC32C mismatch: computed %#08x, stored %#08x", got, want)
+	}
+	s := &Segment{path: path, data: data, positions: flags&flagPositions != 0}
+	docsOff := binary.LittleEndian.Uint64(f[0:])
+	dictOff := binary.LittleEndian.Uint64(f[8:])
+	termsOff := binary.LittleEndian.Uint64(f[16:])
+	postOff := binary.LittleEndian.Uint64(f[24:])
+	s.sumDL = binary.LittleEndian.Uint64(f[32:])
+	nd := uint64(binary.LittleEndian.Uint32(f[40:]))
+	nt := uint64(binary.LittleEndian.Uint32(f[44:]))
+	dictBytes := uint64(binary.LittleEndian.Uint32(f[48:]))
+	if v := binary.LittleEndian.Uint32(f[52:]); v != segVersion {
+		return nil, corruptf(path, int64(fo+52), "footer version %d", v)
+	}
+	p8 := func(x uint64) uint64 { return (x + 7) &^ 7 }
+	if docsOff != headerBytes ||
+		dictOff != docsOff+p8(4*nd)+8*nd ||
+		termsOff != dictOff+p8(4*(nt+1)+dictBytes) ||
+		postOff != termsOff+termRecBytes*nt ||
+		postOff > uint64(fo) {
+		return nil, corruptf(path, int64(fo), "section offsets inconsistent (docs %d dict %d terms %d post %d, %d docs, %d terms)", docsOff, dictOff, termsOff, postOff, nd, nt)
+	}
+	s.numDocs, s.numTerms = int(nd), int(nt)
+	s.lens = data[docsOff : docsOff+4*nd]
+	s.ext = data[docsOff+p8(4*nd) : dictOff]
+	s.dictOffs = data[dictOff : dictOff+4*(nt+1)]
+	s.dict = data[dictOff+4*(nt+1) : dictOff+4*(nt+1)+dictBytes]
+	s.terms = data[termsOff:postOff]
+	s.post = data[postOff:fo]
+	s.postOff = int64(postOff)
+
+	var sum uint64
+	for i := 0; i < s.numDocs; i++ {
+		sum += uint64(binary.LittleEndian.Uint32(s.lens[4*i:]))
+	}
+	if sum != s.sumDL {
+		return nil, corruptf(path, int64(fo+32), "sum of document lengths %d, footer says %d", sum, s.sumDL)
+	}
+	prevEnd := uint32(0)
+	if binary.LittleEndian.Uint32(s.dictOffs) != 0 {
+		return nil, corruptf(path, int64(dictOff), "first dictionary offset not 0")
+	}
+	var prevTerm []byte
+	for i := 0; i < s.numTerms; i++ {
+		end := binary.LittleEndian.Uint32(s.dictOffs[4*(i+1):])
+		if end <= prevEnd || uint64(end) > dictBytes {
+			return nil, corruptf(path, int64(dictOff)+int64(4*(i+1)), "dictionary offset %d of term %d out of order or range", end, i)
+		}
+		t := s.dict[prevEnd:end]
+		if i > 0 && bytes.Compare(prevTerm, t) >= 0 {
+			return nil, corruptf(path, int64(dictOff)+int64(4*(s.numTerms+1))+int64(prevEnd), "term %d not in strictly increasing order", i)
+		}
+		prevTerm, prevEnd = t, end
+		r := s.rec(i)
+		recOff := int64(termsOff) + int64(i*termRecBytes)
+		if r.df == 0 || uint64(r.df) > nd || r.nb != (r.df+BlockSize-1)/BlockSize ||
+			r.off+uint64(r.blobLen) > uint64(len(s.post)) || r.efLen > r.blobLen ||
+			uint64(r.efLen)+uint64(r.nb)*blockMetaBytes > uint64(r.blobLen) {
+			return nil, corruptf(path, recOff, "term record %d inconsistent (df %d, blocks %d, blob %d+%d)", i, r.df, r.nb, r.off, r.blobLen)
+		}
+	}
+	if prevEnd != uint32(dictBytes) {
+		return nil, corruptf(path, int64(dictOff), "dictionary bytes %d, offsets end at %d", dictBytes, prevEnd)
+	}
+	return s, nil
+}
+
+type termRec struct {
+	off          uint64
+	blobLen      uint32
+	df           uint32
+	maxTF, minDL uint32
+	efLen, nb    uint32
+}
+
+func (s *Segment) rec(i int) termRec {
+	b := s.terms[i*termRecBytes:]
+	return termRec{
+		off:     binary.LittleEndian.Uint64(b[0:]),
+		blobLen: binary.LittleEndian.Uint32(b[8:]),
+		df:      binary.LittleEndian.Uint32(b[12:]),
+		maxTF:   binary.LittleEndian.Uint32(b[16:]),
+		minDL:   binary.LittleEndian.Uint32(b[20:]),
+		efLen:   binary.LittleEndian.Uint32(b[24:]),
+		nb:      binary.LittleEndian.Uint32(b[28:]),
+	}
+}
+
+// NumDocs returns the number of documents (including ones the caller has
+// deleted but not yet merged away).
+func (s *Segment) NumDocs() int { return s.numDocs }
+
+// NumTerms returns the number of distinct terms.
+func (s *Segment) NumTerms() int { return s.numTerms }
+
+// SumDocLen returns Σ|D| over the segment's documents.
+func (s *Segment) SumDocLen() uint64 { return s.sumDL }
+
+// HasPositions reports whether phrase queries can be answered.
+func (s *Segment) HasPositions() bool { return s.positions }
+
+// Path returns the name given to Open.
+func (s *Segment) Path() string { return s.path }
+
+// Size returns the segment's size in bytes.
+func (s *Segment) Size() int { return len(s.data) }
+
+// ExtID returns the external id of local document doc (0 <= doc < NumDocs).
+func (s *Segment) ExtID(doc uint32) uint64 {
+	return binary.LittleEndian.Uint64(s.ext[8*int(doc):])
+}
+
+// DocLen returns |D| of local document doc (0 <= doc < NumDocs).
+func (s *Segment) DocLen(doc uint32) uint32 {
+	return binary.LittleEndian.Uint32(s.lens[4*int(doc):])
+}
+
+// Term returns the i-th term in byte order (0 <= i < NumTerms).
+func (s *Segment) Term(i int) string {
+	return string(s.termBytes(i))
+}
+
+func (s *Segment) termBytes(i int) []byte {
+	a := binary.LittleEndian.Uint32(s.dictOffs[4*i:])
+	b := binary.LittleEndian.Uint32(s.dictOffs[4*(i+1):])
+	return s.dict[a:b]
+}
+
+// lookup binary-searches the dictionary; O(log T · |term|).
+func (s *Segment) lookup(term string) (int, bool) {
+	i := sort.Search(s.numTerms, func(i int) bool { return string(s.termBytes(i)) >= term })
+	return i, i < s.numTerms && string(s.termBytes(i)) == term
+}
+
+// DocFreq returns the number of documents of the segment containing term.
+func (s *Segment) DocFreq(term string) int {
+	i, ok := s.lookup(term)
+	if !ok {
+		return 0
+	}
+	return int(s.rec(i).df)
+}
+
+// PrefixTerms appends to dst every term that starts with prefix, in byte
+// order, at most limit of them (limit <= 0: no limit).
+func (s *Segment) PrefixTerms(dst []string, prefix string, limit int) []string {
+	i, _ := s.lookup(prefix)
+	for n := 0; i < s.numTerms; i++ {
+		t := s.termBytes(i)
+		if !bytes.HasPrefix(t, []byte(prefix)) || (limit > 0 && n >= limit) {
+			break
+		}
+		dst = append(dst, string(t))
+		n++
+	}
+	return dst
+}
+
+// Postings decodes term's whole posting list: local doc ids, term
+// frequencies and (if stored) positions, tfs[i] of them per doc,
+// concatenated. A missing term returns empty slices and no error.
+func (s *Segment) Postings(term string) (docs, tfs, pos []uint32, err error) {
+	i, ok := s.lookup(term)
+	if !ok {
+		return nil, nil, nil, nil
+	}
+	return s.postingsAt(i)
+}
+
+func (s *Segment) postingsAt(i int) (docs, tfs, pos []uint32, err error) {
+	c, err := s.openCursor(i)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	docs = make([]uint32, 0, c.df)
+	tfs = make([]uint32, 0, c.df)
+	var pstream []byte
+	for c.doc() != efEnd {
+		docs = append(docs, c.doc())
+		tf := c.tf()
+		tfs = append(tfs, tf)
+		if s.positions && c.err == nil {
+			// Sequential decode: reset the stream at each block start.
+			if c.c.i%BlockSize == 0 {
+				_, off := c.blockOffsets(c.c.i / BlockSize)
+				if uint64(off) > uint64(len(c.blob)) {
+					return nil, nil, nil, corruptf(s.path, c.blobAt, "positions offset out of range")
+				}
+				pstream = c.blob[off:]
+			}
+			prev := uint64(0)
+			for k := uint32(0); k < tf; k++ {
+				d, n := binary.Uvarint(pstream)
+				if n <= 0 || prev+d > 1<<32-1 {
+					return nil, nil, nil, corruptf(s.path, c.blobAt, "positions malformed")
+				}
+				pstream = pstream[n:]
+				prev += d
+				pos = append(pos, uint32(prev))
+			}
+		}
+		c.next()
+	}
+	if c.err != nil {
+		return nil, nil, nil, c.err
+	}
+	return docs, tfs, pos, nil
+}
+
+// Verify decodes every posting list completely and checks it (doc ids
+// strictly increasing and < NumDocs, tf blocks, block-max metadata,
+// positions). O(len(data)).
+func (s *Segment) Verify() error {
+	for i := 0; i < s.numTerms; i++ {
+		r := s.rec(i)
+		blobAt := s.postOff + int64(r.off)
+		c, err := s.openCursor(i)
+		if err != nil {
+			return err
+		}
+		if err := c.ef.verify(s.path, blobAt); err != nil {
+			return err
+		}
+		prev := int64(-1)
+		n := 0
+		var maxTF, minDL uint32 = 0, math.MaxUint32
+		for c.doc() != efEnd {
+			d := c.doc()
+			if int64(d) <= prev {
+				return corruptf(s.path, blobAt, "term %q: doc ids not increasing", s.Term(i))
+			}
+			prev = int64(d)
+			tf := c.tf()
+			pos := c.appendPositions(nil)
+			if c.err != nil {
+				return c.err
+			}
+			if s.positions {
+				if len(pos) != int(tf) {
+					return corruptf(s.path, blobAt, "term %q: %d positions for tf %d", s.Term(i), len(pos), tf)
+				}
+				for k := 1; k < len(pos); k++ {
+					if pos[k] <= pos[k-1] {
+						return corruptf(s.path, blobAt, "term %q: positions not increasing", s.Term(i))
+					}
+				}
+			}
+			maxTF, minDL = max(maxTF, tf), min(minDL, s.DocLen(d))
+			if (n+1)%BlockSize == 0 || n+1 == int(r.df) {
+				last, bmax, bmin := c.blockMeta(n / BlockSize)
+				if last != d || bmax != maxTF || bmin != minDL {
+					return corruptf(s.path, blobAt, "term %q: block %d metadata wrong", s.Term(i), n/BlockSize)
+				}
+				maxTF, minDL = 0, math.MaxUint32
+			}
+			n++
+			c.next()
+		}
+		if c.err != nil {
+			return c.err
+		}
+		if n != int(r.df) {
+			return corruptf(s.path, blobAt, "term %q: %d postings, df %d", s.Term(i), n, r.df)
+		}
+	}
+	return nil
+}
+
+func crcOf(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
+
+// SectionInfo locates one section of a segment file.
+type SectionInfo struct {
+	Name   string
+	Offset int64
+	Length int64
+}
+
+// SegmentInfo describes a segment file for inspection tools.
+type SegmentInfo struct {
+	Version   uint32
+	Positions bool
+	NumDocs   int
+	NumTerms  int
+	SumDocLen uint64
+	Sections  []SectionInfo // header, docs, dict, terms, postings, footer
+	CRC32C    uint32        // stored (and verified by Open) checksum
+	Size      int64
+}
+
+// Info returns the segment's header, sections and checksum.
+func (s *Segment) Info() SegmentInfo {
+	fo := int64(len(s.data) - footerBytes)
+	f := s.data[fo:]
+	docsOff := int64(binary.LittleEndian.Uint64(f[0:]))
+	dictOff := int64(binary.LittleEndian.Uint64(f[8:]))
+	termsOff := int64(binary.LittleEndian.Uint64(f[16:]))
+	return SegmentInfo{
+		Version:   segVersion,
+		Positions: s.positions,
+		NumDocs:   s.numDocs,
+		NumTerms:  s.numTerms,
+		SumDocLen: s.sumDL,
+		Sections: []SectionInfo{
+			{"header", 0, headerBytes},
+			{"docs", docsOff, dictOff - docsOff},
+			{"dict", dictOff, termsOff - dictOff},
+			{"terms", termsOff, s.postOff - termsOff},
+			{"postings", s.postOff, fo - s.postOff},
+			{"footer", fo, footerBytes},
+		},
+		CRC32C: binary.LittleEndian.Uint32(f[56:]),
+		Size:   int64(len(s.data)),
+	}
+}
