@@ -339,4 +339,3 @@ func rankStr(r int) string {
 	}
 	return strconv.Itoa(r)
 }
-
