@@ -1,0 +1,349 @@
+package engine
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/stratasearch/strata/engine/contract"
+	"github.com/stratasearch/strata/engine/text"
+	"github.com/stratasearch/strata/engine/tier"
+	"github.com/stratasearch/strata/engine/tier/wal"
+)
+
+// Collection is a named set of documents with a fixed vector dimension and
+// metric, stored in its own directory. Safe for concurrent use.
+type Collection struct {
+	db     *DB
+	name   string
+	dir    string
+	o      CollectionOptions
+	metric tier.Metric
+	an     *text.Analyzer
+	store  *tier.Store
+	idx    *hotIndex
+	verify *verifyCache
+
+	// writeMu serialises writes, so an IfMatch check and the batch it
+	// guards are one atomic step, and DeleteByNamespace / DeleteBySource
+	// see no concurrent write between listing and deleting.
+	writeMu sync.Mutex
+	closed  atomic.Bool
+
+	// testHookRetriever, if set, runs at the start of each retriever
+	// ("lexical", "dense") in Search. Tests only.
+	testHookRetriever func(name string)
+}
+
+func openCollection(db *DB, name, dir string, o CollectionOptions) (*Collection, error) {
+	var topts text.Options
+	if o.Analyzer == AnalyzerProse {
+		topts = text.ProseOptions()
+	} else {
+		topts = text.CodeOptions()
+	}
+	an, err := text.New(topts)
+	if err != nil {
+		return nil, fmt.Errorf("engine: collection %q: analyzer: %w", name, err)
+	}
+	sync, err := wal.ParseSyncPolicy(o.Sync)
+	if err != nil {
+		return nil, fmt.Errorf("engine: collection %q: %w", name, err)
+	}
+	c := &Collection{db: db, name: name, dir: dir, o: o, an: an, verify: newVerifyCache()}
+	switch o.Metric {
+	case "l2":
+		c.metric = tier.L2
+	case "ip":
+		c.metric = tier.IP
+	default:
+		c.metric = tier.Cosine
+	}
+	c.idx = newHotIndex(an, o.IndexedFields)
+	to := tier.Options{
+		Dir:          filepath.Join(dir, storeDir),
+		Dim:          o.Dim,
+		Metric:       c.metric,
+		Sync:         sync,
+		SyncInterval: o.SyncInterval,
+		Lexical:      c.idx,
+		Logger:       db.o.Logger,
+	}
+	if testTierOptions != nil {
+		testTierOptions(&to)
+	}
+	st, err := tier.Open(to)
+	if err != nil {
+		return nil, fmt.Errorf("engine: collection %q: %w", name, err)
+	}
+	c.store = st
+	return c, nil
+}
+
+// testTierOptions, if set, adjusts every collection's tier options before
+// it opens (mutation checks in tests).
+var testTierOptions func(*tier.Options)
+
+// Name returns the collection's name.
+func (c *Collection) Name() string { return c.name }
+
+// Options returns the collection's options (defaults filled).
+func (c *Collection) Options() CollectionOptions { return c.o }
+
+// Epoch returns the newest visible epoch.
+func (c *Collection) Epoch() uint64 { return c.store.Epoch() }
+
+func (c *Collection) close() error {
+	if c.closed.Swap(true) {
+		return nil
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	return c.store.Close()
+}
+
+func (c *Collection) check(ctx context.Context) error {
+	if c.closed.Load() {
+		return ErrClosed
+	}
+	return ctx.Err()
+}
+
+// WriteOption modifies one Upsert.
+type WriteOption func(*writeOpts)
+
+type writeOpts struct {
+	ifMatch map[string]string
+}
+
+// IfMatch makes an Upsert conditional (optimistic concurrency): for every
+// id in expected, the version stored when the batch is applied must have
+// exactly that version hash (64 lowercase hex digits), or the whole batch
+// fails with ErrConflict and nothing is written. An expected "" means the
+// id must not exist.
+func IfMatch(expected map[string]string) WriteOption {
+	return func(w *writeOpts) { w.ifMatch = expected }
+}
+
+func (c *Collection) validateOpts() contract.ValidateOptions {
+	return contract.ValidateOptions{MultiTenant: c.o.MultiTenant}
+}
+
+// Upsert writes docs as one atomic batch (one WAL record, one epoch) and
+// returns that epoch; after it returns, every search sees the new versions
+// and never the replaced ones. docs are validated first
+// (contract.ValidateDocuments plus the collection's IndexedFields schema):
+// every problem comes back in one *contract.ValidationError. A document
+// without a VersionHash gets BLAKE3-256 of its Content. Errors: validation,
+// ErrConflict (IfMatch), ErrClosed, the context's error, tier write errors
+// (tier.ErrReadOnly after an I/O failure).
+func (c *Collection) Upsert(ctx context.Context, docs []contract.Document, opts ...WriteOption) (uint64, error) {
+	if err := c.check(ctx); err != nil {
+		return 0, err
+	}
+	var wo writeOpts
+	for _, o := range opts {
+		o(&wo)
+	}
+	if err := c.validateDocs(docs); err != nil {
+		return 0, err
+	}
+	var b tier.Batch
+	for i := range docs {
+		td, err := toTier(&docs[i])
+		if err != nil {
+			return 0, fmt.Errorf("engine: document %d: %w", i, err)
+		}
+		b.Upsert(td)
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	if c.closed.Load() {
+		return 0, ErrClosed
+	}
+	if len(wo.ifMatch) > 0 {
+		sn := c.store.Snapshot()
+		defer sn.Close()
+		for _, id := range sortedKeys(wo.ifMatch) {
+			want := wo.ifMatch[id]
+			got := ""
+			if d, _, ok := sn.Get(id); ok {
+				got = hex.EncodeToString(d.VersionHash[:])
+			}
+			if got != want {
+				return 0, fmt.Errorf("%w: id %q: stored version %q, expected %q", ErrConflict, id, got, want)
+			}
+		}
+	}
+	return c.store.Apply(&b)
+}
+
+// validateDocs runs contract.ValidateDocuments and the IndexedFields
+// schema check, merging every problem into one ValidationError.
+func (c *Collection) validateDocs(docs []contract.Document) error {
+	var fes []contract.FieldError
+	if err := contract.ValidateDocuments(docs, c.o.Dim, c.validateOpts()); err != nil {
+		var ve *contract.ValidationError
+		if !errors.As(err, &ve) {
+			return err
+		}
+		fes = append(fes, ve.Errors...)
+	}
+	for i := range docs {
+		for _, f := range sortedKeys(docs[i].Metadata) {
+			ft, ok := c.o.IndexedFields[f]
+			if !ok {
+				continue
+			}
+			v := docs[i].Metadata[f]
+			k := v.Kind()
+			okType := (ft == FieldKeyword && (k == contract.KindString || k == contract.KindStrings)) ||
+				(ft == FieldBool && k == contract.KindBool) ||
+				(ft == FieldNumber && k == contract.KindNumber)
+			if !okType && k != contract.KindInvalid {
+				fes = append(fes, contract.FieldError{
+					Loc:            []any{"documents", i, "metadata", f},
+					InputValue:     v,
+					ErrorType:      contract.ErrTypeInvalidFormat,
+					Message:        fmt.Sprintf("metadata field %q is declared %s", f, ft),
+					ExpectedDomain: fieldDomain(ft),
+				})
+			}
+		}
+	}
+	if len(fes) > 0 {
+		return &contract.ValidationError{Errors: fes}
+	}
+	return nil
+}
+
+func fieldDomain(ft FieldType) string {
+	switch ft {
+	case FieldKeyword:
+		return "string or list of strings"
+	case FieldBool:
+		return "boolean"
+	default:
+		return "finite number"
+	}
+}
+
+// Delete removes ids as one atomic batch (one epoch) and returns the epoch.
+// Deleting an absent id is not an error. After it returns, no lexical,
+// dense or filtered search and no Get returns them. Errors: an empty or
+// empty-id list (*contract.ValidationError), ErrClosed, context, tier.
+func (c *Collection) Delete(ctx context.Context, ids []string) (uint64, error) {
+	if err := c.check(ctx); err != nil {
+		return 0, err
+	}
+	var fes []contract.FieldError
+	if len(ids) == 0 {
+		fes = append(fes, contract.FieldError{Loc: []any{"ids"}, InputValue: []string{}, ErrorType: contract.ErrTypeMissing,
+			Message: "no ids to delete", ExpectedDomain: "at least one id"})
+	}
+	for i, id := range ids {
+		if id == "" {
+			fes = append(fes, contract.FieldError{Loc: []any{"ids", i}, InputValue: id, ErrorType: contract.ErrTypeMissing,
+				Message: "empty id", ExpectedDomain: "non-empty string"})
+		}
+	}
+	if len(fes) > 0 {
+		return 0, &contract.ValidationError{Errors: fes}
+	}
+	var b tier.Batch
+	for _, id := range ids {
+		b.Delete(id)
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	if c.closed.Load() {
+		return 0, ErrClosed
+	}
+	return c.store.Apply(&b)
+}
+
+// deleteWhere deletes, as one batch, every live document for which match
+// holds. It returns the epoch (the current one when nothing matched) and
+// the number of documents deleted.
+func (c *Collection) deleteWhere(ctx context.Context, match func(*tier.Document) bool) (uint64, int, error) {
+	if err := c.check(ctx); err != nil {
+		return 0, 0, err
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	if c.closed.Load() {
+		return 0, 0, ErrClosed
+	}
+	sn := c.store.Snapshot()
+	var b tier.Batch
+	for _, id := range sn.LiveIDs() {
+		if d, _, ok := sn.Get(id); ok && match(d) {
+			b.Delete(id)
+		}
+	}
+	e := sn.Epoch()
+	sn.Close()
+	if b.Len() == 0 {
+		return e, 0, nil
+	}
+	e, err := c.store.Apply(&b)
+	if err != nil {
+		return 0, 0, err
+	}
+	return e, b.Len(), nil
+}
+
+// DeleteByNamespace deletes every document whose namespace starts with
+// prefix (a namespace is a scope path such as "tenant-a/repo-x/"), as one
+// atomic epoch. It returns the epoch and the count. An empty prefix is a
+// validation error (it would delete everything).
+func (c *Collection) DeleteByNamespace(ctx context.Context, prefix string) (uint64, int, error) {
+	if prefix == "" {
+		return 0, 0, &contract.ValidationError{Errors: []contract.FieldError{{Loc: []any{"namespace"}, InputValue: "",
+			ErrorType: contract.ErrTypeMissing, Message: "empty namespace prefix", ExpectedDomain: "non-empty namespace prefix"}}}
+	}
+	return c.deleteWhere(ctx, func(d *tier.Document) bool { return strings.HasPrefix(d.Namespace, prefix) })
+}
+
+// DeleteBySource deletes every chunk of a source: every document whose
+// SourceURI, without its fragment (#L10-L42), equals uri without its
+// fragment. One atomic epoch; returns the epoch and the count.
+func (c *Collection) DeleteBySource(ctx context.Context, uri string) (uint64, int, error) {
+	base := stripFragment(uri)
+	if base == "" {
+		return 0, 0, &contract.ValidationError{Errors: []contract.FieldError{{Loc: []any{"source_uri"}, InputValue: uri,
+			ErrorType: contract.ErrTypeMissing, Message: "empty source uri", ExpectedDomain: "non-empty URI"}}}
+	}
+	return c.deleteWhere(ctx, func(d *tier.Document) bool { return d.SourceURI != "" && stripFragment(d.SourceURI) == base })
+}
+
+func stripFragment(u string) string {
+	if i := strings.IndexByte(u, '#'); i >= 0 {
+		return u[:i]
+	}
+	return u
+}
+
+// Get returns the newest version of id, or ErrNotFound. Timestamp is the
+// commit time of that version; VersionHash its stored hash.
+func (c *Collection) Get(ctx context.Context, id string) (contract.Document, error) {
+	if err := c.check(ctx); err != nil {
+		return contract.Document{}, err
+	}
+	sn := c.store.Snapshot()
+	defer sn.Close()
+	d, _, ok := sn.Get(id)
+	if !ok {
+		return contract.Document{}, fmt.Errorf("%w: document %q", ErrNotFound, id)
+	}
+	meta, err := decodeMeta(d.Metadata)
+	if err != nil {
+		return contract.Document{}, fmt.Errorf("engine: document %q: %w", id, err)
+	}
+	return fromTier(d, meta), nil
+}

@@ -1,0 +1,139 @@
+// Package engine is Strata's embedded library API: a DB of named
+// collections, each a tier store (WAL + epochs + hot MemTable) with a BM25
+// index and brute-force dense search over its hot tier, answering typed
+// retrieval queries (package contract) with verified, budgeted envelopes.
+// The server (cmd/searchd) is a thin layer over it (DESIGN.md "Embedded
+// library").
+//
+// # Tour
+//
+//	db, err := engine.Open(dir, engine.Options{})
+//	col, err := db.CreateCollection("code", engine.CollectionOptions{
+//		Dim: 512, Metric: "cosine", Analyzer: "code",
+//		IndexedFields: map[string]engine.FieldType{"lang": engine.FieldKeyword}})
+//	epoch, err := col.Upsert(ctx, []contract.Document{{ID: "a.go#1", Content: "...",
+//		Vector: v, SourceURI: "file:///repo/a.go#L10-L42", Trust: contract.Authoritative}})
+//	res, err := col.Search(ctx, contract.Query{Text: "open file", Vector: qv,
+//		Scope: contract.Scope{Namespace: "tenant-a/"}, TopK: 5, Budget: 25 * time.Millisecond})
+//	doc, err := col.Get(ctx, "a.go#1")
+//	epoch, err = col.Delete(ctx, []string{"a.go#1"})
+//	epoch, n, err := col.DeleteByNamespace(ctx, "tenant-a/")   // every doc under the prefix
+//	epoch, n, err = col.DeleteBySource(ctx, "file:///repo/a.go") // every chunk of the file
+//	err = db.DropCollection("code")
+//	err = db.Close()
+//
+// Every method takes a context and is safe for concurrent use.
+//
+// # On disk
+//
+//	dir/collections/<name>/collection.json   {"format_version":1,"name":…,"options":{…}}
+//	                                          written atomically (temp, fsync, rename, fsync dir)
+//	dir/collections/<name>/store/             package tier: LOCK, CURRENT, MANIFEST-*, wal/
+//
+// Open reopens every collection and replays its WAL; the lexical index and
+// the decoded metadata are rebuilt from the replayed versions.
+// DropCollection renames the directory away (atomic) before deleting it;
+// Open finishes an interrupted drop.
+//
+// # Writes
+//
+// Upsert, Delete, DeleteByNamespace and DeleteBySource each apply one
+// atomic batch = one WAL record = one epoch (uint64, returned), acknowledged
+// under the collection's Sync policy ("always" fsyncs first). After the call
+// returns every search sees the batch (read-your-writes) and never a version
+// it replaced: a query pins an epoch e and sees exactly the versions with
+// e_birth ≤ e < e_death, so E_stale = 0 by construction.
+//
+// Documents are validated with contract.ValidateDocuments plus the
+// collection's IndexedFields schema (keyword: string or string list; bool;
+// number); all problems come back in one *contract.ValidationError
+// (errors.Is(err, contract.ErrInvalid); its JSON is the server's error
+// shape). A document without a VersionHash gets BLAKE3-256 of its Content
+// (VersionHash); ingesters of file spans should hash the source span bytes
+// (ReadSpan) themselves when Content differs from them (e.g. redaction).
+// Upsert with IfMatch(map[id]hash) is optimistic concurrency: if a stored
+// version's hash differs (or an id expected absent with "" exists), the
+// whole batch fails with ErrConflict and nothing is written. Metadata values
+// are stored as their JSON form inside the tier's string map, so every type
+// (string, number, bool, string list) round-trips exactly.
+//
+// # Search
+//
+// Collection.Search(ctx, contract.Query) (contract.Result, error):
+//
+//  1. defaults and validation (dimension, multi-tenancy, principal);
+//     a dense or hybrid query with Text and no Vector fails with
+//     ErrNoEmbedder (collections have no embedder yet) — never silently
+//     lexical;
+//  2. scope (namespace prefix, URI prefix) + principal ACL (an empty
+//     document ACL means readable by every principal allowed its
+//     namespace) + metadata filter (contract.Filter.Match semantics) are
+//     evaluated over the versions visible at the pinned epoch into one
+//     roaring bitmap of allowed versions, O(versions) per query. A filter
+//     whose every leaf names an IndexedFields field is compiled to bitmap
+//     operations first (keyword and bool: one bitmap per value; number: a
+//     (version, value) column scanned for eq and range); any other filter
+//     is evaluated with Filter.Match per version;
+//  3. lexical and dense retrieval run in parallel under the deadline
+//     Query.Budget, each restricted to that bitmap while it generates
+//     candidates (BM25 via bm25.View.Allow inside traversal; the MemTable
+//     scan via its per-row filter before the top-k heap), so a query gets
+//     min(k, #allowed matches) hits, never a post-filtered shortfall;
+//  4. hybrid mode fuses the two lists with package fusion (Query.Fusion:
+//     rrf | minmax | zscore, k, weights, window = max(100, TopK) by default);
+//  5. envelopes: content, source URI, version hash (64 hex), commit
+//     timestamp, trust, namespace, metadata, Score ∈ [0,1] and Explain
+//     (lexical and dense rank and raw score, fused raw score);
+//  6. verification (below), MinScore (dropped hits listed in
+//     Result.Dropped with reason below_min_score) and, when TokenBudget or
+//     MaxTokensPerHit is set, staging (contract.Stage): Hits then hold the
+//     sanitised, possibly truncated envelopes; SearchStaged also returns the
+//     framed text.
+//
+// If the budget expires before every retriever finished, the result holds
+// what completed with Partial = true and a Reason naming the missing
+// retrievers. A cancelled caller context is returned as an error.
+// Result.Epoch is the epoch the query read at.
+//
+// Scores (package contract): lexical = BM25 / the query's upper bound
+// Σ_t qtf·IDF(t)·(k1+1); dense = (1+cos)/2 for cosine and ip, 1/(1+d²) for
+// l2; hybrid RRF = Σ_m w_m/(k+r_m) divided by Σ_m w_m/(k+1) over the
+// requested retrievers (so a partial hybrid result keeps its scale).
+// BM25 statistics (N, df, avgdl) count every version still in the
+// MemTable, including replaced and deleted ones, until a flush removes them
+// (as Lucene counts deleted documents until a merge).
+//
+// # Source verification
+//
+// With Query.Verify, or for hits whose version is older than
+// Query.Freshness, a file:// source is re-read and its span hashed with
+// BLAKE3-256 and compared with the stored version hash. A URI names a whole
+// file, or lines x..y with #Lx-Ly (or #Lx): 1-based, inclusive, from the
+// start of line x through the end of line y including its newline. Hashes
+// are cached per file and invalidated when its size or modification time
+// changes (a rewrite that keeps both, within the file system's timestamp
+// granularity, is not noticed). On mismatch, or when the span is gone, the
+// hit is dropped and listed with reason "stale" (CollectionOptions.OnStale
+// "drop", the default) or re-read from the file, flagged Reread and given
+// the live hash ("reread"). Other URI schemes cannot be checked and are
+// kept as they are.
+//
+// # Errors
+//
+// ErrClosed, ErrNotFound, ErrExists, ErrBadName, ErrConflict,
+// ErrNoEmbedder, ErrCorrupt (a malformed collection config, naming the
+// file); *contract.ValidationError for invalid input; tier errors
+// (tier.ErrReadOnly after a WAL I/O failure, tier.ErrCorrupt with file and
+// offset) wrapped with the collection name.
+//
+// # Limits of this landing
+//
+// Only the hot tier is searched: the collection never flushes (the tier's
+// automatic flush is off by default, and warm segments carry no BM25 index
+// yet), so Query.Tiers is accepted but warm and cold hold nothing.
+// The number column is in version order, not sorted by value. There is no
+// embedder, redaction, cursor pagination, collapse, highlighting, Flush,
+// Compact, Archive, Promote or Snapshot method yet, and no selectivity-based
+// choice between pre-filtering and exact scoring (the hot tier is always
+// scanned exactly).
+package engine

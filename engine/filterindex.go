@@ -1,0 +1,199 @@
+package engine
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/stratasearch/strata/engine/contract"
+)
+
+// fieldIndex holds the per-value bitmaps of the collection's IndexedFields
+// over MemTable versions: keyword and bool fields get one roaring bitmap per
+// value (a list value's every element), number fields a column of (version,
+// value) pairs in version order, and every indexed field a bitmap of the
+// versions where it is present. Guarded by hotIndex.mu.
+type fieldIndex struct {
+	types   map[string]FieldType
+	values  map[string]map[string]*roaring.Bitmap // keyword / bool: field → value → versions
+	nums    map[string]*numColumn
+	present map[string]*roaring.Bitmap
+}
+
+type numColumn struct {
+	vers []uint32
+	vals []float64
+}
+
+func newFieldIndex(types map[string]FieldType) *fieldIndex {
+	fi := &fieldIndex{types: types, values: map[string]map[string]*roaring.Bitmap{},
+		nums: map[string]*numColumn{}, present: map[string]*roaring.Bitmap{}}
+	for f, t := range types {
+		fi.present[f] = roaring.New()
+		if t == FieldNumber {
+			fi.nums[f] = &numColumn{}
+		} else {
+			fi.values[f] = map[string]*roaring.Bitmap{}
+		}
+	}
+	return fi
+}
+
+func (fi *fieldIndex) addValue(f, key string, v uint32) {
+	m := fi.values[f]
+	b := m[key]
+	if b == nil {
+		b = roaring.New()
+		m[key] = b
+	}
+	b.Add(v)
+}
+
+// add indexes version v's metadata.
+func (fi *fieldIndex) add(v uint32, meta map[string]contract.Value) {
+	for f, t := range fi.types {
+		val, ok := meta[f]
+		if !ok {
+			continue
+		}
+		fi.present[f].Add(v)
+		switch t {
+		case FieldKeyword:
+			if s, ok := val.Str(); ok {
+				fi.addValue(f, s, v)
+			} else if l, ok := val.List(); ok {
+				for _, s := range l {
+					fi.addValue(f, s, v)
+				}
+			}
+		case FieldBool:
+			if b, ok := val.Boolean(); ok {
+				fi.addValue(f, strconv.FormatBool(b), v)
+			}
+		case FieldNumber:
+			if x, ok := val.Num(); ok {
+				c := fi.nums[f]
+				c.vers = append(c.vers, v)
+				c.vals = append(c.vals, x)
+			}
+		}
+	}
+}
+
+// compile turns f into the bitmap of versions < n it matches, with
+// contract.Filter.Match's semantics, when every leaf names an indexed
+// field; ok is false otherwise (the caller then evaluates Match per
+// version). Cost: bitmap operations on the touched values, plus a scan of
+// the column for number leaves.
+func (fi *fieldIndex) compile(f *contract.Filter, n uint32) (*roaring.Bitmap, bool) {
+	switch f.Op {
+	case contract.OpAnd, contract.OpOr:
+		var acc *roaring.Bitmap
+		for i := range f.Children {
+			b, ok := fi.compile(&f.Children[i], n)
+			if !ok {
+				return nil, false
+			}
+			switch {
+			case acc == nil:
+				acc = b
+			case f.Op == contract.OpAnd:
+				acc.And(b)
+			default:
+				acc.Or(b)
+			}
+		}
+		if acc == nil {
+			if f.Op == contract.OpAnd {
+				acc = roaring.New()
+				acc.AddRange(0, uint64(n))
+			} else {
+				acc = roaring.New()
+			}
+		}
+		return acc, true
+	case contract.OpNot:
+		if len(f.Children) != 1 {
+			return nil, false
+		}
+		b, ok := fi.compile(&f.Children[0], n)
+		if !ok {
+			return nil, false
+		}
+		all := roaring.New()
+		all.AddRange(0, uint64(n))
+		all.AndNot(b)
+		return all, true
+	}
+	t, ok := fi.types[f.Field]
+	if !ok {
+		return nil, false
+	}
+	switch f.Op {
+	case contract.OpExists:
+		return fi.present[f.Field].Clone(), true
+	case contract.OpEq:
+		return fi.eq(f.Field, t, f.Value), true
+	case contract.OpIn:
+		acc := roaring.New()
+		for _, v := range f.Values {
+			acc.Or(fi.eq(f.Field, t, v))
+		}
+		return acc, true
+	case contract.OpRange:
+		acc := roaring.New()
+		if t != FieldNumber {
+			return acc, true
+		}
+		c := fi.nums[f.Field]
+		for i, x := range c.vals {
+			if (f.GT == nil || x > *f.GT) && (f.GTE == nil || x >= *f.GTE) &&
+				(f.LT == nil || x < *f.LT) && (f.LTE == nil || x <= *f.LTE) {
+				acc.Add(c.vers[i])
+			}
+		}
+		return acc, true
+	case contract.OpPrefix:
+		acc := roaring.New()
+		p, ok := f.Value.Str()
+		if t != FieldKeyword || !ok {
+			return acc, true
+		}
+		for s, b := range fi.values[f.Field] {
+			if strings.HasPrefix(s, p) {
+				acc.Or(b)
+			}
+		}
+		return acc, true
+	}
+	return nil, false
+}
+
+// eq is the bitmap of versions whose field equals want (Match's eq).
+func (fi *fieldIndex) eq(field string, t FieldType, want contract.Value) *roaring.Bitmap {
+	key, ok := "", false
+	switch t {
+	case FieldKeyword:
+		key, ok = want.Str()
+	case FieldBool:
+		var b bool
+		if b, ok = want.Boolean(); ok {
+			key = strconv.FormatBool(b)
+		}
+	case FieldNumber:
+		acc := roaring.New()
+		if x, ok := want.Num(); ok {
+			c := fi.nums[field]
+			for i, y := range c.vals {
+				if y == x {
+					acc.Add(c.vers[i])
+				}
+			}
+		}
+		return acc
+	}
+	if b := fi.values[field][key]; ok && b != nil {
+		return b.Clone()
+	}
+	return roaring.New()
+}

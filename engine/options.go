@@ -1,0 +1,165 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/stratasearch/strata/engine/tier/wal"
+)
+
+// Options configures a DB (Open).
+type Options struct {
+	// Logger receives recovery warnings from every collection's store.
+	// Default slog.Default().
+	Logger *slog.Logger
+}
+
+// EnsureDefaults fills zero fields with their defaults.
+func (o *Options) EnsureDefaults() {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}
+
+// Validate reports every problem with o (none are possible today; it exists
+// so every package's options are handled alike).
+func (o *Options) Validate() error { return nil }
+
+// FieldType is the type of an indexed metadata field.
+type FieldType string
+
+// Indexed metadata field types.
+const (
+	// FieldKeyword is a string (or string-list) field matched by eq, in,
+	// prefix and exists.
+	FieldKeyword FieldType = "keyword"
+	// FieldBool is a boolean field matched by eq, in and exists.
+	FieldBool FieldType = "bool"
+	// FieldNumber is a numeric field matched by eq, in, range and exists.
+	FieldNumber FieldType = "number"
+)
+
+// Analyzer names.
+const (
+	// AnalyzerCode splits identifiers (camelCase, snake_case) and stems
+	// English (text.CodeOptions). The default.
+	AnalyzerCode = "code"
+	// AnalyzerProse tokenises Unicode words, removes English stop words and
+	// stems (text.ProseOptions).
+	AnalyzerProse = "prose"
+)
+
+// Verification behaviours when a hit's source no longer matches its stored
+// version hash.
+const (
+	// OnStaleDrop drops the hit and lists it in Result.Dropped with reason
+	// "stale". The default.
+	OnStaleDrop = "drop"
+	// OnStaleReread replaces the hit's content with the live source span,
+	// sets Envelope.Reread and the live version hash, and keeps the hit.
+	OnStaleReread = "reread"
+)
+
+// CollectionOptions configures a collection. They are recorded in the
+// collection's config file when it is created and restored by Open.
+type CollectionOptions struct {
+	// Dim is the vector dimension d (≥ 1). Required.
+	Dim int `json:"dim"`
+	// Metric is the vector metric: "l2", "ip" or "cosine". Default "cosine".
+	Metric string `json:"metric"`
+	// MultiTenant requires a namespace on every document and query.
+	// Default false.
+	MultiTenant bool `json:"multi_tenant,omitempty"`
+	// IndexedFields declares the metadata schema: field name → type.
+	// Documents whose value for a declared field has another type are
+	// rejected. Filters may name any field; undeclared ones are evaluated
+	// on the stored metadata. Default none.
+	IndexedFields map[string]FieldType `json:"indexed_fields,omitempty"`
+	// Analyzer is the lexical analyzer: "code" or "prose". Default "code".
+	Analyzer string `json:"analyzer"`
+	// Sync is the WAL acknowledgement policy: "always" (fsync before an
+	// acknowledgement), "interval" or "none". Default "always".
+	Sync string `json:"sync"`
+	// SyncInterval is the fsync period under Sync "interval". Default
+	// 10ms (the tier's default).
+	SyncInterval time.Duration `json:"sync_interval_ns,omitempty"`
+	// OnStale is what verification does with a stale hit: "drop" or
+	// "reread". Default "drop".
+	OnStale string `json:"on_stale"`
+}
+
+// EnsureDefaults fills zero fields with their defaults.
+func (o *CollectionOptions) EnsureDefaults() {
+	if o.Metric == "" {
+		o.Metric = "cosine"
+	}
+	if o.Analyzer == "" {
+		o.Analyzer = AnalyzerCode
+	}
+	if o.Sync == "" {
+		o.Sync = "always"
+	}
+	if o.OnStale == "" {
+		o.OnStale = OnStaleDrop
+	}
+}
+
+// Validate reports every problem with o (call after EnsureDefaults).
+func (o *CollectionOptions) Validate() error {
+	var errs []error
+	if o.Dim < 1 {
+		errs = append(errs, fmt.Errorf("engine: collection option Dim = %d, want ≥ 1", o.Dim))
+	}
+	switch o.Metric {
+	case "l2", "ip", "cosine":
+	default:
+		errs = append(errs, fmt.Errorf("engine: collection option Metric = %q, want l2, ip or cosine", o.Metric))
+	}
+	switch o.Analyzer {
+	case AnalyzerCode, AnalyzerProse:
+	default:
+		errs = append(errs, fmt.Errorf("engine: collection option Analyzer = %q, want code or prose", o.Analyzer))
+	}
+	if _, err := wal.ParseSyncPolicy(o.Sync); err != nil {
+		errs = append(errs, fmt.Errorf("engine: collection option Sync = %q, want always, interval or none", o.Sync))
+	}
+	if o.SyncInterval < 0 {
+		errs = append(errs, fmt.Errorf("engine: collection option SyncInterval = %v, want ≥ 0", o.SyncInterval))
+	}
+	switch o.OnStale {
+	case OnStaleDrop, OnStaleReread:
+	default:
+		errs = append(errs, fmt.Errorf("engine: collection option OnStale = %q, want drop or reread", o.OnStale))
+	}
+	names := make([]string, 0, len(o.IndexedFields))
+	for f := range o.IndexedFields {
+		names = append(names, f)
+	}
+	sort.Strings(names)
+	for _, f := range names {
+		if f == "" {
+			errs = append(errs, errors.New("engine: collection option IndexedFields has an empty field name"))
+		}
+		switch t := o.IndexedFields[f]; t {
+		case FieldKeyword, FieldBool, FieldNumber:
+		default:
+			errs = append(errs, fmt.Errorf("engine: collection option IndexedFields[%q] = %q, want keyword, bool or number", f, t))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// collectionNameRE is the accepted collection name: it becomes a directory.
+var collectionNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
+
+func validateName(name string) error {
+	if !collectionNameRE.MatchString(name) || strings.Contains(name, "..") {
+		return fmt.Errorf("%w: %q (want 1..128 of [A-Za-z0-9_.-], starting with a letter or digit)", ErrBadName, name)
+	}
+	return nil
+}

@@ -1,0 +1,514 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/stratasearch/strata/engine/bm25"
+	"github.com/stratasearch/strata/engine/contract"
+	"github.com/stratasearch/strata/engine/fusion"
+	"github.com/stratasearch/strata/engine/tier"
+)
+
+// Retriever names, as used in contract.FusionParams.Weights.
+const (
+	retrieverLexical = "lexical"
+	retrieverDense   = "dense"
+)
+
+type retrieved struct {
+	name string
+	hits []fusion.Hit[uint32] // key = version number, score higher = better
+	raw  []float64            // per hit: raw BM25 score, or raw dense value (similarity; d² for l2)
+	ub   float64              // lexical: the query's BM25 upper bound
+	err  error
+}
+
+// Search answers q against the collection at the newest epoch.
+//
+//  1. q gets its defaults (contract.Query.EnsureDefaults) and is validated
+//     against the collection (dimension, multi-tenancy): every problem in
+//     one *contract.ValidationError. A dense or hybrid query with text but
+//     no vector fails with ErrNoEmbedder (also a ValidationError); it is
+//     never silently turned lexical.
+//  2. Scope (namespace prefix, URI prefix), the principal's ACL and the
+//     metadata filter are compiled into one bitmap of allowed versions
+//     visible at the pinned epoch; both retrievers apply it while they
+//     generate candidates, so a filtered query still returns min(k, #matches)
+//     hits.
+//  3. Lexical (BM25 over the hot tier) and dense (brute force over the
+//     MemTable) run in parallel under the deadline q.Budget. If it expires
+//     first, the result holds what completed, with Partial and Reason set.
+//  4. Hybrid results are fused (q.Fusion: RRF k=60 by default); scores are
+//     mapped into [0,1] (package contract's helpers) with raw values and
+//     ranks in Explain.
+//  5. When q.Verify is set, or a hit is older than q.Freshness, a file://
+//     source is re-hashed; stale hits are dropped (or re-read and flagged,
+//     per CollectionOptions.OnStale) and listed in Result.Dropped.
+//  6. Hits under q.MinScore are dropped (listed); with TokenBudget or
+//     MaxTokensPerHit set, hits are staged (contract.Stage) and Hits hold
+//     the sanitised, possibly truncated envelopes (SearchStaged also returns
+//     the framed text).
+//
+// Errors: validation, ErrNoEmbedder, ErrClosed, context cancellation by the
+// caller (a Budget expiry is a Partial result, not an error).
+func (c *Collection) Search(ctx context.Context, q contract.Query) (contract.Result, error) {
+	res, _, err := c.search(ctx, q)
+	return res, err
+}
+
+// SearchStaged is Search that also returns the staged, framed output
+// (contract.Stage with q's MinScore, TokenBudget and MaxTokensPerHit; a
+// zero budget stages every hit in full).
+func (c *Collection) SearchStaged(ctx context.Context, q contract.Query) (contract.Result, contract.StagedResult, error) {
+	res, st, err := c.search(ctx, q)
+	if err != nil {
+		return res, contract.StagedResult{}, err
+	}
+	if st == nil {
+		s, err := contract.Stage(res.Hits, contract.StageOptionsFrom(&q))
+		if err != nil {
+			return res, contract.StagedResult{}, err
+		}
+		st = &s
+	}
+	return res, *st, nil
+}
+
+func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Result, *contract.StagedResult, error) {
+	var res contract.Result
+	if err := c.check(ctx); err != nil {
+		return res, nil, err
+	}
+	q.EnsureDefaults()
+	if err := q.Validate(c.o.Dim, c.validateOpts()); err != nil {
+		return res, nil, err
+	}
+	if len(q.Vector) == 0 && (q.Mode == contract.Dense || q.Mode == contract.Hybrid) {
+		ve := &contract.ValidationError{Errors: []contract.FieldError{{
+			Loc: []any{"query", "vector"}, InputValue: nil, ErrorType: contract.ErrTypeMissing,
+			Message:        fmt.Sprintf("%s mode needs a query vector: the collection has no embedder configured to embed the text", q.Mode),
+			ExpectedDomain: fmt.Sprintf("float32[%d]", c.o.Dim),
+		}}}
+		return res, nil, fmt.Errorf("%w: %w", ErrNoEmbedder, ve)
+	}
+	parent := ctx
+	if q.Budget > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, q.Budget)
+		defer cancel()
+	}
+
+	sn := c.store.Snapshot()
+	res.Epoch = sn.Epoch()
+	seg, infos, err := c.idx.view()
+	if err != nil {
+		sn.Close()
+		return res, nil, err
+	}
+
+	// Candidate bitmap: versions visible at the epoch and passing scope,
+	// ACL and filter.
+	// An indexed filter becomes a bitmap; otherwise it is evaluated per
+	// version with Filter.Match.
+	var filterBM *roaring.Bitmap
+	if q.Filter != nil {
+		if b, ok := c.idx.filterBitmap(q.Filter); ok {
+			filterBM = b
+		}
+	}
+	pred := compilePredicate(&q, filterBM == nil)
+	if filterBM != nil {
+		scope := pred
+		pred = func(vi *verInfo, v uint32) bool { return filterBM.Contains(v) && (scope == nil || scope(vi, v)) }
+	}
+	allow := roaring.New()
+	var allowDoc map[*tier.Document]struct{}
+	if pred != nil {
+		allowDoc = map[*tier.Document]struct{}{}
+	}
+	for v := range infos {
+		if q.Mode == contract.Dense && pred == nil {
+			break // the MemTable scan checks visibility itself
+		}
+		if !sn.Visible(uint32(v)) {
+			continue
+		}
+		if pred == nil || pred(&infos[v], uint32(v)) {
+			allow.Add(uint32(v))
+			if pred != nil {
+				allowDoc[infos[v].doc] = struct{}{}
+			}
+		}
+	}
+
+	depth := q.TopK
+	if q.Mode == contract.Hybrid {
+		depth = q.Fusion.Window
+		if depth == 0 {
+			depth = max(100, q.TopK)
+		}
+		depth = max(depth, q.TopK)
+	}
+
+	hook := c.testHookRetriever
+	var wg sync.WaitGroup
+	ch := make(chan retrieved, 2)
+	want := 0
+	if q.Mode != contract.Dense {
+		want++
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if h := hook; h != nil {
+				h(retrieverLexical)
+			}
+			ch <- c.lexical(seg, allow, &q, depth)
+		}()
+	}
+	if q.Mode != contract.Lexical {
+		want++
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if h := hook; h != nil {
+				h(retrieverDense)
+			}
+			var filter func(*tier.Document) bool
+			if allowDoc != nil {
+				filter = func(d *tier.Document) bool { _, ok := allowDoc[d]; return ok }
+			}
+			ch <- c.dense(sn, q.Vector, depth, filter)
+		}()
+	}
+	// The snapshot stays pinned until every retriever returned, even those
+	// a deadline left behind.
+	go func() { wg.Wait(); sn.Close() }()
+
+	got := map[string]retrieved{}
+	var missing []string
+	if ctx.Err() == nil {
+	wait:
+		for len(got) < want {
+			select {
+			case r := <-ch:
+				if r.err != nil {
+					return res, nil, r.err
+				}
+				got[r.name] = r
+			case <-ctx.Done():
+				break wait
+			}
+		}
+	}
+	if len(got) < want {
+		if err := parent.Err(); err != nil {
+			return res, nil, err
+		}
+		for _, n := range []string{retrieverLexical, retrieverDense} {
+			needed := (n == retrieverLexical && q.Mode != contract.Dense) || (n == retrieverDense && q.Mode != contract.Lexical)
+			if _, ok := got[n]; needed && !ok {
+				missing = append(missing, n)
+			}
+		}
+		res.Partial = true
+		res.Reason = fmt.Sprintf("budget of %v expired before the %s retriever(s) finished", q.Budget, strings.Join(missing, " and "))
+	}
+
+	hits, err := c.envelopes(&q, infos, got)
+	if err != nil {
+		return res, nil, err
+	}
+	hits, dropped := c.verifyHits(&q, hits)
+	res.Dropped = append(res.Dropped, dropped...)
+	kept := hits[:0]
+	for _, h := range hits {
+		if h.Score < q.MinScore {
+			res.Dropped = append(res.Dropped, contract.Dropped{DocID: h.DocID, Reason: contract.DropBelowMinScore,
+				Detail: fmt.Sprintf("score %.6f < min_score %.6f", h.Score, q.MinScore)})
+			continue
+		}
+		kept = append(kept, h)
+	}
+	res.Hits = kept
+	if q.TokenBudget > 0 || q.MaxTokensPerHit > 0 {
+		st, err := contract.Stage(res.Hits, contract.StageOptionsFrom(&q))
+		if err != nil {
+			return res, nil, err
+		}
+		res.Hits = make([]contract.Envelope, len(st.Hits))
+		for i := range st.Hits {
+			res.Hits[i] = st.Hits[i].Envelope
+		}
+		res.Dropped = append(res.Dropped, st.Dropped...)
+		return res, &st, nil
+	}
+	return res, nil, nil
+}
+
+// compilePredicate returns the scope + ACL (+ filter, when withFilter) test
+// of one version, or nil when it restricts nothing.
+func compilePredicate(q *contract.Query, withFilter bool) func(*verInfo, uint32) bool {
+	ns, up, p, f := q.Scope.Namespace, q.Scope.URIPrefix, q.Principal, q.Filter
+	if !withFilter {
+		f = nil
+	}
+	if ns == "" && up == "" && p == nil && f == nil {
+		return nil
+	}
+	return func(vi *verInfo, _ uint32) bool {
+		d := vi.doc
+		if ns != "" && !strings.HasPrefix(d.Namespace, ns) {
+			return false
+		}
+		if up != "" && !strings.HasPrefix(d.SourceURI, up) {
+			return false
+		}
+		if p != nil && !p.CanRead(d.Namespace, d.ACL) {
+			return false
+		}
+		if f != nil && !f.Match(vi.meta) {
+			return false
+		}
+		return true
+	}
+}
+
+// lexical runs BM25 over the hot segment restricted to allow.
+func (c *Collection) lexical(seg *bm25.Segment, allow *roaring.Bitmap, q *contract.Query, k int) retrieved {
+	r := retrieved{name: retrieverLexical}
+	bq := bm25.ParseQuery(q.Text, c.an, false)
+	if len(bq.Terms()) == 0 && len(bq.Prefixes) == 0 {
+		return r
+	}
+	p := bm25.DefaultSearchParams()
+	p.K = k
+	st := bm25.CollectStats([]*bm25.Segment{seg}, bq.Terms())
+	hits, err := bm25.Search([]bm25.View{{Seg: seg, Allow: allow}}, bq, p, st)
+	if err != nil {
+		r.err = fmt.Errorf("engine: lexical search: %w", err)
+		return r
+	}
+	// Upper bound: Σ over query term occurrences of w_t·(k1+1), the
+	// saturation limit of each term's contribution.
+	terms := append(append([]string(nil), bq.Should...), bq.Must...)
+	for _, ph := range bq.Phrases {
+		for _, pt := range ph {
+			terms = append(terms, pt.Term)
+		}
+	}
+	for _, t := range terms {
+		w := bm25.IDF(p.IDF, st.N, st.DF[t])
+		if w > 0 {
+			r.ub += w * (p.K1 + 1)
+		}
+	}
+	for _, h := range hits {
+		r.hits = append(r.hits, fusion.Hit[uint32]{Key: uint32(h.ExtID), Score: h.Score})
+		r.raw = append(r.raw, h.Score)
+	}
+	return r
+}
+
+// dense runs the MemTable's brute-force vector search.
+func (c *Collection) dense(sn *tier.Snapshot, vec []float32, k int, filter func(*tier.Document) bool) retrieved {
+	r := retrieved{name: retrieverDense}
+	hits, err := sn.SearchVector(vec, k, filter)
+	if err != nil {
+		r.err = fmt.Errorf("engine: dense search: %w", err)
+		return r
+	}
+	for _, h := range hits {
+		// The tier passes the same *Document to LexicalIndexer.Add.
+		v, ok := c.idx.versionOf(h.Doc)
+		if !ok {
+			r.err = fmt.Errorf("engine: dense hit %q has no indexed version", h.Doc.ID)
+			return r
+		}
+		raw := float64(h.Distance)
+		switch c.metric {
+		case tier.Cosine:
+			raw = 1 - raw
+		case tier.IP:
+			raw = -raw
+		}
+		// Higher is better for fusion: similarity, or −d² for l2.
+		score := raw
+		if c.metric == tier.L2 {
+			score = -raw
+		}
+		r.hits = append(r.hits, fusion.Hit[uint32]{Key: v, Score: score})
+		r.raw = append(r.raw, raw)
+	}
+	return r
+}
+
+// envelopes builds the top-k envelopes from the completed retrievers.
+func (c *Collection) envelopes(q *contract.Query, infos []verInfo, got map[string]retrieved) ([]contract.Envelope, error) {
+	env := func(v uint32) (contract.Envelope, error) {
+		if int(v) >= len(infos) {
+			return contract.Envelope{}, fmt.Errorf("engine: hit version %d beyond the index (%d)", v, len(infos))
+		}
+		vi := &infos[v]
+		d := vi.doc
+		return contract.Envelope{
+			DocID:       d.ID,
+			Content:     d.Content,
+			SourceURI:   d.SourceURI,
+			VersionHash: hexHash(d.VersionHash),
+			Timestamp:   time.Unix(0, d.UpdatedUnixNano).UTC(),
+			Trust:       trustFromTier(d.Trust),
+			Namespace:   d.Namespace,
+			Metadata:    vi.meta,
+		}, nil
+	}
+	var out []contract.Envelope
+	switch q.Mode {
+	case contract.Lexical, contract.Dense:
+		name := retrieverLexical
+		if q.Mode == contract.Dense {
+			name = retrieverDense
+		}
+		r, ok := got[name]
+		if !ok {
+			return nil, nil
+		}
+		for i, h := range r.hits {
+			if i == q.TopK {
+				break
+			}
+			e, err := env(h.Key)
+			if err != nil {
+				return nil, err
+			}
+			if name == retrieverLexical {
+				e.Score = contract.LexicalScore(r.raw[i], r.ub)
+				e.Explain = contract.Explain{LexicalRank: i + 1, LexicalScore: r.raw[i]}
+			} else {
+				e.Score = contract.DenseScore(c.o.Metric, float32(r.raw[i]))
+				e.Explain = contract.Explain{DenseRank: i + 1, DenseScore: r.raw[i]}
+			}
+			out = append(out, e)
+		}
+		return out, nil
+	}
+	// Hybrid.
+	method, err := fusion.ParseMethod(q.Fusion.Method)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	k := q.Fusion.K
+	if k == 0 {
+		k = fusion.DefaultK
+	}
+	var lists []fusion.List[uint32]
+	var weights []float64
+	raws := map[string]map[uint32]float64{}
+	for _, n := range []string{retrieverLexical, retrieverDense} {
+		w := q.Fusion.Weight(n)
+		if w == 0 {
+			continue // contributes nothing
+		}
+		weights = append(weights, w)
+		r, ok := got[n]
+		if !ok {
+			continue
+		}
+		lists = append(lists, fusion.List[uint32]{Name: n, Weight: w, Hits: r.hits})
+		m := make(map[uint32]float64, len(r.hits))
+		for i, h := range r.hits {
+			m[h.Key] = r.raw[i]
+		}
+		raws[n] = m
+	}
+	if len(lists) == 0 {
+		return nil, nil
+	}
+	fused, err := fusion.Fuse(lists, fusion.Options{Method: method, K: k, TopK: q.TopK, Window: q.Fusion.Window})
+	if err != nil {
+		return nil, fmt.Errorf("engine: fuse: %w", err)
+	}
+	for _, f := range fused {
+		e, err := env(f.Key)
+		if err != nil {
+			return nil, err
+		}
+		e.Score = f.Normalized
+		if method == fusion.RRF {
+			e.Score = contract.HybridScore(f.Score, k, weights...)
+		}
+		e.Explain.FusedScore = f.Score
+		for _, ct := range f.Explain {
+			if ct.Rank == 0 {
+				continue
+			}
+			switch ct.List {
+			case retrieverLexical:
+				e.Explain.LexicalRank = ct.Rank
+				e.Explain.LexicalScore = raws[retrieverLexical][f.Key]
+			case retrieverDense:
+				e.Explain.DenseRank = ct.Rank
+				e.Explain.DenseScore = raws[retrieverDense][f.Key]
+			}
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// verifyHits re-checks file:// sources when the query asks (Verify) or a
+// hit is older than q.Freshness. A stale hit is dropped (OnStale "drop") or
+// re-read and flagged ("reread"). Sources that cannot be checked (not
+// file://) are kept as they are.
+func (c *Collection) verifyHits(q *contract.Query, hits []contract.Envelope) ([]contract.Envelope, []contract.Dropped) {
+	if !q.Verify && q.Freshness <= 0 {
+		return hits, nil
+	}
+	now := time.Now()
+	var dropped []contract.Dropped
+	kept := hits[:0]
+	for _, h := range hits {
+		if !q.Verify && now.Sub(h.Timestamp) <= q.Freshness {
+			kept = append(kept, h)
+			continue
+		}
+		live, ok, err := c.verify.liveHash(h.SourceURI)
+		if err != nil {
+			kept = append(kept, h) // not verifiable
+			continue
+		}
+		if ok && live == h.VersionHash {
+			kept = append(kept, h)
+			continue
+		}
+		if c.o.OnStale == OnStaleReread && ok {
+			b, err := ReadSpan(h.SourceURI)
+			if err == nil && VersionHash(b) == live {
+				h.Content = string(b)
+				h.VersionHash = live
+				h.Reread = true
+				kept = append(kept, h)
+				continue
+			}
+		}
+		detail := "source span no longer exists"
+		if ok {
+			detail = "source changed: live hash " + live
+		}
+		dropped = append(dropped, contract.Dropped{DocID: h.DocID, Reason: contract.DropStale, Detail: detail})
+	}
+	return kept, dropped
+}
+
+func hexHash(h [32]byte) string {
+	const digits = "0123456789abcdef"
+	var b [64]byte
+	for i, x := range h {
+		b[2*i], b[2*i+1] = digits[x>>4], digits[x&15]
+	}
+	return string(b[:])
+}
