@@ -1,0 +1,116 @@
+// Package ivfpq is Strata's compressed vector index: an inverted file (IVF)
+// over a coarse k-means quantizer, with product-quantized (PQ) codes in the
+// lists, scanned by 8-bit ADC or 4-bit fast-scan kernels, optionally
+// refined with exact vectors. It also provides the 18-byte cold-tier codec.
+//
+// # Algorithm
+//
+// Training (Index.Train):
+//   - Coarse quantizer: Lloyd k-means (KMeans) with Nlist centroids on at
+//     most 256·Nlist points (FAISS's subsampling), random or k-means++
+//     (Arthur & Vassilvitskii 2007) initialisation, empty clusters repaired
+//     by splitting the largest, deterministic for a seed. Assignment is a
+//     blocked many-to-many kernel: ‖x‖² − 2⟨x,c⟩ + ‖c‖² (IP: −⟨x,c⟩) with ⟨x,c⟩ from
+//     asm.DotBatch over 64 KiB tiles of centroids (a Go loop for the
+//     2–16-float PQ sub-vectors, where the SIMD call overhead dominates),
+//     points split across goroutines.
+//   - Product quantizer (Jégou, Douze, Schmid, "Product quantization for
+//     nearest neighbor search", TPAMI 2011): the d dimensions are cut into
+//     M sub-spaces of d/M; each gets its own k-means codebook of 2^Nbits
+//     centroids, trained on the residuals x − c(x) to the coarse centroid
+//     ("IVFADC" of the paper, §IV; the default for L2) or on x itself (the
+//     default for IP, measured better on USE-512 embeddings).
+//
+// Search (Index.Search), for a query q:
+//  1. The Nprobe coarse centroids nearest to q are chosen (L2: smallest
+//     ‖q−c‖²; IP: largest ⟨q,c⟩).
+//  2. Per probed list, a lookup table (LUT) of M×2^Nbits partial distances
+//     is built: L2 by residual: ‖(q−c)_j − C_j[i]‖², one LUT per list; IP by
+//     residual: −⟨q_j, C_j[i]⟩, one LUT shared by all lists, plus the
+//     list's centroid term −⟨q,c⟩ (⟨q, c + r⟩ = ⟨q,c⟩ + ⟨q,r⟩); without
+//     residuals one shared LUT.
+//  3. The list's codes are scanned: Nbits = 8 with asm.ADCScan8 (M float
+//     lookups per vector, the paper's ADC); Nbits = 4 with asm.FastScan4
+//     (André, Kermarrec, Le Scouarnec, "Cache locality is not enough",
+//     VLDB 2015, and "Quicker ADC", TPAMI 2019; FAISS's
+//     IndexIVFPQFastScan layout: blocks of 32 vectors, two 4-bit codes per
+//     byte, LUTs quantised to uint8 and summed in uint16 by in-register
+//     shuffles). Tombstoned ids and ids missing from the allow-list are
+//     skipped inside the scan, and the best candidates kept in a bounded
+//     max-heap.
+//  4. Refine (FAISS IndexRefineFlat): with exact vectors set and KFactor
+//     ≥ 1, the best k·KFactor candidates are rescored exactly and the best
+//     k returned.
+//
+// For IP the coarse k-means assigns by largest inner product (FAISS's
+// IndexFlatIP quantizer), and so do Add and probing; for L2 by nearest
+// centroid.
+//
+// Removal marks ids in a tombstone bitmap, checked during the scan, so a
+// removed id is hidden from the next search; Compact rewrites the lists
+// without them (FAISS has no remove_ids for fast-scan indexes).
+//
+// # Accuracy of the 4-bit path
+//
+// The float LUT is quantised to uint8 (quantizeLUT4, asm.QuantizeLUT4's
+// contract): each sub-table is shifted by its minimum (bias = Σ minima)
+// and all are scaled by one factor a = min(255 / max span,
+// (65535 − M) / Σ spans), so no sum of M entries can wrap uint16. Each
+// entry is off by ≤ 0.5/a, so a fast-scan distance is within M·0.5/a of
+// the float ADC distance (plus float32 rounding); the integer sums
+// themselves are exact (TestFastScan4ExactAndBound). Refinement removes
+// the quantisation error from the final ranking.
+//
+// # Complexity
+//
+//   - Train: O(Iters·(n_c·Nlist·d + n_p·2^Nbits·d)) with n_c ≤ 256·Nlist and
+//     n_p ≤ 256·2^Nbits training points.
+//   - Add: O(n·(Nlist·d + 2^Nbits·d)) (assignment and encoding).
+//   - Search: O(Nlist·d) coarse + O(Nprobe·M·2^Nbits·d/M) LUTs (one per list
+//     for L2 by residual, else one) + O(Σ probed list lengths·M) scan +
+//     O(k·KFactor·d) refine.
+//   - Memory per vector: M·Nbits/8 bytes of code + 4 bytes of id (4-bit
+//     lists are padded to 32-vector blocks), plus Nlist·d + 2^Nbits·d
+//     floats of centroids per index; refine vectors (4·d bytes) live
+//     outside, e.g. mmap'd. Example, d = 512, M = 64, Nbits = 8: 68 bytes
+//     per vector against 2048 for float32 — 30×.
+//
+// # File format (version 1)
+//
+// All integers little-endian; sections start 8-byte aligned (zero
+// padding), so an mmap'd file gives aligned ids and codes:
+//
+//	offset 0  +--------------------------------------------------+
+//	          | magic "STRAIVPQ"                         8 bytes |
+//	          | version u32 = 1 | flags u32 (bit 0: residual)    |
+//	          | dim u32 | metric u32 (1 l2, 2 ip) | nlist u32    |
+//	          | M u32 | nbits u32 | reserved u32                 |
+//	          | ntotal u64 (stored vectors, incl. tombstoned)    |
+//	          | nextID u64 (1 + largest id ever added, ≤ 2^32)   |
+//	          | zero padding to 64                               |
+//	offset 64 +--------------------------------------------------+
+//	          | coarse centroids: nlist×dim f32                  |
+//	          | PQ codebooks: M×2^nbits×(dim/M) f32              |
+//	          | list directory: nlist × {count u64, bytes u64}   |
+//	          | ids: ntotal u32, list after list                 |
+//	          | codes: list after list; 8-bit: count×M bytes;    |
+//	          |   4-bit: ceil(count/32) blocks of asm.PackCodes4 |
+//	          | tombstones: roaring bitmap, portable format      |
+//	footer    +--------------------------------------------------+
+//	          | 6 × {offset u64, length u64}: the sections above |
+//	          | CRC32C (Castagnoli) u32 of bytes [0, here)       |
+//	          | version u32 | magic "STRAIVPE"                   |
+//	          +--------------------------------------------------+
+//
+// Open verifies magic, version (newer → ErrVersion), CRC, every section
+// bound and length against the header, per-list code sizes, unique ids
+// and the tombstone set; any failure is a *CorruptError with the byte
+// offset. Codes and (when aligned) ids alias the opened bytes.
+//
+// # Cold-tier codec
+//
+// ColdCodec encodes a vector in ColdCodeSize = 18 bytes: the uint16 id of
+// its IVF centroid (Nlist ≤ 65536) then M = 16 8-bit PQ codes of its
+// residual. Scan visits the codes grouped by centroid (one LUT per probed
+// centroid) and reranks with exact vectors when given.
+package ivfpq

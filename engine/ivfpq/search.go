@@ -1,0 +1,339 @@
+package ivfpq
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/stratasearch/strata/asm"
+)
+
+// topk is a bounded max-heap of (distance, id): it keeps the k smallest.
+type topk struct {
+	k   int
+	d   []float32
+	ids []uint32
+}
+
+func (h *topk) full() bool { return len(h.d) >= h.k }
+
+// worst returns the largest kept distance (valid when full).
+func (h *topk) worst() float32 { return h.d[0] }
+
+func (h *topk) push(d float32, id uint32) {
+	if len(h.d) < h.k {
+		h.d = append(h.d, d)
+		h.ids = append(h.ids, id)
+		i := len(h.d) - 1
+		for i > 0 {
+			p := (i - 1) / 2
+			if h.d[p] >= h.d[i] {
+				break
+			}
+			h.d[p], h.d[i] = h.d[i], h.d[p]
+			h.ids[p], h.ids[i] = h.ids[i], h.ids[p]
+			i = p
+		}
+		return
+	}
+	if d >= h.d[0] {
+		return
+	}
+	h.d[0], h.ids[0] = d, id
+	i, n := 0, len(h.d)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		c := l
+		if r := l + 1; r < n && h.d[r] > h.d[l] {
+			c = r
+		}
+		if h.d[c] <= h.d[i] {
+			break
+		}
+		h.d[c], h.d[i] = h.d[i], h.d[c]
+		h.ids[c], h.ids[i] = h.ids[i], h.ids[c]
+		i = c
+	}
+}
+
+// sorted returns the kept entries best first (ties by id).
+func (h *topk) sorted() []Result {
+	out := make([]Result, len(h.d))
+	for i := range out {
+		out[i] = Result{ID: h.ids[i], Distance: h.d[i]}
+	}
+	sortResults(out)
+	return out
+}
+
+func sortResults(r []Result) {
+	slices.SortFunc(r, func(a, b Result) int {
+		switch {
+		case a.Distance < b.Distance:
+			return -1
+		case a.Distance > b.Distance:
+			return 1
+		case a.ID < b.ID:
+			return -1
+		case a.ID > b.ID:
+			return 1
+		}
+		return 0
+	})
+}
+
+// scratch holds one search's buffers; pooled per Index.
+type scratch struct {
+	cd, lut, r, out []float32
+	acc             []uint16
+	q4              []uint8
+	luts            [1][]uint8
+	accs            [1][]uint16
+	heap, probe     topk
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// scanChunk is the number of vectors scanned per kernel call (a multiple
+// of the fast-scan block).
+const scanChunk = 256
+
+// Search returns the k nearest live vectors to q (Dim float32), best first
+// (ascending distance, ties by id); fewer when the probed lists hold fewer
+// allowed live vectors.
+//
+// The Nprobe coarse centroids nearest to q (L2: smallest ‖q−c‖²; IP:
+// largest ⟨q,c⟩) select the lists. Per probed list the PQ LUT is built
+// (L2 by residual: on q − c, one per list; IP by residual: shared, with the
+// list's centroid term −⟨q,c⟩ added to every code's distance; no residual:
+// shared) and the codes are scanned with asm.ADCScan8 (Nbits 8) or
+// asm.FastScan4 on uint8-quantised LUTs (Nbits 4); tombstoned and
+// disallowed ids are skipped inside the scan. With refine vectors and
+// KFactor ≥ 1, the best k·KFactor candidates are rescored exactly.
+// Errors: ErrNotTrained, ErrDimension, ErrInvalidArgument (k < 1, NaN or
+// Inf in q, a refined id with no refine vector).
+// Cost: O(Nlist·d + Nprobe·(LUT + list length·M)).
+func (ix *Index) Search(q []float32, k int, p SearchParams) ([]Result, error) {
+	o := ix.opts
+	if len(q) != o.Dim {
+		return nil, fmt.Errorf("%w: query has %d floats, want %d", ErrDimension, len(q), o.Dim)
+	}
+	if k < 1 {
+		return nil, fmt.Errorf("%w: k = %d, want ≥ 1", ErrInvalidArgument, k)
+	}
+	if !finite(q) {
+		return nil, fmt.Errorf("%w: query contains NaN or Inf", ErrInvalidArgument)
+	}
+	if p.KFactor < 0 || p.Nprobe < 0 {
+		return nil, fmt.Errorf("%w: negative Nprobe or KFactor", ErrInvalidArgument)
+	}
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if !ix.trained {
+		return nil, ErrNotTrained
+	}
+	refine := ix.refine != nil && p.KFactor >= 1
+	kk := k
+	if refine {
+		kk = k * p.KFactor
+	}
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	h := &sc.heap
+	h.k, h.d, h.ids = kk, h.d[:0], h.ids[:0]
+	ix.scan(q, p, h, sc)
+	if !refine {
+		return h.sorted(), nil
+	}
+	d := o.Dim
+	res := make([]Result, len(h.d))
+	for i, id := range h.ids {
+		if int64(id)*int64(d)+int64(d) > int64(len(ix.refine)) {
+			return nil, fmt.Errorf("%w: id %d has no refine vector (%d rows)", ErrInvalidArgument, id, len(ix.refine)/d)
+		}
+		v := ix.refine[int(id)*d : int(id)*d+d]
+		var dist float32
+		if o.Metric == IP {
+			dist = -asm.Dot(q, v)
+		} else {
+			dist = asm.L2Sq(q, v)
+		}
+		res[i] = Result{ID: id, Distance: dist}
+	}
+	sortResults(res)
+	if len(res) > k {
+		res = res[:k]
+	}
+	return res, nil
+}
+
+// probe returns the nprobe lists nearest to q and their coarse terms
+// (L2: ‖q−c‖²; IP: −⟨q,c⟩), best first.
+func (ix *Index) probe(q []float32, nprobe int, sc *scratch) ([]int, []float32) {
+	o := ix.opts
+	if sc == nil {
+		sc = new(scratch)
+	}
+	sc.cd = grow(sc.cd, o.Nlist)
+	cd := sc.cd
+	if o.Metric == IP {
+		asm.DotBatch(q, ix.coarse, cd)
+		for i := range cd {
+			cd[i] = -cd[i]
+		}
+	} else {
+		asm.L2SqBatch(q, ix.coarse, cd)
+	}
+	h := &sc.probe
+	h.k, h.d, h.ids = nprobe, h.d[:0], h.ids[:0]
+	for l, v := range cd {
+		h.push(v, uint32(l))
+	}
+	r := h.sorted()
+	lists := make([]int, len(r))
+	terms := make([]float32, len(r))
+	for i, x := range r {
+		lists[i] = int(x.ID)
+		terms[i] = x.Distance
+	}
+	return lists, terms
+}
+
+// scan pushes every allowed live vector of the probed lists into h with its
+// PQ distance estimate.
+func (ix *Index) scan(q []float32, p SearchParams, h *topk, sc *scratch) {
+	o := ix.opts
+	nprobe := min(max(p.Nprobe, 1), o.Nlist)
+	lists, terms := ix.probe(q, nprobe, sc)
+	pq := ix.pq
+	sc.lut = grow(sc.lut, o.M*pq.Ksub)
+	lut := sc.lut
+	perList := o.byResidual() && o.Metric == L2
+	if !perList {
+		pq.LUT(q, o.Metric, lut)
+	}
+	var r []float32
+	if perList {
+		sc.r = grow(sc.r, o.Dim)
+		r = sc.r
+	}
+	var deleted *roaring.Bitmap
+	if !ix.deleted.IsEmpty() {
+		deleted = ix.deleted
+	}
+	visible := func(id uint32) bool {
+		return (deleted == nil || !deleted.Contains(id)) && (p.Allow == nil || p.Allow.Contains(id)) &&
+			(p.AllowFunc == nil || p.AllowFunc(id))
+	}
+	var q4 []uint8
+	var scale, bias float32
+	if o.Nbits == 4 {
+		sc.q4 = grow(sc.q4, asm.FastScan4BlockBytes(o.M))
+		q4 = sc.q4
+		if !perList {
+			scale, bias = quantizeLUT4(lut, o.M, q4)
+		}
+	}
+	sc.out = grow(sc.out, scanChunk)
+	sc.acc = grow(sc.acc, scanChunk)
+	out, acc := sc.out, sc.acc
+	for pi, l := range lists {
+		L := &ix.lists[l]
+		n := len(L.ids)
+		if n == 0 {
+			continue
+		}
+		var cterm float32
+		if o.byResidual() && o.Metric == IP {
+			cterm = terms[pi]
+		}
+		if perList {
+			copy(r, q)
+			subtract(r, ix.coarse[l*o.Dim:(l+1)*o.Dim])
+			pq.LUT(r, L2, lut)
+			if o.Nbits == 4 {
+				scale, bias = quantizeLUT4(lut, o.M, q4)
+			}
+		}
+		if o.Nbits == 8 {
+			for off := 0; off < n; off += scanChunk {
+				cnt := min(scanChunk, n-off)
+				asm.ADCScan8(L.codes[off*o.M:(off+cnt)*o.M], o.M, lut, out[:cnt])
+				for i, dv := range out[:cnt] {
+					dv += cterm
+					if h.full() && dv >= h.worst() {
+						continue
+					}
+					if id := L.ids[off+i]; visible(id) {
+						h.push(dv, id)
+					}
+				}
+			}
+			continue
+		}
+		bsz := asm.FastScan4BlockBytes(o.M)
+		for off := 0; off < n; off += scanChunk {
+			cnt := min(scanChunk, n-off)
+			nb := asm.FastScan4Blocks(cnt)
+			b0 := off / asm.FastScanBlock
+			sc.luts[0], sc.accs[0] = q4, acc
+			asm.FastScan4(L.codes[b0*bsz:(b0+nb)*bsz], nb, o.M, sc.luts[:], sc.accs[:])
+			asm.FastScan4Distances(out[:cnt], acc[:cnt], scale, bias)
+			for i, dv := range out[:cnt] {
+				dv += cterm
+				if h.full() && dv >= h.worst() {
+					continue
+				}
+				if id := L.ids[off+i]; visible(id) {
+					h.push(dv, id)
+				}
+			}
+		}
+	}
+}
+
+// SearchBatch searches nq = len(queries)/Dim queries (nq×Dim float32,
+// row-major) with Search's semantics, on up to threads goroutines (≤ 0:
+// Options.Threads), and returns one result list per query. The first
+// error (by query index) is returned.
+func (ix *Index) SearchBatch(queries []float32, k int, p SearchParams, threads int) ([][]Result, error) {
+	d := ix.opts.Dim
+	if len(queries)%d != 0 {
+		return nil, fmt.Errorf("%w: %d query floats is not a multiple of Dim = %d", ErrDimension, len(queries), d)
+	}
+	nq := len(queries) / d
+	if threads <= 0 {
+		threads = ix.opts.Threads
+	}
+	threads = max(1, min(threads, nq))
+	out := make([][]Result, nq)
+	errs := make([]error, nq)
+	var wg sync.WaitGroup
+	for t := 0; t < threads; t++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := t; i < nq; i += threads {
+				out[i], errs[i] = ix.Search(queries[i*d:(i+1)*d], k, p)
+			}
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("query %d: %w", i, err)
+		}
+	}
+	return out, nil
+}

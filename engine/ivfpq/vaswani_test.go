@@ -1,0 +1,121 @@
+package ivfpq
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stratasearch/strata/asm"
+	"github.com/stratasearch/strata/datasets"
+	"github.com/stratasearch/strata/eval"
+)
+
+// loadVaswani returns the Vaswani USE-512 documents and queries, skipping
+// the test when the dataset directory is absent (failing under CI=true).
+func loadVaswani(t testing.TB) (base, queries datasets.Matrix[float32]) {
+	t.Helper()
+	dir, err := datasets.Dir()
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	base, err = datasets.ReadFvecs(filepath.Join(dir, "vaswani", "use512-docs.fvecs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	queries, err = datasets.ReadFvecs(filepath.Join(dir, "vaswani", "use512-queries.fvecs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return base, queries
+}
+
+// exactIP returns the brute-force top-k ids and inner products (largest
+// first) of every query.
+func exactIP(base, queries datasets.Matrix[float32], k int) ([][]uint32, [][]float32) {
+	ids, negs := bruteForce(base.Data, queries.Data, base.D, k, IP, nil)
+	sims := make([][]float32, len(negs))
+	for i, row := range negs {
+		for _, v := range row {
+			sims[i] = append(sims[i], -v)
+		}
+	}
+	return ids, sims
+}
+
+// recallIP is eval.MeanRecall@k with the tie rule, on true inner products.
+func recallIP(t *testing.T, base datasets.Matrix[float32], queries datasets.Matrix[float32], got [][]Result, gtIDs [][]uint32, gtSims [][]float32, k int) float64 {
+	t.Helper()
+	ids := make([][]uint32, len(got))
+	sims := make([][]float32, len(got))
+	for qi, rs := range got {
+		q := queries.Row(qi)
+		for _, r := range rs {
+			ids[qi] = append(ids[qi], r.ID)
+			sims[qi] = append(sims[qi], asm.Dot(q, base.Row(int(r.ID))))
+		}
+	}
+	r, err := eval.MeanRecall(ids, sims, gtIDs, gtSims, k, eval.LargerIsBetter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestVaswaniRecall is the real-data acceptance test: Vaswani
+// USE-512 (11,429 × 512, 93 queries), inner product, nlist = 64, nprobe = 16:
+// 8-bit M = 64 refined ×4 → recall@10 ≥ 0.95; 4-bit fast-scan M = 128
+// refined ×10 → recall@10 ≥ 0.90 (recall before refine is logged).
+func TestVaswaniRecall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real-data recall runs without -short")
+	}
+	base, queries := loadVaswani(t)
+	const k = 10
+	gtIDs, gtSims := exactIP(base, queries, k)
+	for _, c := range []struct {
+		nbits, m, kfactor int
+		want              float64
+	}{{8, 64, 4, 0.95}, {4, 128, 10, 0.90}} {
+		o := Options{Dim: base.D, Metric: IP, Nlist: 64, M: c.m, Nbits: c.nbits, Seed: 1}
+		ix, err := New(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t0 := time.Now()
+		if err := ix.Train(base.Data); err != nil {
+			t.Fatal(err)
+		}
+		t1 := time.Now()
+		if _, err := ix.Add(nil, base.Data); err != nil {
+			t.Fatal(err)
+		}
+		t2 := time.Now()
+		if err := ix.SetRefineVectors(base.Data); err != nil {
+			t.Fatal(err)
+		}
+		var raw, ref [][]Result
+		for qi := 0; qi < queries.N; qi++ {
+			a, err := ix.Search(queries.Row(qi), k, SearchParams{Nprobe: 16})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := ix.Search(queries.Row(qi), k, SearchParams{Nprobe: 16, KFactor: c.kfactor})
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, ref = append(raw, a), append(ref, b)
+		}
+		r0 := recallIP(t, base, queries, raw, gtIDs, gtSims, k)
+		r1 := recallIP(t, base, queries, ref, gtIDs, gtSims, k)
+		t.Logf("vaswani IP nlist=64 nprobe=16 nbits=%d M=%d: recall@10 (tie rule) before refine %.4f, refined ×%d %.4f; id-only %.4f / %.4f (train %v, add %v)",
+			c.nbits, c.m, r0, c.kfactor, r1, recallAt(raw, gtIDs, k), recallAt(ref, gtIDs, k),
+			t1.Sub(t0).Round(time.Millisecond), t2.Sub(t1).Round(time.Millisecond))
+		if r1 < c.want {
+			t.Errorf("nbits=%d M=%d: refined recall@10 = %.4f, want ≥ %.2f", c.nbits, c.m, r1, c.want)
+		}
+	}
+}
