@@ -117,6 +117,12 @@ func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 	n := int(ix.next)
 	slots := int(ix.upperUsed)
 	ix.allocMu.Unlock()
+	// A concurrent Add may have reserved ids and upper slots (alloc) but not
+	// yet grown the arrays (ensureCap) or stored the vector. Such nodes are
+	// not present yet, and every stored node fits in the arrays, so clamping
+	// to the allocated capacity drops only nodes no Add has returned.
+	n = min(n, len(ix.levels))
+	slots = min(slots, len(ix.upper)/ix.strideU)
 	words := (n + 31) / 32
 
 	var h [headerSize]byte
