@@ -1,0 +1,58 @@
+// Package bench is Strata's benchmark harness (issue 10): it runs
+// benchmark suites against peer engines on the same data and writes
+//
+//	results.json   the schema below (Results), SchemaVersion "strata-bench/v1"
+//	report.md      machine header, ratio tables Strata/peer (the headline),
+//	               absolute figures labelled machine-specific
+//	*.png          recall@10 vs QPS per data set (gonum/plot, ann-benchmarks
+//	               style: recall on x, QPS on a log y axis, one line per engine)
+//
+// Command: go run ./bench/cmd/strata-bench SUITE... [--quick] [--threads N]
+// [--out DIR] [--datasets a,b].
+//
+// # Suites
+//
+// Suites register themselves (Register) from their own files; the harness
+// runs them in the order given. Landed:
+//
+//   - kernels: every asm kernel at every dispatch level the CPU supports,
+//     as a speed-up over the pure-Go generic level, with GFLOP/s or codes/s
+//     and the input GB/s as a fraction of asm.Bandwidth (single-thread
+//     read bandwidth). Streaming kernels read 128 MiB (quick: 64 MiB).
+//   - ann: engine/hnsw against hnswlib 0.6.2 (our C++ driver, g++ -O3
+//     -march=native against Debian's libhnswlib-dev, and Debian's
+//     python3-hnswlib for reference), USearch (npm usearch@2.26.2, Node)
+//     and FAISS IndexHNSWFlat (Debian python3-faiss), on Vaswani USE-512
+//     (inner product), fashion-mnist-784 (L2) and glove-6b-100-angular
+//     (inner product on unit vectors); M/efConstruction 16/200 (32/200 for
+//     GloVe), k = 10, one thread, an efSearch sweep. Recall@10 is computed
+//     here for every engine from the ids it returned, against one exact
+//     ground truth, with eval's tie rule; QPS is interpolated at recall
+//     0.90/0.95/0.99.
+//
+// Planned suites (lexical, hybrid, ingest, staleness, server) add a file
+// with a Suite and an init() that calls Register, append their runs to a
+// new Results field and their ratios to Results.Ratios.
+//
+// # Fairness
+//
+// Peers are long-lived child processes speaking a line protocol (peer.go):
+// they read the same fvecs files the harness wrote, build once, and answer
+// "search EF S" with the ids of one pass over the whole query set in one
+// batch call (repeated for S seconds to time it). Keeping them alive lets
+// the harness alternate engines: builds in a rotated order, then each
+// efSearch point on every engine before the next point, so load from other
+// processes on a shared machine falls on all engines alike. The sweep is
+// repeated (3 rounds, quick 2, the engine order rotated each round) and
+// each point keeps its best throughput. Every engine
+// reports wall time and its process CPU time (getrusage RUSAGE_SELF), and
+// ratios are given for both. A missing peer is an error, never a skip.
+//
+// # Quick mode
+//
+// --quick keeps the first QuickBase (20,000) base vectors and the first
+// QuickQueries (500) queries of each data set, recomputes the exact ground
+// truth on that subset by brute force, sweeps fewer efSearch values and
+// times each point for 0.1 s in 2 rounds (full: 0.2 s, 3 rounds); the
+// report states the subsampling.
+package bench

@@ -1,0 +1,131 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// Config is what every suite receives. Zero values get the defaults below
+// (see EnsureDefaults).
+type Config struct {
+	// Quick selects the subsampled mode (under 5 minutes on 2 cores).
+	Quick bool
+	// Threads is the thread count per engine. The ann suite supports 1
+	// only (the single-thread comparison of issue 4). Default 1.
+	Threads int
+	// OutDir receives results.json, report.md and the PNG plots. Required.
+	OutDir string
+	// Datasets restricts the ann suite to these names (see ANNDatasets);
+	// empty = all.
+	Datasets []string
+	// RepoRoot is the module root (to find bench/peers). Default: found
+	// from the working directory.
+	RepoRoot string
+	// WorkDir holds temporary data files and peer builds. Default: a new
+	// temporary directory, removed at the end.
+	WorkDir string
+	// NodeModules is a directory with node_modules/usearch installed.
+	// Default: <user cache>/strata/bench-npm (installed there with
+	// `npm install usearch@2.26.2` when missing).
+	NodeModules string
+	// Synthetic, when set, replaces the real data sets of the ann suite
+	// with this generated one (used by the harness's own test).
+	Synthetic *SyntheticSpec
+	// Log receives progress lines. Default io.Discard.
+	Log io.Writer
+	// Command is recorded in results.json.
+	Command string
+}
+
+// SyntheticSpec is a generated data set: N base and NQ query vectors of
+// dimension D from a seeded Gaussian mixture.
+type SyntheticSpec struct {
+	N, NQ, D int
+	Metric   string // "l2" or "ip" (vectors normalised)
+	Seed     uint64
+}
+
+// Validate reports every problem with c, joined.
+func (c Config) Validate() error {
+	var errs []string
+	if c.OutDir == "" {
+		errs = append(errs, "bench: Config.OutDir is empty")
+	}
+	if c.Threads < 0 {
+		errs = append(errs, fmt.Sprintf("bench: Config.Threads = %d, want ≥ 1", c.Threads))
+	}
+	if s := c.Synthetic; s != nil {
+		if s.N < 20 || s.NQ < 1 || s.D < 1 {
+			errs = append(errs, fmt.Sprintf("bench: Synthetic %d×%d with %d queries, want N ≥ 20, NQ ≥ 1, D ≥ 1", s.N, s.D, s.NQ))
+		}
+		if s.Metric != "l2" && s.Metric != "ip" {
+			errs = append(errs, fmt.Sprintf("bench: Synthetic.Metric = %q, want l2 or ip", s.Metric))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// EnsureDefaults fills zero fields with their defaults.
+func (c Config) EnsureDefaults() Config {
+	if c.Threads == 0 {
+		c.Threads = 1
+	}
+	if c.Log == nil {
+		c.Log = io.Discard
+	}
+	return c
+}
+
+func (c Config) logf(format string, args ...any) {
+	fmt.Fprintf(c.Log, format+"\n", args...)
+}
+
+// Suite is one benchmark family. Run appends its runs and ratios to res;
+// an error aborts the whole invocation (a missing peer is an error).
+type Suite interface {
+	Name() string
+	Run(ctx context.Context, cfg Config, res *Results) error
+}
+
+var registry = map[string]Suite{}
+
+// Register adds a suite; later suites (lexical, hybrid, ingest, staleness,
+// server) register themselves from their own files with an init function.
+// It panics on a duplicate name (a programming error at init time).
+func Register(s Suite) {
+	if _, dup := registry[s.Name()]; dup {
+		panic("bench: duplicate suite " + s.Name())
+	}
+	registry[s.Name()] = s
+}
+
+// Suites lists the registered suite names, sorted.
+func Suites() []string {
+	var names []string
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func lookup(names []string) ([]Suite, error) {
+	if len(names) == 0 {
+		return nil, fmt.Errorf("bench: no suite given (have %s)", strings.Join(Suites(), ", "))
+	}
+	var out []Suite
+	for _, n := range names {
+		s, ok := registry[n]
+		if !ok {
+			return nil, fmt.Errorf("bench: unknown suite %q (have %s)", n, strings.Join(Suites(), ", "))
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
