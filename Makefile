@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    ?= ./...
 BENCHTIME ?= 1s
 
-.PHONY: all build test test-short test-arm64 test-avx2 lint bench bench-quick datasets peers demo clean
+.PHONY: all build test test-short test-arm64 test-avx2 lint bench bench-quick bench-go datasets peers demo clean
 
 all: build
 
@@ -35,13 +35,17 @@ lint:
 	GOARCH=arm64 $(GO) vet $(PKGS)
 	$(GO) vet -tags noasm $(PKGS)
 
-## bench: full Go benchmarks (kernels, indexes). Heavy; not part of CI.
-bench:
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime=$(BENCHTIME) $(PKGS)
+## bench: the full harness (kernels, ann) against the peers; report in bench/results/full. Heavy; not part of CI.
+bench: peers datasets
+	$(GO) run ./bench/cmd/strata-bench kernels ann --out bench/results/full
 
-## bench-quick: a short pass over the benchmarks, to check they run.
-bench-quick:
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime=100ms -short $(PKGS)
+## bench-quick: the harness on subsampled data (< 5 min on 2 cores); report in bench/results/quick.
+bench-quick: peers datasets
+	$(GO) run ./bench/cmd/strata-bench kernels ann --quick --out bench/results/quick
+
+## bench-go: every Go micro-benchmark, once.
+bench-go:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime=$(BENCHTIME) $(PKGS)
 
 ## datasets: fetch + convert fashion-mnist-784 and glove-6b-100-angular, with ground truth, into $$STRATA_CACHE.
 datasets:
@@ -49,8 +53,7 @@ datasets:
 
 ## peers: the comparison engines.
 peers:
-	./scripts/ensure-apt.sh python3-faiss python3-hnswlib python3-xapian sqlite3 python3-numpy \
-		libhnswlib-dev libxapian-dev libsqlite3-dev libopenblas0-pthread g++
+	./scripts/peers.sh
 
 demo:
 	./scripts/demo.sh

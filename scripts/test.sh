@@ -10,7 +10,9 @@
 # Real datasets are read from $STRATA_DATASETS or ../shared/datasets.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# qemu-user for the emulated CPU paths; the peer engines for the bench harness test.
 "$(dirname "$0")/ensure-apt.sh" qemu-user-static
+"$(dirname "$0")/peers.sh"
 
 step() { printf '\n=== %s (%s)\n' "$*" "$(date +%T)"; }
 start=$(date +%s)
