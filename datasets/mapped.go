@@ -3,6 +3,7 @@ package datasets
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/stratasearch/strata/internal/mmap"
 	"os"
 	"unsafe"
 )
@@ -52,8 +53,8 @@ func openMapped[T Elem](path string) (*Mapped[T], error) {
 	var b []byte
 	unmap := func() error { return nil }
 	if size > 0 {
-		if littleEndian && mmapSupported {
-			b, unmap, err = mmapFile(f, int(size))
+		if littleEndian && mmap.Supported {
+			b, unmap, err = mmap.MapFile(f)
 		} else {
 			b, err = os.ReadFile(path)
 		}
@@ -67,7 +68,7 @@ func openMapped[T Elem](path string) (*Mapped[T], error) {
 		return nil, err
 	}
 	m.unmap = unmap
-	if !littleEndian || !mmapSupported {
+	if !littleEndian || !mmap.Supported {
 		// Decode once so Row needs no unsafe view.
 		m.dec = Matrix[T]{N: m.n, D: m.d, Data: make([]T, m.n*m.d)}
 		for i := 0; i < m.n; i++ {

@@ -1,0 +1,25 @@
+package hnsw
+
+import (
+	"fmt"
+
+	"github.com/stratasearch/strata/internal/mmap"
+)
+
+// OpenFile maps path read-only (mmap on unix; read into memory elsewhere)
+// and opens the index over the mapping without copying it into the heap.
+// Close unmaps it. Errors name path; corrupt content gives a *CorruptError
+// with the byte offset.
+func OpenFile(path string) (*Index, error) {
+	data, release, err := mmap.Map(path)
+	if err != nil {
+		return nil, fmt.Errorf("hnsw: %w", err)
+	}
+	ix, err := openBytes(data, path)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	ix.closer = release
+	return ix, nil
+}
