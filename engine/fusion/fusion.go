@@ -18,6 +18,10 @@ const (
 	MinMax
 	// ZScore is a convex combination of z-score normalised scores.
 	ZScore
+	// MaxNorm is a convex combination of scores divided by the list's
+	// largest absolute score in the window (s / max|s|, so the best hit of a
+	// positive-scored list maps to 1); absent documents get 0.
+	MaxNorm
 )
 
 func (m Method) String() string {
@@ -28,11 +32,14 @@ func (m Method) String() string {
 		return "minmax"
 	case ZScore:
 		return "zscore"
+	case MaxNorm:
+		return "maxnorm"
 	}
 	return fmt.Sprintf("Method(%d)", int(m))
 }
 
-// ParseMethod maps "rrf", "minmax" and "zscore" to a Method.
+// ParseMethod maps "rrf" (or ""), "minmax", "zscore" and "maxnorm" to a
+// Method.
 func ParseMethod(s string) (Method, error) {
 	switch s {
 	case "rrf", "":
@@ -41,8 +48,10 @@ func ParseMethod(s string) (Method, error) {
 		return MinMax, nil
 	case "zscore":
 		return ZScore, nil
+	case "maxnorm":
+		return MaxNorm, nil
 	}
-	return 0, fmt.Errorf("fusion: unknown method %q (want rrf, minmax or zscore)", s)
+	return 0, fmt.Errorf("fusion: unknown method %q (want rrf, minmax, zscore or maxnorm)", s)
 }
 
 // DefaultK is the RRF constant k of Cormack et al. (2009).
@@ -52,7 +61,8 @@ const DefaultK = 60
 type Options struct {
 	// Method is the fusion rule. Default RRF.
 	Method Method
-	// K is the RRF constant k (> 0). Default 60. Ignored by MinMax / ZScore.
+	// K is the RRF constant k (> 0). Default 60. Ignored by MinMax, ZScore
+	// and MaxNorm.
 	K float64
 	// TopK is the number of fused hits returned (≥ 0; 0 means all).
 	TopK int
@@ -77,7 +87,7 @@ var ErrInvalid = errors.New("fusion: invalid argument")
 // Validate reports every problem with o at once.
 func (o *Options) Validate() error {
 	var errs []error
-	if o.Method < RRF || o.Method > ZScore {
+	if o.Method < RRF || o.Method > MaxNorm {
 		errs = append(errs, fmt.Errorf("%w: unknown method %d", ErrInvalid, int(o.Method)))
 	}
 	if !(o.K > 0) || math.IsInf(o.K, 0) {
@@ -93,7 +103,7 @@ func (o *Options) Validate() error {
 }
 
 // Hit is one entry of an input list: a key and the retriever's raw score
-// (higher is better; only MinMax and ZScore read it).
+// (higher is better; only MinMax, ZScore and MaxNorm read it).
 type Hit[K cmp.Ordered] struct {
 	Key   K
 	Score float64
@@ -123,7 +133,8 @@ type Fused[K cmp.Ordered] struct {
 	Score float64
 	// Normalized is Score mapped into [0, 1]: for RRF, Score divided by the
 	// best achievable score Σ w_m/(k+1); for MinMax, Score / Σ w_m; for
-	// ZScore, a logistic map of Score / Σ w_m. Monotone in Score.
+	// ZScore, a logistic map of Score / Σ w_m; for MaxNorm, Score / Σ w_m
+	// clamped to [0, 1]. Non-decreasing in Score.
 	Normalized float64
 	// Explain has one entry per input list, in input order.
 	Explain []Contribution
@@ -132,7 +143,7 @@ type Fused[K cmp.Ordered] struct {
 // Fuse merges lists into one ranking of at most opt.TopK hits (all when
 // TopK is 0), sorted by fused score descending, then key ascending.
 // It returns an error wrapping ErrInvalid for bad options, weights or
-// non-finite scores (MinMax / ZScore only).
+// non-finite scores (MinMax, ZScore and MaxNorm only).
 func Fuse[K cmp.Ordered](lists []List[K], opt Options) ([]Fused[K], error) {
 	opt.EnsureDefaults()
 	if err := opt.Validate(); err != nil {
@@ -253,6 +264,15 @@ func normaliser[K cmp.Ordered](m Method, hits []Hit[K]) (func(float64) float64, 
 		}
 		f := func(s float64) float64 { return (s - mean) / sd }
 		return f, f(lo)
+	case MaxNorm:
+		var m float64
+		for _, h := range hits {
+			m = max(m, math.Abs(h.Score))
+		}
+		if m == 0 {
+			return func(float64) float64 { return 0 }, 0
+		}
+		return func(s float64) float64 { return s / m }, 0
 	}
 	return nil, 0
 }
@@ -265,7 +285,7 @@ func normalize(opt Options, s, wsum float64) float64 {
 	switch opt.Method {
 	case RRF:
 		v = s / (wsum / (opt.K + 1))
-	case MinMax:
+	case MinMax, MaxNorm:
 		v = s / wsum
 	case ZScore:
 		v = 1 / (1 + math.Exp(-s/wsum))
