@@ -19,6 +19,12 @@ import (
 // image, the number of batches acknowledged before the crash, and the
 // number submitted (acknowledged or in flight) at the crash.
 func crashRound(o Options, mem *vfs.MemFS, seed, start uint64, n, crashAt int, rng *rand.Rand) (image *vfs.MemFS, acked, submitted uint64, err error) {
+	return crashRoundMaint(o, mem, seed, start, n, crashAt, rng, nil)
+}
+
+// crashRoundMaint is crashRound with maint called after every
+// acknowledged batch (flushes and compactions in the tiered crash test).
+func crashRoundMaint(o Options, mem *vfs.MemFS, seed, start uint64, n, crashAt int, rng *rand.Rand, maint func(s *Store, i uint64) error) (image *vfs.MemFS, acked, submitted uint64, err error) {
 	var ackedN, submittedN atomic.Uint64
 	ackedN.Store(start)
 	submittedN.Store(start)
@@ -58,6 +64,12 @@ func crashRound(o Options, mem *vfs.MemFS, seed, start uint64, n, crashAt int, r
 			return nil, 0, 0, fmt.Errorf("apply %d got epoch %d", i, e)
 		}
 		ackedN.Store(i)
+		if maint != nil {
+			if err := maint(s, i); err != nil {
+				s.Close()
+				return nil, 0, 0, fmt.Errorf("maintenance after %d: %w", i, err)
+			}
+		}
 	}
 	take() // crash point past the end: a crash after a clean run
 	s.Close()
@@ -98,6 +110,12 @@ type crashStats struct {
 // runCrashTest runs iters seeded iterations of two write→crash→recover
 // rounds each. It returns the first violation.
 func runCrashTest(iters int, mutate func(*Options)) (crashStats, error) {
+	return runCrashTestMaint(iters, mutate, nil, 30)
+}
+
+// runCrashTestMaint is runCrashTest with maint after every batch; opsPerBatch
+// scales the range of crash points.
+func runCrashTestMaint(iters int, mutate func(*Options), maint func(s *Store, i uint64) error, opsPerBatch int) (crashStats, error) {
 	var st crashStats
 	for it := 0; it < iters; it++ {
 		seed := uint64(1000 + it)
@@ -114,7 +132,10 @@ func runCrashTest(iters int, mutate func(*Options)) (crashStats, error) {
 			n := 5 + rng.IntN(40)
 			// ~2 fs ops per batch plus ~25 to open.
 			crashAt := rng.IntN(2*n + 30)
-			image, acked, submitted, err := crashRound(o, mem, seed, start, n, crashAt, rng)
+			if maint != nil {
+				crashAt = rng.IntN(opsPerBatch*n + 30)
+			}
+			image, acked, submitted, err := crashRoundMaint(o, mem, seed, start, n, crashAt, rng, maint)
 			if err != nil {
 				return st, fmt.Errorf("iter %d round %d: %w", it, round, err)
 			}

@@ -2,30 +2,80 @@
 // visibility and (in later landings) the life cycle of data across the
 // hot, warm and cold tiers (DESIGN.md "Data model", "Write path").
 //
-// This first landing is the durable core:
+// The first landing was the durable core; the second adds the warm tier:
 //
-//   - Store: WAL (package wal) + epochs + the hot MemTable + the manifest.
-//     Every file operation goes through internal/vfs, so the crash tests run
-//     on vfs.NewCrashableMem and the fault tests on internal/vfs/errorfs.
+//   - Store: WAL (package wal) + epochs + the hot MemTable + the manifest +
+//     immutable warm segments. Every file operation goes through
+//     internal/vfs, so the crash tests run on vfs.NewCrashableMem and the
+//     fault tests on internal/vfs/errorfs.
+//
 //   - Epochs: one write Batch = one WAL record = one epoch (the WAL sequence
-//     number is the epoch). Batches are applied to the MemTable strictly in
-//     epoch order after their record is acknowledged, then published; a
-//     version lives in [e_birth, e_death). An upsert of an existing id sets
-//     the old version's e_death to the new epoch in the same locked step that
-//     adds the new version; a delete sets e_death. A Snapshot pins an epoch e
-//     and sees exactly the versions with e_birth ≤ e < e_death.
+//     number is the epoch). Batches are applied strictly in epoch order
+//     after their record is acknowledged, then published; a version lives
+//     in [e_birth, e_death). An upsert of an existing id sets the old
+//     version's e_death to the new epoch in the same locked step that adds
+//     the new version; a delete sets e_death. When the old version is a
+//     warm-segment row, that step writes the row's in-memory death column
+//     (a tombstone). A Snapshot pins an epoch e and sees exactly the
+//     versions with e_birth ≤ e < e_death, in every tier.
+//
 //   - MemTable: all versions since the last flush; exact float32 vectors in
 //     one row-major arena, brute-force search with asm.L2SqBatch/DotBatch in
 //     blocks of 512 rows. Each row is checked for visibility at the pinned
 //     epoch (and against the filter) before it may enter the top-k heap, so
-//     stale versions never take a slot (E_stale = 0 by construction). Cost
-//     per query: O(rows·d) including dead rows, which a flush removes. The
-//     lexical side waits for engine/bm25: LexicalIndexer is the hook.
-//   - Manifest: segment set + durable epoch, an append-only edit log with
-//     periodic checkpoints, CURRENT replaced atomically.
-//   - SegmentIndex / SegmentIndexBuilder / SegmentIndexKind: the seam the
-//     next landing (flush, compaction, cold tier) builds segment indexes
-//     through; not implemented yet.
+//     stale versions never take a slot (E_stale = 0 by construction).
+//     The lexical side waits for engine/bm25: LexicalIndexer is the hook.
+//
+//   - Flush (Store.Flush, or automatically past Options.MemTableSizeBytes):
+//     the MemTable's versions live at the newest applied epoch F become one
+//     warm segment file (below): temp → fsync → rename → fsync dir, then
+//     ONE manifest edit {add segment, tombstones of warm rows that died in
+//     (old durable epoch, F], durable epoch := F}, then the MemTable is
+//     replaced by an empty one and WAL files holding only epochs ≤ F are
+//     deleted. Writes wait during a flush; reads continue on their view.
+//
+//   - Warm search: per segment, a roaring Allow bitmap of the rows visible
+//     at the snapshot epoch that pass the caller's filter is built and
+//     handed to engine/hnsw, which applies it during traversal (small
+//     allow-lists are scored exactly); MemTable hits (exact) and segment
+//     hits (HNSW, SegmentEfSearch) are merged into the top k. The bitmap
+//     is all rows minus the rows dead by the epoch (a per-segment dead
+//     list, O(#dead)); none at all when nothing died and there is no
+//     filter; a filter is called once per remaining row.
+//
+//   - Views and refcounts: a Snapshot holds the view (MemTable + segment
+//     list) current when it was pinned; Flush and Compact install new
+//     views. A segment removed by compaction is unmapped and its file
+//     deleted when the last view holding it is released.
+//
+//   - Compaction (Store.Compact, or after background flushes with
+//     Options.AutoCompact): segments whose dead fraction ρ_dead (rows dead
+//     at every epoch ≥ the oldest pinned epoch P) exceeds θ_compact
+//     (CompactDeadFraction, default 0.2) — or every segment when there are
+//     more than CompactMaxSegments — are rewritten into one segment without
+//     the rows dead before P, with a rebuilt HNSW. The build runs with
+//     writes and queries going on; writes then wait briefly while deaths
+//     that happened meanwhile are carried over and one manifest edit
+//     {remove inputs, add output, its tombstones ≤ durable epoch} swaps
+//     the segment set.
+//
+//   - Manifest: segment set + durable epoch + persisted tombstones, an
+//     append-only edit log with periodic checkpoints, CURRENT replaced
+//     atomically.
+//
+//   - SegmentIndex / SegmentIndexBuilder / SegmentIndexKind: the seam for
+//     further index kinds (IVF-PQ); the warm tier currently builds HNSW
+//     directly (Options.SegmentIndex = "hnsw").
+//
+//   - Metadata: for Options.IndexedMetadata keys each warm segment keeps
+//     per-value roaring bitmaps (built in memory from the doc store when
+//     the segment opens, not stored in the file); SearchVectorWhere
+//     intersects them before the visibility check.
+//
+// Not in this landing: the BM25 section of warm segments (so a flush with
+// a Lexical hook drops flushed documents from the hook's index: its
+// version numbers restart with every MemTable), IVF-PQ segments, the cold
+// Parquet tier, backup/restore and write backpressure.
 //
 // Document is a local, simplified type until engine/contract exists (see
 // its comment).
@@ -36,6 +86,8 @@
 //	CURRENT              "MANIFEST-<n>\n", replaced by vfs.WriteFileAtomic
 //	MANIFEST-<n>         record log (wal framing): checkpoint, then edits
 //	wal/wal-<seq>.log    WAL segments (see package wal)
+//	seg-<id>.sst         warm segments (below); seg-*.sst.tmp and files the
+//	                     manifest does not list are deleted at Open
 //
 // # Batch payload (WAL record type 1, version byte 1)
 //
@@ -49,14 +101,55 @@
 //	         version_hash [32]byte | varint updated_unix_nano
 //	str    = uvarint length | bytes
 //
-// # Manifest records (record types 16 checkpoint, 17 edit; payload version 1)
+// # Warm segment file (seg-<id>.sst, format version 1, little-endian)
+//
+//	+---------------------------------------------------------------+
+//	| "STRATSEG" (8) | format version u32 | flags u32 (0)            |  header, 16 B
+//	+---------------------------------------------------------------+
+//	| section data, each starting at a 64-byte-aligned offset      |
+//	+---------------------------------------------------------------+
+//	| section table: nsec × { kind u32 | 0 u32 | offset u64 |       |
+//	|                         length u64 | crc32c u32 | 0 u32 }      |  32 B each
+//	+---------------------------------------------------------------+
+//	| tableOff u64 | nsec u32 | 0 u32 | crc32c u32 | 0 u32 |        |
+//	| "STRATEND" (8)                                                |  footer, 32 B
+//	+---------------------------------------------------------------+
+//
+// The footer CRC32C (Castagnoli) covers every byte before it; each section
+// also carries its own CRC32C. Sections:
+//
+//	1 meta  uvarint dim | metric u8 | uvarint rows | uvarint minEpoch |
+//	        uvarint maxEpoch | uvarint docStoreRawBytes
+//	2 docs  zstd frame (klauspost/compress) of: uvarint rows, then per row
+//	        uvarint e_birth | str id | upsert body (as in the batch payload:
+//	        content, source uri, namespace, trust, acl, metadata, vector
+//	        float32 × d, version hash, timestamp)
+//	3 hnsw  engine/hnsw WriteTo bytes over the rows that have a vector, in
+//	        row order, label = row number (absent when no row has a vector)
+//
+// Rows are immutable; e_death is not in the file (see tombstones below).
+// A reader checks magic, versions, the CRCs, every section bound, counts
+// against the remaining bytes, and the HNSW section (engine/hnsw's own
+// validation); damage is ErrCorrupt naming the file and byte offset. The
+// file is mmapped under vfs.Default (HNSW used in place) and read into
+// memory under other file systems; the doc store is decoded into memory at
+// open.
+//
+// # Manifest records (record types 16 checkpoint, 17 edit; payload version 2)
 //
 //	+-----+----------------------+-----------------------+
-//	| 0x01| uvarint durableEpoch | uvarint nextSegmentID |
+//	| 0x02| uvarint durableEpoch | uvarint nextSegmentID |
 //	+-----+----------------------+-----------------------+
 //	| uvarint nadd | segment × nadd | uvarint nremove | uvarint id × nremove |
-//	segment = uvarint id | str file | uvarint minEpoch | uvarint maxEpoch |
-//	          uvarint rows | uvarint sizeBytes
+//	| uvarint ntomb | tombstone × ntomb |
+//	segment   = uvarint id | str file | uvarint minEpoch | uvarint maxEpoch |
+//	            uvarint rows | uvarint sizeBytes
+//	tombstone = uvarint segmentID | uvarint row | uvarint e_death
+//
+// Version 1 payloads (no tombstone list) are still read. Removing a
+// segment drops its tombstones. Tombstones are persisted only up to the
+// durable epoch: later deaths are rebuilt by WAL replay, which looks the
+// id up in the segments.
 //
 // The first record of a MANIFEST file (sequence number 1) is a checkpoint:
 // an edit that builds the whole state from empty. Each later record is an
@@ -71,8 +164,10 @@
 //  2. The MANIFEST is scanned with the WAL's rules: a torn final edit (never
 //     acknowledged) is truncated with a warning; damage before it is
 //     ErrCorrupt naming the file and byte offset.
-//  3. The WAL is replayed after the manifest's durable epoch into a fresh
-//     MemTable, with the WAL's torn-tail/corruption rules. A record whose
+//  3. The manifest's segments are opened and its tombstones applied;
+//     unlisted segment files are deleted. The WAL is replayed after the
+//     manifest's durable epoch into a fresh MemTable (ending warm rows of
+//     upserted/deleted ids), with the WAL's torn-tail/corruption rules. A record whose
 //     CRC is fine but whose batch does not decode is ErrCorrupt (file and
 //     offset of the record).
 //  4. Any WAL or manifest write/fsync error makes the store read-only

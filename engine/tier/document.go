@@ -95,30 +95,37 @@ func encodeBatch(b *Batch, stamp int64) []byte {
 		if op.Kind != OpUpsert {
 			continue
 		}
-		dst = putStr(dst, d.Content)
-		dst = putStr(dst, d.SourceURI)
-		dst = putStr(dst, d.Namespace)
-		dst = append(dst, byte(d.Trust))
-		dst = binary.AppendUvarint(dst, uint64(len(d.ACL)))
-		for _, a := range d.ACL {
-			dst = putStr(dst, a)
-		}
-		dst = binary.AppendUvarint(dst, uint64(len(d.Metadata)))
-		for _, k := range sortedKeys(d.Metadata) {
-			dst = putStr(dst, k)
-			dst = putStr(dst, d.Metadata[k])
-		}
-		dst = binary.AppendUvarint(dst, uint64(len(d.Vector)))
-		for _, v := range d.Vector {
-			dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(v))
-		}
-		dst = append(dst, d.VersionHash[:]...)
-		ts := d.UpdatedUnixNano
-		if ts == 0 {
-			ts = stamp
-		}
-		dst = binary.AppendVarint(dst, ts)
+		dst = appendDocBody(dst, d, stamp)
 	}
+	return dst
+}
+
+// appendDocBody appends the upsert body of d (doc.go "Batch payload"),
+// stamping a zero timestamp with stamp.
+func appendDocBody(dst []byte, d *Document, stamp int64) []byte {
+	dst = putStr(dst, d.Content)
+	dst = putStr(dst, d.SourceURI)
+	dst = putStr(dst, d.Namespace)
+	dst = append(dst, byte(d.Trust))
+	dst = binary.AppendUvarint(dst, uint64(len(d.ACL)))
+	for _, a := range d.ACL {
+		dst = putStr(dst, a)
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(d.Metadata)))
+	for _, k := range sortedKeys(d.Metadata) {
+		dst = putStr(dst, k)
+		dst = putStr(dst, d.Metadata[k])
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(d.Vector)))
+	for _, v := range d.Vector {
+		dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(v))
+	}
+	dst = append(dst, d.VersionHash[:]...)
+	ts := d.UpdatedUnixNano
+	if ts == 0 {
+		ts = stamp
+	}
+	dst = binary.AppendVarint(dst, ts)
 	return dst
 }
 
@@ -193,6 +200,38 @@ func (d *decoder) count(minBytes int, what string) int {
 	return int(n)
 }
 
+// docBody reads an upsert body (the inverse of appendDocBody) into doc.
+func (d *decoder) docBody(doc *Document) {
+	doc.Content = d.str("content")
+	doc.SourceURI = d.str("source uri")
+	doc.Namespace = d.str("namespace")
+	doc.Trust = Trust(d.byte1("trust"))
+	if na := d.count(1, "acl"); na > 0 {
+		doc.ACL = make([]string, na)
+		for j := range doc.ACL {
+			doc.ACL[j] = d.str("acl")
+		}
+	}
+	if nm := d.count(2, "metadata"); nm > 0 {
+		doc.Metadata = make(map[string]string, nm)
+		for j := 0; j < nm; j++ {
+			k := d.str("metadata key")
+			doc.Metadata[k] = d.str("metadata value")
+		}
+	}
+	if nv := d.count(4, "vector"); nv > 0 {
+		raw := d.bytes(uint64(nv)*4, "vector")
+		if raw != nil {
+			doc.Vector = make([]float32, nv)
+			for j := range doc.Vector {
+				doc.Vector[j] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*j:]))
+			}
+		}
+	}
+	copy(doc.VersionHash[:], d.bytes(32, "version hash"))
+	doc.UpdatedUnixNano = d.varint("timestamp")
+}
+
 // decodeBatch parses an encoded batch. Errors wrap errBatch.
 func decodeBatch(p []byte) (*Batch, error) {
 	d := &decoder{b: p}
@@ -208,35 +247,7 @@ func decodeBatch(p []byte) (*Batch, error) {
 		switch op.Kind {
 		case OpDelete:
 		case OpUpsert:
-			doc := &op.Doc
-			doc.Content = d.str("content")
-			doc.SourceURI = d.str("source uri")
-			doc.Namespace = d.str("namespace")
-			doc.Trust = Trust(d.byte1("trust"))
-			if na := d.count(1, "acl"); na > 0 {
-				doc.ACL = make([]string, na)
-				for j := range doc.ACL {
-					doc.ACL[j] = d.str("acl")
-				}
-			}
-			if nm := d.count(2, "metadata"); nm > 0 {
-				doc.Metadata = make(map[string]string, nm)
-				for j := 0; j < nm; j++ {
-					k := d.str("metadata key")
-					doc.Metadata[k] = d.str("metadata value")
-				}
-			}
-			if nv := d.count(4, "vector"); nv > 0 {
-				raw := d.bytes(uint64(nv)*4, "vector")
-				if raw != nil {
-					doc.Vector = make([]float32, nv)
-					for j := range doc.Vector {
-						doc.Vector[j] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*j:]))
-					}
-				}
-			}
-			copy(doc.VersionHash[:], d.bytes(32, "version hash"))
-			doc.UpdatedUnixNano = d.varint("timestamp")
+			d.docBody(&op.Doc)
 		default:
 			d.fail(fmt.Sprintf("unknown op kind %d", op.Kind))
 		}

@@ -4,6 +4,7 @@ package tier
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -34,6 +35,7 @@ func TestKill9Child(t *testing.T) {
 	o := testOptions(vfs.Default)
 	o.Dir = dir
 	o.WALSegmentSizeBytes = 16 << 10
+	o.CompactMaxSegments = 3
 	s, err := Open(o)
 	if err != nil {
 		fmt.Printf("error %v\n", err)
@@ -46,6 +48,21 @@ func TestKill9Child(t *testing.T) {
 			os.Exit(2)
 		}
 		fmt.Printf("ack %d\n", i)
+		// Move data to the warm tier now and then, so kills also land
+		// inside segment writes, manifest edits and compactions (on the
+		// real file system, with mmapped segments).
+		if i%37 == 0 {
+			if err := s.Flush(context.Background()); err != nil {
+				fmt.Printf("error %v\n", err)
+				os.Exit(2)
+			}
+		}
+		if i%101 == 0 {
+			if err := s.Compact(context.Background()); err != nil {
+				fmt.Printf("error %v\n", err)
+				os.Exit(2)
+			}
+		}
 	}
 }
 
@@ -59,7 +76,8 @@ func TestKill9(t *testing.T) {
 	}
 	dir := t.TempDir() + "/db"
 	rng := rand.New(rand.NewPCG(killSeed, 1))
-	var lost, survived int
+	var lost, survived, maxSegs int
+	var lastEpoch uint64
 	for round := 0; round < 20; round++ {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestKill9Child$", "-test.count=1")
 		cmd.Env = append(os.Environ(), killDirEnv+"="+dir)
@@ -133,6 +151,7 @@ func TestKill9(t *testing.T) {
 			t.Fatalf("round %d: %s", round, d)
 		}
 		sn.Close()
+		maxSegs, lastEpoch = max(maxSegs, len(s.WarmSegments())), e
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -140,5 +159,9 @@ func TestKill9(t *testing.T) {
 			t.Logf("round %d: no batch acknowledged before the kill", round)
 		}
 	}
-	t.Logf("20 kills: in-flight batch absent %d times, present %d times", lost, survived)
+	t.Logf("20 kills: in-flight batch absent %d times, present %d times; final epoch %d, up to %d warm segments",
+		lost, survived, lastEpoch, maxSegs)
+	if maxSegs == 0 {
+		t.Fatal("no warm segment was ever recovered: kills never exercised flushes")
+	}
 }

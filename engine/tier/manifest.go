@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -33,10 +35,24 @@ type ManifestState struct {
 	DurableEpoch  uint64
 	NextSegmentID uint64
 	Segments      []SegmentMeta // sorted by ID
+	// Tombstones are the persisted deaths of warm-segment rows (an
+	// upsert or delete of a flushed id), each with e_death ≤
+	// DurableEpoch; later deaths are rebuilt by WAL replay. Removing a
+	// segment drops its tombstones.
+	Tombstones []Tombstone
+}
+
+// Tombstone records that row Row of segment Segment died at epoch Death
+// (its version is live in [e_birth, Death)).
+type Tombstone struct {
+	Segment uint64
+	Row     uint32
+	Death   uint64
 }
 
 func (s ManifestState) clone() ManifestState {
 	s.Segments = append([]SegmentMeta(nil), s.Segments...)
+	s.Tombstones = append([]Tombstone(nil), s.Tombstones...)
 	return s
 }
 
@@ -48,6 +64,9 @@ type Edit struct {
 	NextSegmentID uint64
 	Add           []SegmentMeta
 	Remove        []uint64 // segment IDs
+	// Tombstones are added after Remove and Add are applied; each must
+	// name a segment present after the edit.
+	Tombstones []Tombstone
 }
 
 func (s *ManifestState) apply(e Edit) error {
@@ -76,10 +95,31 @@ func (s *ManifestState) apply(e Edit) error {
 		copy(s.Segments[i+1:], s.Segments[i:])
 		s.Segments[i] = sg
 	}
+	if len(e.Remove) > 0 {
+		keep := s.Tombstones[:0:0]
+		for _, t := range s.Tombstones {
+			if !slices.Contains(e.Remove, t.Segment) {
+				keep = append(keep, t)
+			}
+		}
+		s.Tombstones = keep
+	}
+	for _, t := range e.Tombstones {
+		i := sort.Search(len(s.Segments), func(i int) bool { return s.Segments[i].ID >= t.Segment })
+		if i == len(s.Segments) || s.Segments[i].ID != t.Segment {
+			return fmt.Errorf("tier: manifest tombstone names unknown segment %d", t.Segment)
+		}
+		if uint64(t.Row) >= s.Segments[i].Rows {
+			return fmt.Errorf("tier: manifest tombstone row %d beyond segment %d's %d rows", t.Row, t.Segment, s.Segments[i].Rows)
+		}
+		s.Tombstones = append(s.Tombstones, t)
+	}
 	return nil
 }
 
-const manifestFormatVersion = 1
+// manifestFormatVersion 2 appends the tombstone list to every edit;
+// version 1 payloads (no tombstones) are still read.
+const manifestFormatVersion = 2
 
 func appendSeg(dst []byte, s SegmentMeta) []byte {
 	dst = binary.AppendUvarint(dst, s.ID)
@@ -115,12 +155,19 @@ func encodeEdit(e Edit) []byte {
 	for _, id := range e.Remove {
 		dst = binary.AppendUvarint(dst, id)
 	}
+	dst = binary.AppendUvarint(dst, uint64(len(e.Tombstones)))
+	for _, t := range e.Tombstones {
+		dst = binary.AppendUvarint(dst, t.Segment)
+		dst = binary.AppendUvarint(dst, uint64(t.Row))
+		dst = binary.AppendUvarint(dst, t.Death)
+	}
 	return dst
 }
 
 func decodeEdit(p []byte) (Edit, error) {
 	d := &decoder{b: p}
-	if v := d.byte1("version"); d.err == nil && v != manifestFormatVersion {
+	v := d.byte1("version")
+	if d.err == nil && v != 1 && v != manifestFormatVersion {
 		return Edit{}, fmt.Errorf("%w: unknown manifest format version %d", errBatch, v)
 	}
 	var e Edit
@@ -133,6 +180,19 @@ func decodeEdit(p []byte) (Edit, error) {
 	nr := d.count(1, "removed segments")
 	for i := 0; i < nr && d.err == nil; i++ {
 		e.Remove = append(e.Remove, d.uvarint("removed id"))
+	}
+	if v >= 2 {
+		nt := d.count(3, "tombstones")
+		for i := 0; i < nt && d.err == nil; i++ {
+			t := Tombstone{Segment: d.uvarint("tombstone segment")}
+			row := d.uvarint("tombstone row")
+			if row > math.MaxUint32 {
+				d.fail("tombstone row out of range")
+			}
+			t.Row = uint32(row)
+			t.Death = d.uvarint("tombstone death")
+			e.Tombstones = append(e.Tombstones, t)
+		}
 	}
 	if d.err == nil && len(d.b) != 0 {
 		d.fail("trailing bytes")
@@ -292,7 +352,7 @@ func (m *Manifest) checkpoint(num uint64) error {
 		return fmt.Errorf("tier: create %s: %w", path, err)
 	}
 	st := m.state
-	rec := wal.AppendRecord(nil, wal.TypeManifestCheckpoint, 1, encodeEdit(Edit{DurableEpoch: st.DurableEpoch, NextSegmentID: st.NextSegmentID, Add: st.Segments}))
+	rec := wal.AppendRecord(nil, wal.TypeManifestCheckpoint, 1, encodeEdit(Edit{DurableEpoch: st.DurableEpoch, NextSegmentID: st.NextSegmentID, Add: st.Segments, Tombstones: st.Tombstones}))
 	if _, err := f.Write(rec); err != nil {
 		f.Close()
 		return fmt.Errorf("tier: write %s: %w", path, err)

@@ -18,6 +18,7 @@ type staleStats struct {
 	queries, stale, dupes, overlaps int64
 	inconsistent                    int64 // snapshot Get disagreeing with the snapshot's search
 	overlapQueries                  int64 // queries during which a result doc got a newer acked version
+	flushes, compactions            int64 // background tier moves during the run
 }
 
 // runStaleness has writers upsert docs with increasing version numbers
@@ -140,6 +141,7 @@ func runStaleness(t *testing.T, mutate func(*Options), rounds int) staleStats {
 	rg.Wait()
 	close(stop)
 	wg.Wait()
+	st.flushes, st.compactions = s.flushes.Load(), s.compactions.Load()
 	return st
 }
 
@@ -169,4 +171,31 @@ func TestStalenessMutationSkipTombstone(t *testing.T) {
 		t.Fatal("staleness test passed with tombstones disabled: it cannot detect stale results")
 	}
 	t.Logf("as expected, stale results appeared: %d stale, %d duplicates in %d queries", st.stale, st.dupes, st.queries)
+}
+
+// TestStalenessAcrossTiers runs the staleness test while background
+// flushes move documents into warm segments and compactions rewrite them:
+// E_stale must stay 0 with versions spread over MemTable and segments.
+func TestStalenessAcrossTiers(t *testing.T) {
+	rounds := 300
+	if testing.Short() {
+		rounds = 80
+	}
+	st := runStaleness(t, func(o *Options) {
+		o.MemTableSizeBytes = 16 << 10
+		o.AutoCompact = true
+		o.CompactMaxSegments = 3
+		o.SegmentEfConstruction = 32
+	}, rounds)
+	t.Logf("%d queries (%d overlapped), %d stale, %d dupes, %d inconsistent; %d flushes, %d compactions",
+		st.queries, st.overlapQueries, st.stale, st.dupes, st.inconsistent, st.flushes, st.compactions)
+	if st.stale != 0 || st.dupes != 0 || st.inconsistent != 0 {
+		t.Fatalf("E_stale = %d (duplicates %d, Get/search disagreements %d), want 0", st.stale, st.dupes, st.inconsistent)
+	}
+	if st.flushes < 3 || st.compactions < 1 {
+		t.Fatalf("only %d flushes and %d compactions ran: the test did not exercise the warm tier", st.flushes, st.compactions)
+	}
+	if st.overlapQueries < st.queries/2 {
+		t.Fatalf("only %d of %d queries overlapped a write to a returned document", st.overlapQueries, st.queries)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -54,6 +55,38 @@ type Options struct {
 	// Logger receives recovery warnings. Default slog.Default().
 	Logger *slog.Logger
 
+	// MemTableSizeBytes: once the MemTable holds about this many bytes
+	// (ids + contents + vectors + 64 per version), a background flush
+	// turns it into a warm segment. Default 0: no automatic flush (only
+	// Store.Flush), because the Lexical hook's version numbers restart
+	// with every new MemTable and warm segments carry no BM25 index yet.
+	MemTableSizeBytes int64
+	// SegmentIndex is the warm segments' vector index: "hnsw" (the only
+	// kind in this landing). Default "hnsw".
+	SegmentIndex string
+	// SegmentM, SegmentEfConstruction, SegmentEfSearch are the HNSW
+	// parameters of warm segments (Malkov & Yashunin 2018). Defaults 16,
+	// 100, 64.
+	SegmentM              int
+	SegmentEfConstruction int
+	SegmentEfSearch       int
+	// BuildThreads is the number of goroutines a segment build uses.
+	// Default 1.
+	BuildThreads int
+	// CompactDeadFraction is θ_compact: a segment whose dead-row fraction
+	// ρ_dead exceeds it is rewritten by compaction. Default 0.2.
+	CompactDeadFraction float64
+	// CompactMaxSegments: when more warm segments exist, compaction
+	// merges them all into one. Default 8.
+	CompactMaxSegments int
+	// IndexedMetadata lists the metadata keys for which each warm segment
+	// keeps per-value roaring bitmaps (built in memory when the segment
+	// is opened), used by Snapshot.SearchVectorWhere. Default none.
+	IndexedMetadata []string
+	// AutoCompact runs compaction in the background after each flush
+	// when a segment qualifies. Default false (call Store.Compact).
+	AutoCompact bool
+
 	// TestingSkipFsync makes the WAL skip every fsync while still
 	// acknowledging (mutation check: the crash test must fail). Tests only.
 	TestingSkipFsync bool
@@ -82,6 +115,27 @@ func (o *Options) EnsureDefaults() {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.SegmentIndex == "" {
+		o.SegmentIndex = "hnsw"
+	}
+	if o.SegmentM == 0 {
+		o.SegmentM = 16
+	}
+	if o.SegmentEfConstruction == 0 {
+		o.SegmentEfConstruction = 100
+	}
+	if o.SegmentEfSearch == 0 {
+		o.SegmentEfSearch = 64
+	}
+	if o.BuildThreads == 0 {
+		o.BuildThreads = 1
+	}
+	if o.CompactDeadFraction == 0 {
+		o.CompactDeadFraction = 0.2
+	}
+	if o.CompactMaxSegments == 0 {
+		o.CompactMaxSegments = 8
+	}
 }
 
 // Validate reports every problem with o (call after EnsureDefaults).
@@ -108,18 +162,48 @@ func (o *Options) Validate() error {
 	if o.ManifestCheckpointEdits < 0 {
 		errs = append(errs, fmt.Errorf("tier: Options.ManifestCheckpointEdits %d must be >= 0", o.ManifestCheckpointEdits))
 	}
+	if o.MemTableSizeBytes < 0 {
+		errs = append(errs, fmt.Errorf("tier: Options.MemTableSizeBytes %d must be >= 0", o.MemTableSizeBytes))
+	}
+	if o.SegmentIndex != "hnsw" {
+		errs = append(errs, fmt.Errorf("tier: unknown Options.SegmentIndex %q (want hnsw)", o.SegmentIndex))
+	}
+	if o.SegmentM < 2 || o.SegmentM > 256 {
+		errs = append(errs, fmt.Errorf("tier: Options.SegmentM %d outside [2,256]", o.SegmentM))
+	}
+	if o.SegmentEfConstruction < 1 || o.SegmentEfSearch < 1 || o.BuildThreads < 1 {
+		errs = append(errs, fmt.Errorf("tier: Options.SegmentEfConstruction %d, SegmentEfSearch %d, BuildThreads %d must be >= 1",
+			o.SegmentEfConstruction, o.SegmentEfSearch, o.BuildThreads))
+	}
+	if !(o.CompactDeadFraction > 0 && o.CompactDeadFraction < 1) {
+		errs = append(errs, fmt.Errorf("tier: Options.CompactDeadFraction %v outside (0,1)", o.CompactDeadFraction))
+	}
+	if o.CompactMaxSegments < 1 {
+		errs = append(errs, fmt.Errorf("tier: Options.CompactMaxSegments %d must be >= 1", o.CompactMaxSegments))
+	}
 	return errors.Join(errs...)
 }
 
-// Store is the durable core of a collection: WAL + epochs + hot MemTable +
-// manifest. (Warm segments, flush, compaction and the cold tier come in a
-// later landing; see SegmentIndex.) Safe for concurrent use.
+// Store is the storage engine of a collection: WAL + epochs + hot
+// MemTable + manifest + warm segments (Flush, Compact). The cold tier
+// comes in a later landing. Safe for concurrent use.
 type Store struct {
 	o        Options
 	lock     io.Closer
 	wal      *wal.WAL
 	manifest *Manifest
-	mem      *memTable
+
+	// The current view (MemTable + warm segments); replaced under
+	// applyMu and viewMu by Flush and Compact.
+	viewMu sync.Mutex
+	cur    *view
+	// maintMu serialises Flush and Compact.
+	maintMu sync.Mutex
+	bgKick  chan struct{}
+	bgStop  chan struct{}
+	bgDone  chan struct{}
+	// flushes and compactions count successful runs (tests, stats).
+	flushes, compactions atomic.Int64
 
 	// Epoch publication: batches are applied to the MemTable strictly in
 	// epoch order after their WAL record is acknowledged; visible is the
@@ -164,9 +248,13 @@ func Open(o Options) (*Store, error) {
 	if err != nil {
 		return fail(err)
 	}
-	s.mem = newMemTable(o.Dim, o.Metric, o.Lexical)
-	s.mem.skipTombstone = o.TestingSkipTombstone
-	after := s.manifest.State().DurableEpoch
+	st := s.manifest.State()
+	segs, err := s.openSegments(st)
+	if err != nil {
+		return fail(err)
+	}
+	s.cur = newView(s.newMem(), segs)
+	after := st.DurableEpoch
 	walDir := filepath.Join(o.Dir, "wal")
 	s.wal, err = wal.Open(wal.Options{FS: o.FS, Dir: walDir, Sync: o.Sync, SyncInterval: o.SyncInterval,
 		SegmentSizeBytes: o.WALSegmentSizeBytes, Logger: o.Logger, TestingSkipFsync: o.TestingSkipFsync},
@@ -178,15 +266,22 @@ func Open(o Options) (*Store, error) {
 			if err != nil {
 				return fmt.Errorf("%w: %w", ErrCorrupt, err)
 			}
-			s.mem.apply(b, seq)
+			s.applyLocked(s.cur, b, seq)
 			return nil
 		})
 	if err != nil {
+		for _, sg := range segs {
+			sg.free()
+		}
 		return fail(err)
 	}
 	last := s.wal.LastSeq()
 	s.applied = last
 	s.visible.Store(last)
+	s.bgKick = make(chan struct{}, 1)
+	s.bgStop = make(chan struct{})
+	s.bgDone = make(chan struct{})
+	go s.background()
 	return s, nil
 }
 
@@ -222,6 +317,9 @@ func (s *Store) Apply(b *Batch) (uint64, error) {
 	if err := s.validateBatch(b); err != nil {
 		return 0, err
 	}
+	if err := s.manifest.Err(); err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrReadOnly, err)
+	}
 	payload := encodeBatch(b, nowNano())
 	seq, err := s.wal.Append(payload)
 	if err != nil {
@@ -240,11 +338,16 @@ func (s *Store) Apply(b *Batch) (uint64, error) {
 	for s.applied != seq-1 {
 		s.applyCond.Wait()
 	}
-	s.mem.apply(db, seq)
+	v := s.currentView()
+	s.applyLocked(v, db, seq)
 	s.applied = seq
 	s.visible.Store(seq)
 	s.applyCond.Broadcast()
 	s.applyMu.Unlock()
+	if s.o.MemTableSizeBytes > 0 && v.mem.size() >= s.o.MemTableSizeBytes {
+		s.kick()
+	}
+	v.unref()
 	return seq, nil
 }
 
@@ -268,14 +371,21 @@ func (s *Store) Manifest() *Manifest { return s.manifest }
 
 // Snapshot pins the newest visible epoch. The snapshot sees exactly the
 // versions with e_birth ≤ epoch < e_death, however many writes follow.
-// Close it when done (pins will hold back garbage collection of dead
-// versions once segments exist).
+// Close it when done: a pin holds back compaction of versions dead after
+// its epoch, and the deletion of segment files its view uses.
 func (s *Store) Snapshot() *Snapshot {
+	// viewMu orders this against a view swap: the pinned epoch is always
+	// served by the captured view (a swap happens under applyMu, so the
+	// visible epoch cannot move past the new view's flush epoch meanwhile).
+	s.viewMu.Lock()
 	s.pinMu.Lock()
 	e := s.visible.Load()
 	s.pins[e]++
 	s.pinMu.Unlock()
-	return &Snapshot{s: s, epoch: e}
+	v := s.cur
+	v.refs.Add(1)
+	s.viewMu.Unlock()
+	return &Snapshot{s: s, epoch: e, v: v}
 }
 
 // OldestPinnedEpoch returns the smallest pinned epoch, or the visible
@@ -297,8 +407,19 @@ func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return ErrClosed
 	}
+	close(s.bgStop)
+	<-s.bgDone
+	s.maintMu.Lock() // wait for a running Flush or Compact
+	defer s.maintMu.Unlock()
 	werr := s.wal.Close()
 	merr := s.manifest.Close()
+	// Unmap the segments once the last open Snapshot using them closes.
+	s.viewMu.Lock()
+	for _, sg := range s.cur.segs {
+		sg.retired.Store(true)
+	}
+	s.cur.unref()
+	s.viewMu.Unlock()
 	s.lock.Close()
 	return errors.Join(werr, merr)
 }
@@ -307,6 +428,7 @@ func (s *Store) Close() error {
 type Snapshot struct {
 	s      *Store
 	epoch  uint64
+	v      *view
 	closed atomic.Bool
 }
 
@@ -316,32 +438,100 @@ func (sn *Snapshot) Epoch() uint64 { return sn.epoch }
 // Get returns the version of id visible at the snapshot. The Document is
 // shared: do not modify it.
 func (sn *Snapshot) Get(id string) (*Document, uint64, bool) {
-	v, ok := sn.s.mem.get(id, sn.epoch)
-	if !ok {
-		return nil, 0, false
+	if v, ok := sn.v.mem.get(id, sn.epoch); ok {
+		return v.doc, v.birth, true
 	}
-	return v.doc, v.birth, true
+	for i := len(sn.v.segs) - 1; i >= 0; i-- {
+		sg := sn.v.segs[i]
+		if r, ok := sg.get(id, sn.epoch); ok {
+			return sg.docs[r], sg.birth[r], true
+		}
+	}
+	return nil, 0, false
 }
 
 // SearchVector returns up to k nearest documents visible at the snapshot
-// that pass filter (nil: all), nearest first, by brute force over the
-// MemTable. q: Dim float32s. Stale versions and filtered documents are
-// skipped while candidates are generated, so the result holds min(k,
-// #matching live documents with vectors) hits.
+// that pass filter (nil: all), nearest first: brute force over the
+// MemTable plus each warm segment's HNSW (SegmentEfSearch), merged. q:
+// Dim float32s. Stale versions and filtered documents are skipped while
+// candidates are generated (in a segment, through the HNSW Allow bitmap
+// of rows with e_birth ≤ epoch < e_death that pass filter), so the result
+// holds min(k, #matching live documents with vectors) hits; segment hits
+// are approximate (HNSW recall), MemTable hits exact.
 func (sn *Snapshot) SearchVector(q []float32, k int, filter func(*Document) bool) ([]Hit, error) {
 	if len(q) != sn.s.o.Dim {
 		return nil, fmt.Errorf("tier: query vector has %d dimensions, want %d", len(q), sn.s.o.Dim)
 	}
-	return sn.s.mem.search(q, k, sn.epoch, filter), nil
+	hits := sn.v.mem.search(q, k, sn.epoch, filter)
+	for _, sg := range sn.v.segs {
+		h, err := sg.search(q, k, sn.s.o.SegmentEfSearch, sn.epoch, filter)
+		if err != nil {
+			return nil, err
+		}
+		hits = append(hits, h...)
+	}
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].Distance < hits[j].Distance })
+	if len(hits) > k {
+		hits = hits[:max(k, 0)]
+	}
+	return hits, nil
+}
+
+// SearchVectorWhere is SearchVector restricted to documents whose
+// Metadata[key] == value for every entry of where (and that pass filter,
+// if non-nil). In warm segments, conditions on Options.IndexedMetadata
+// keys are answered by intersecting per-value roaring bitmaps before the
+// visibility check; other conditions are checked per document.
+func (sn *Snapshot) SearchVectorWhere(q []float32, k int, where map[string]string, filter func(*Document) bool) ([]Hit, error) {
+	if len(q) != sn.s.o.Dim {
+		return nil, fmt.Errorf("tier: query vector has %d dimensions, want %d", len(q), sn.s.o.Dim)
+	}
+	match := func(cond map[string]string) func(*Document) bool {
+		if len(cond) == 0 {
+			return filter
+		}
+		return func(d *Document) bool {
+			for key, val := range cond {
+				if v, ok := d.Metadata[key]; !ok || v != val {
+					return false
+				}
+			}
+			return filter == nil || filter(d)
+		}
+	}
+	hits := sn.v.mem.search(q, k, sn.epoch, match(where))
+	for _, sg := range sn.v.segs {
+		pre, rest := sg.wherePre(where)
+		h, err := sg.searchPre(q, k, sn.s.o.SegmentEfSearch, sn.epoch, pre, match(rest))
+		if err != nil {
+			return nil, err
+		}
+		hits = append(hits, h...)
+	}
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].Distance < hits[j].Distance })
+	if len(hits) > k {
+		hits = hits[:max(k, 0)]
+	}
+	return hits, nil
 }
 
 // Visible reports whether MemTable version number v (as passed to
 // LexicalIndexer.Add) is live at the snapshot.
-func (sn *Snapshot) Visible(v uint32) bool { return sn.s.mem.visible(v, sn.epoch) }
+func (sn *Snapshot) Visible(v uint32) bool { return sn.v.mem.visible(v, sn.epoch) }
 
 // LiveIDs returns the ids with a version visible at the snapshot
 // (unordered).
-func (sn *Snapshot) LiveIDs() []string { return sn.s.mem.liveIDs(sn.epoch) }
+func (sn *Snapshot) LiveIDs() []string {
+	ids := sn.v.mem.liveIDs(sn.epoch)
+	for _, sg := range sn.v.segs {
+		for r := range sg.docs {
+			if sg.visible(uint32(r), sn.epoch) {
+				ids = append(ids, sg.docs[r].ID)
+			}
+		}
+	}
+	return ids
+}
 
 // Close unpins the epoch. Idempotent.
 func (sn *Snapshot) Close() {
@@ -353,4 +543,5 @@ func (sn *Snapshot) Close() {
 		delete(sn.s.pins, sn.epoch)
 	}
 	sn.s.pinMu.Unlock()
+	sn.v.unref()
 }

@@ -1,0 +1,533 @@
+package tier
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"math"
+	"sync"
+	"sync/atomic"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/stratasearch/strata/engine/hnsw"
+	"github.com/stratasearch/strata/engine/tier/wal"
+)
+
+// Warm segment container (doc.go "Warm segment file").
+const (
+	segMagic         = "STRATSEG"
+	segEndMagic      = "STRATEND"
+	segFormatVersion = 1
+	segHeaderSize    = 16
+	segFooterSize    = 32
+	segTableEntry    = 32
+	segAlign         = 64
+
+	secMeta = 1 // segment meta
+	secDocs = 2 // zstd doc store
+	secHNSW = 3 // engine/hnsw WriteTo bytes
+)
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// segRow is one row handed to the segment writer.
+type segRow struct {
+	doc   *Document
+	birth uint64
+}
+
+// segBuildOptions are the index parameters of a segment build.
+type segBuildOptions struct {
+	dim            int
+	metric         Metric
+	m              int
+	efConstruction int
+	threads        int
+}
+
+func hnswMetric(m Metric) hnsw.Metric {
+	switch m {
+	case IP:
+		return hnsw.IP
+	case Cosine:
+		return hnsw.Cosine
+	}
+	return hnsw.L2
+}
+
+// buildSegment serialises rows into a segment container.
+func buildSegment(rows []segRow, o segBuildOptions) ([]byte, error) {
+	// Doc store: per row uvarint birth | str id | upsert body, zstd.
+	var raw []byte
+	raw = binary.AppendUvarint(raw, uint64(len(rows)))
+	minE, maxE := uint64(math.MaxUint64), uint64(0)
+	var labels []uint64
+	var vecs []float32
+	for i, r := range rows {
+		raw = binary.AppendUvarint(raw, r.birth)
+		raw = putStr(raw, r.doc.ID)
+		raw = appendDocBody(raw, r.doc, r.doc.UpdatedUnixNano)
+		minE, maxE = min(minE, r.birth), max(maxE, r.birth)
+		if r.doc.Vector != nil {
+			labels = append(labels, uint64(i))
+			vecs = append(vecs, r.doc.Vector...)
+		}
+	}
+	if len(rows) == 0 {
+		minE = 0
+	}
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		return nil, fmt.Errorf("tier: zstd: %w", err)
+	}
+	docs := enc.EncodeAll(raw, nil)
+	enc.Close()
+
+	var meta []byte
+	meta = binary.AppendUvarint(meta, uint64(o.dim))
+	meta = append(meta, byte(o.metric))
+	meta = binary.AppendUvarint(meta, uint64(len(rows)))
+	meta = binary.AppendUvarint(meta, minE)
+	meta = binary.AppendUvarint(meta, maxE)
+	meta = binary.AppendUvarint(meta, uint64(len(raw)))
+
+	secs := []struct {
+		kind uint32
+		b    []byte
+	}{{secMeta, meta}, {secDocs, docs}}
+	if len(labels) > 0 {
+		ix, err := hnsw.New(hnsw.Options{Dim: o.dim, Metric: hnswMetric(o.metric), M: o.m,
+			EfConstruction: o.efConstruction, InitialCapacity: len(labels)})
+		if err != nil {
+			return nil, fmt.Errorf("tier: segment hnsw: %w", err)
+		}
+		if _, err := ix.AddBatch(labels, vecs, max(1, o.threads)); err != nil {
+			return nil, fmt.Errorf("tier: segment hnsw: %w", err)
+		}
+		var hb bytes.Buffer
+		if _, err := ix.WriteTo(&hb); err != nil {
+			return nil, fmt.Errorf("tier: segment hnsw: %w", err)
+		}
+		secs = append(secs, struct {
+			kind uint32
+			b    []byte
+		}{secHNSW, hb.Bytes()})
+	}
+
+	out := make([]byte, segHeaderSize, segHeaderSize+len(docs)+len(meta)+4096)
+	copy(out, segMagic)
+	binary.LittleEndian.PutUint32(out[8:], segFormatVersion)
+	var table []byte
+	for _, s := range secs {
+		for len(out)%segAlign != 0 {
+			out = append(out, 0)
+		}
+		off := len(out)
+		out = append(out, s.b...)
+		table = binary.LittleEndian.AppendUint32(table, s.kind)
+		table = binary.LittleEndian.AppendUint32(table, 0)
+		table = binary.LittleEndian.AppendUint64(table, uint64(off))
+		table = binary.LittleEndian.AppendUint64(table, uint64(len(s.b)))
+		table = binary.LittleEndian.AppendUint32(table, crc32.Checksum(s.b, crcTable))
+		table = binary.LittleEndian.AppendUint32(table, 0)
+	}
+	tableOff := len(out)
+	out = append(out, table...)
+	out = binary.LittleEndian.AppendUint64(out, uint64(tableOff))
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(secs)))
+	out = binary.LittleEndian.AppendUint32(out, 0)
+	out = binary.LittleEndian.AppendUint32(out, crc32.Checksum(out, crcTable))
+	out = binary.LittleEndian.AppendUint32(out, 0)
+	out = append(out, segEndMagic...)
+	return out, nil
+}
+
+// warmSegment is an opened, immutable warm segment plus its mutable death
+// column (tombstones). Rows are dense from 0.
+type warmSegment struct {
+	meta   SegmentMeta
+	path   string
+	dim    int
+	metric Metric
+
+	docs  []*Document
+	birth []uint64
+	death []atomic.Uint64 // epochLive until a tombstone ends the row
+	// dead lists the rows with a finite death, in the order they died
+	// (appended under the store's apply lock, read under deadMu).
+	deadMu sync.RWMutex
+	dead   []uint32
+	// vecRows is the set of all HNSW ids (rows with a vector); vecRow maps
+	// an HNSW id back to its row.
+	vecRows *roaring.Bitmap
+	vecRow  []uint32
+	// metaIdx: for each indexed metadata key, value → HNSW ids of the
+	// rows with that value (built at open from the doc store).
+	metaIdx map[string]map[string]*roaring.Bitmap
+	ids     map[string][]uint32
+	index   *hnsw.Index // nil when no row has a vector
+	hid     []int32     // row → hnsw id, or -1
+
+	release func() error // unmaps / frees the file bytes
+
+	refs     atomic.Int64 // views holding the segment
+	obsolete atomic.Bool  // removed from the manifest: delete at refs 0
+	retired  atomic.Bool  // store closed: unmap (not delete) at refs 0
+	onFree   func(*warmSegment)
+	freeOnce sync.Once
+}
+
+func segCorrupt(path string, off int64, format string, args ...any) error {
+	return &wal.CorruptError{File: path, Offset: off, Reason: fmt.Sprintf(format, args...)}
+}
+
+// openSegment parses a segment container held in data (an mmap or a heap
+// buffer, used in place by the HNSW section). Every structural field is
+// checked: damage gives an error naming path and byte offset that matches
+// ErrCorrupt, never a panic.
+func openSegment(data []byte, path string, wantDim int, wantMetric Metric, indexed ...string) (*warmSegment, error) {
+	n := int64(len(data))
+	if n < segHeaderSize+segFooterSize {
+		return nil, segCorrupt(path, 0, "file is %d bytes, shorter than header+footer", n)
+	}
+	if string(data[:8]) != segMagic {
+		return nil, segCorrupt(path, 0, "bad magic %q", data[:8])
+	}
+	if v := binary.LittleEndian.Uint32(data[8:]); v != segFormatVersion {
+		return nil, segCorrupt(path, 8, "unknown segment format version %d", v)
+	}
+	foot := data[n-segFooterSize:]
+	if string(foot[24:]) != segEndMagic {
+		return nil, segCorrupt(path, n-8, "bad footer magic")
+	}
+	if got, want := crc32.Checksum(data[:n-16], crcTable), binary.LittleEndian.Uint32(foot[16:]); got != want {
+		return nil, segCorrupt(path, n-16, "file CRC32C %08x, footer says %08x", got, want)
+	}
+	tableOff := binary.LittleEndian.Uint64(foot[0:])
+	nsec := uint64(binary.LittleEndian.Uint32(foot[8:]))
+	tableEnd := uint64(n - segFooterSize)
+	if tableOff < segHeaderSize || tableOff > tableEnd || (tableEnd-tableOff) != nsec*segTableEntry {
+		return nil, segCorrupt(path, n-segFooterSize, "section table offset %d / count %d do not fit", tableOff, nsec)
+	}
+	secs := map[uint32][]byte{}
+	secOff := map[uint32]int64{}
+	for i := uint64(0); i < nsec; i++ {
+		e := data[tableOff+i*segTableEntry:]
+		kind := binary.LittleEndian.Uint32(e)
+		off := binary.LittleEndian.Uint64(e[8:])
+		ln := binary.LittleEndian.Uint64(e[16:])
+		at := int64(tableOff + i*segTableEntry)
+		if off < segHeaderSize || off > tableOff || ln > tableOff-off {
+			return nil, segCorrupt(path, at, "section %d [%d,+%d) out of bounds", kind, off, ln)
+		}
+		b := data[off : off+ln]
+		if crc32.Checksum(b, crcTable) != binary.LittleEndian.Uint32(e[24:]) {
+			return nil, segCorrupt(path, int64(off), "section %d CRC mismatch", kind)
+		}
+		if _, dup := secs[kind]; dup {
+			return nil, segCorrupt(path, at, "duplicate section %d", kind)
+		}
+		secs[kind], secOff[kind] = b, int64(off)
+	}
+	for _, k := range []uint32{secMeta, secDocs} {
+		if _, ok := secs[k]; !ok {
+			return nil, segCorrupt(path, int64(tableOff), "missing section %d", k)
+		}
+	}
+	md := &decoder{b: secs[secMeta]}
+	dim := md.uvarint("dim")
+	metric := Metric(md.byte1("metric"))
+	rows := md.uvarint("rows")
+	minE := md.uvarint("min epoch")
+	maxE := md.uvarint("max epoch")
+	rawLen := md.uvarint("doc store size")
+	if md.err != nil {
+		return nil, segCorrupt(path, secOff[secMeta], "meta: %v", md.err)
+	}
+	if int(dim) != wantDim || metric != wantMetric {
+		return nil, segCorrupt(path, secOff[secMeta], "segment dim %d metric %v, store has dim %d metric %v", dim, metric, wantDim, wantMetric)
+	}
+	if rawLen > uint64(len(secs[secDocs]))*64+1024 || rows > rawLen {
+		return nil, segCorrupt(path, secOff[secMeta], "doc store size %d / rows %d implausible", rawLen, rows)
+	}
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(max(rawLen+1, 32<<20)))
+	if err != nil {
+		return nil, fmt.Errorf("tier: zstd: %w", err)
+	}
+	raw, err := dec.DecodeAll(secs[secDocs], make([]byte, 0, rawLen))
+	dec.Close()
+	if err != nil {
+		return nil, segCorrupt(path, secOff[secDocs], "doc store: %v", err)
+	}
+	if uint64(len(raw)) != rawLen {
+		return nil, segCorrupt(path, secOff[secDocs], "doc store is %d bytes, meta says %d", len(raw), rawLen)
+	}
+	d := &decoder{b: raw}
+	if nr := d.uvarint("rows"); d.err == nil && nr != rows {
+		return nil, segCorrupt(path, secOff[secDocs], "doc store has %d rows, meta says %d", nr, rows)
+	}
+	w := &warmSegment{path: path, dim: wantDim, metric: wantMetric,
+		docs: make([]*Document, rows), birth: make([]uint64, rows), death: make([]atomic.Uint64, rows),
+		ids: make(map[string][]uint32, rows), hid: make([]int32, rows)}
+	nvec := 0
+	for r := uint64(0); r < rows && d.err == nil; r++ {
+		w.birth[r] = d.uvarint("birth")
+		doc := &Document{ID: d.str("id")}
+		d.docBody(doc)
+		if d.err != nil {
+			break
+		}
+		if doc.Vector != nil && len(doc.Vector) != wantDim {
+			return nil, segCorrupt(path, secOff[secDocs], "row %d vector has %d dimensions", r, len(doc.Vector))
+		}
+		if w.birth[r] < minE || w.birth[r] > maxE {
+			return nil, segCorrupt(path, secOff[secDocs], "row %d birth %d outside [%d,%d]", r, w.birth[r], minE, maxE)
+		}
+		w.docs[r] = doc
+		w.death[r].Store(epochLive)
+		w.ids[doc.ID] = append(w.ids[doc.ID], uint32(r))
+		w.hid[r] = -1
+		if doc.Vector != nil {
+			w.hid[r] = int32(nvec)
+			w.vecRow = append(w.vecRow, uint32(r))
+			nvec++
+		}
+	}
+	if d.err == nil && len(d.b) != 0 {
+		d.fail("trailing bytes")
+	}
+	if d.err != nil {
+		return nil, segCorrupt(path, secOff[secDocs], "doc store: %v", d.err)
+	}
+	hb, hasIndex := secs[secHNSW]
+	if (nvec > 0) != hasIndex {
+		return nil, segCorrupt(path, int64(tableOff), "%d vectors but hnsw section present=%v", nvec, hasIndex)
+	}
+	if hasIndex {
+		ix, err := hnsw.Open(hb)
+		if err != nil {
+			var ce *hnsw.CorruptError
+			if errors.As(err, &ce) {
+				return nil, segCorrupt(path, secOff[secHNSW]+ce.Offset, "hnsw: %s", ce.Reason)
+			}
+			return nil, segCorrupt(path, secOff[secHNSW], "hnsw: %v", err)
+		}
+		if ix.Len() != nvec || ix.Options().Dim != wantDim {
+			return nil, segCorrupt(path, secOff[secHNSW], "hnsw has %d vectors of dim %d, want %d of %d", ix.Len(), ix.Options().Dim, nvec, wantDim)
+		}
+		w.index = ix
+	}
+	w.vecRows = roaring.New()
+	w.vecRows.AddRange(0, uint64(nvec))
+	if len(indexed) > 0 {
+		w.metaIdx = make(map[string]map[string]*roaring.Bitmap, len(indexed))
+		for _, key := range indexed {
+			byVal := map[string]*roaring.Bitmap{}
+			for h, r := range w.vecRow {
+				if val, ok := w.docs[r].Metadata[key]; ok {
+					bm := byVal[val]
+					if bm == nil {
+						bm = roaring.New()
+						byVal[val] = bm
+					}
+					bm.Add(uint32(h))
+				}
+			}
+			for _, bm := range byVal {
+				bm.RunOptimize()
+			}
+			w.metaIdx[key] = byVal
+		}
+	}
+	w.meta = SegmentMeta{MinEpoch: minE, MaxEpoch: maxE, Rows: rows, SizeBytes: uint64(n)}
+	return w, nil
+}
+
+// setDeath ends row r at e (it must be live). Callers serialise writes
+// (the store's apply lock, or Open before the segment is shared).
+func (w *warmSegment) setDeath(r uint32, e uint64) {
+	w.deadMu.Lock()
+	w.death[r].Store(e)
+	w.dead = append(w.dead, r)
+	w.deadMu.Unlock()
+}
+
+// wherePre returns the HNSW ids matching every indexed condition of where
+// (nil when no condition is on an indexed key) and the conditions left
+// for a per-document check.
+func (w *warmSegment) wherePre(where map[string]string) (*roaring.Bitmap, map[string]string) {
+	var pre *roaring.Bitmap
+	var rest map[string]string
+	for key, val := range where {
+		byVal, ok := w.metaIdx[key]
+		if !ok {
+			if rest == nil {
+				rest = map[string]string{}
+			}
+			rest[key] = val
+			continue
+		}
+		bm := byVal[val]
+		if bm == nil {
+			return roaring.New(), nil
+		}
+		if pre == nil {
+			pre = bm.Clone()
+		} else {
+			pre.And(bm)
+		}
+	}
+	return pre, rest
+}
+
+func (w *warmSegment) visible(r uint32, e uint64) bool {
+	return w.birth[r] <= e && e < w.death[r].Load()
+}
+
+// get returns the row of id visible at e.
+func (w *warmSegment) get(id string, e uint64) (uint32, bool) {
+	for _, r := range w.ids[id] {
+		if w.visible(r, e) {
+			return r, true
+		}
+	}
+	return 0, false
+}
+
+// kill ends id's live row (if any) at e and reports whether one was live.
+func (w *warmSegment) kill(id string, e uint64) bool {
+	for _, r := range w.ids[id] {
+		if w.death[r].Load() == epochLive {
+			w.setDeath(r, e)
+			return true
+		}
+	}
+	return false
+}
+
+// deadRows counts rows dead at every epoch ≥ e.
+func (w *warmSegment) deadRows(e uint64) int {
+	n := 0
+	for r := range w.death {
+		if w.death[r].Load() <= e {
+			n++
+		}
+	}
+	return n
+}
+
+// search returns up to k hits among rows visible at e that pass filter.
+// The visibility/filter check builds the HNSW Allow bitmap, so it is
+// applied during graph traversal, never after the top-k is cut.
+func (w *warmSegment) search(q []float32, k, ef int, e uint64, filter func(*Document) bool) ([]Hit, error) {
+	return w.searchPre(q, k, ef, e, nil, filter)
+}
+
+// searchPre is search restricted to the HNSW ids in pre (nil: all).
+func (w *warmSegment) searchPre(q []float32, k, ef int, e uint64, pre *roaring.Bitmap, filter func(*Document) bool) ([]Hit, error) {
+	if w.index == nil || k <= 0 {
+		return nil, nil
+	}
+	var allow *roaring.Bitmap
+	if pre != nil && e >= w.meta.MaxEpoch {
+		allow = pre.Clone()
+	}
+	base := w.vecRows
+	if pre != nil {
+		base = pre
+	}
+	if e >= w.meta.MaxEpoch {
+		// Every row was born by e: the visible rows are all rows minus
+		// those dead by e, found from the dead list in O(#dead).
+		w.deadMu.RLock()
+		for _, r := range w.dead {
+			if w.hid[r] >= 0 && w.death[r].Load() <= e {
+				if allow == nil {
+					allow = base.Clone()
+				}
+				allow.Remove(uint32(w.hid[r]))
+			}
+		}
+		w.deadMu.RUnlock()
+		if filter == nil {
+			if allow == nil {
+				// Nothing dead at e: no Allow bitmap needed.
+				return w.searchAllow(q, k, ef, nil)
+			}
+		} else {
+			if allow == nil {
+				allow = base.Clone()
+			}
+			var drop []uint32
+			it := allow.Iterator()
+			for it.HasNext() {
+				h := it.Next()
+				if !filter(w.docs[w.vecRow[h]]) {
+					drop = append(drop, h)
+				}
+			}
+			for _, h := range drop {
+				allow.Remove(h)
+			}
+		}
+	} else {
+		// An old snapshot: check every row.
+		allow = roaring.New()
+		for r := range w.docs {
+			if w.hid[r] >= 0 && (pre == nil || pre.Contains(uint32(w.hid[r]))) &&
+				w.visible(uint32(r), e) && (filter == nil || filter(w.docs[r])) {
+				allow.Add(uint32(w.hid[r]))
+			}
+		}
+	}
+	if allow.IsEmpty() {
+		return nil, nil
+	}
+	return w.searchAllow(q, k, ef, allow)
+}
+
+func (w *warmSegment) searchAllow(q []float32, k, ef int, allow *roaring.Bitmap) ([]Hit, error) {
+	res, err := w.index.Search(q, k, hnsw.SearchParams{EfSearch: max(ef, k), Allow: allow})
+	if err != nil {
+		return nil, fmt.Errorf("tier: search %s: %w", w.path, err)
+	}
+	hits := make([]Hit, 0, len(res))
+	for _, r := range res {
+		if r.Label >= uint64(len(w.docs)) {
+			return nil, segCorrupt(w.path, 0, "hnsw label %d beyond %d rows", r.Label, len(w.docs))
+		}
+		d := r.Distance
+		if w.metric == IP {
+			d -= 1 // hnsw reports 1 − ⟨q,x⟩; the tier reports −⟨q,x⟩
+		}
+		hits = append(hits, Hit{Doc: w.docs[r.Label], Epoch: w.birth[r.Label], Distance: d})
+	}
+	return hits, nil
+}
+
+func (w *warmSegment) ref() { w.refs.Add(1) }
+
+func (w *warmSegment) unref() {
+	if w.refs.Add(-1) == 0 && (w.obsolete.Load() || w.retired.Load()) {
+		w.free()
+	}
+}
+
+// free closes the segment and (via onFree) deletes its file.
+func (w *warmSegment) free() {
+	w.freeOnce.Do(func() {
+		if w.index != nil {
+			w.index.Close()
+		}
+		if w.release != nil {
+			w.release()
+		}
+		if w.onFree != nil {
+			w.onFree(w)
+		}
+	})
+}
