@@ -481,10 +481,17 @@ func TestConcurrentNoStale(t *testing.T) {
 	var wg sync.WaitGroup
 	var stale, checked atomic.Int64
 	done := make(chan struct{})
+	// Writers start once every reader has finished a first search, and
+	// readers run at least minReads searches, so reads overlap writes
+	// however slow the machine (qemu) is.
+	const readers, minReads = 2, 5
+	var ready sync.WaitGroup
+	ready.Add(readers)
 	for w := 0; w < 2; w++ {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
+			ready.Wait()
 			for v := 1; v <= writes; v++ {
 				i := (v*2 + w) % nDocs
 				ver := int64(v*2 + w)
@@ -504,15 +511,20 @@ func TestConcurrentNoStale(t *testing.T) {
 		}(w)
 	}
 	var rg sync.WaitGroup
-	for r := 0; r < 2; r++ {
+	for r := 0; r < readers; r++ {
 		rg.Add(1)
 		go func(r int) {
 			defer rg.Done()
-			for {
-				select {
-				case <-done:
-					return
-				default:
+			for iter := 0; ; iter++ {
+				if iter == 1 {
+					ready.Done()
+				}
+				if iter >= minReads {
+					select {
+					case <-done:
+						return
+					default:
+					}
 				}
 				var before [nDocs]int64
 				for i := range before {
@@ -522,6 +534,9 @@ func TestConcurrentNoStale(t *testing.T) {
 				res, err := c.Search(ctx, q)
 				if err != nil {
 					t.Error(err)
+					if iter == 0 {
+						ready.Done()
+					}
 					return
 				}
 				seen := map[string]bool{}
