@@ -50,7 +50,8 @@ func BenchmarkSearch(b *testing.B) {
 	}{
 		{"lexical", contract.Query{Text: "w1 w2 w3"}},
 		{"dense", contract.Query{Vector: qv}},
-		{"hybrid", contract.Query{Text: "w1 w2 w3", Vector: qv}},
+		{"hybrid", contract.Query{Text: "w1 w2 w3", Vector: qv}}, // default rerank-maxnorm
+		{"hybrid_rrf", contract.Query{Text: "w1 w2 w3", Vector: qv, Fusion: contract.FusionParams{Method: "rrf"}}},
 		{"hybrid_filtered", contract.Query{Text: "w1 w2 w3", Vector: qv, Filter: &f}},
 	} {
 		b.Run(fmt.Sprintf("n=%d/dim=%d/mode=%s", n, dim, m.name), func(b *testing.B) {

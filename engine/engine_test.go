@@ -75,12 +75,12 @@ func mustSearch(t *testing.T, c *Collection, q contract.Query) contract.Result {
 
 func TestOptionsValidateReportsAll(t *testing.T) {
 	o := CollectionOptions{Dim: 0, Metric: "hamming", Analyzer: "klingon", Sync: "sometimes", OnStale: "ignore",
-		IndexedFields: map[string]FieldType{"x": "date"}}
+		IndexedFields: map[string]FieldType{"x": "date"}, HybridDefault: "borda"}
 	err := o.Validate()
 	if err == nil {
 		t.Fatal("want errors")
 	}
-	for _, w := range []string{"Dim", "Metric", "Analyzer", "Sync", "OnStale", "IndexedFields"} {
+	for _, w := range []string{"Dim", "Metric", "Analyzer", "Sync", "OnStale", "IndexedFields", "HybridDefault"} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("error %q does not mention %s", err, w)
 		}
@@ -88,7 +88,7 @@ func TestOptionsValidateReportsAll(t *testing.T) {
 	var ok CollectionOptions
 	ok.Dim = 4
 	ok.EnsureDefaults()
-	if err := ok.Validate(); err != nil || ok.Metric != "cosine" || ok.Analyzer != "code" || ok.Sync != "always" || ok.OnStale != "drop" {
+	if err := ok.Validate(); err != nil || ok.Metric != "cosine" || ok.Analyzer != "code" || ok.Sync != "always" || ok.OnStale != "drop" || ok.HybridDefault != HybridRerankMaxNorm {
 		t.Fatalf("defaults %+v: %v", ok, err)
 	}
 }

@@ -38,7 +38,10 @@ func Example() {
 	}
 	fmt.Println("written at epoch", epoch)
 
-	// Hybrid: text and vector, fused with RRF (k = 60).
+	// Hybrid: text and vector. By default (CollectionOptions.HybridDefault
+	// "rerank-maxnorm") the BM25 top 20 are re-ranked by
+	// 0.65·bm25/max bm25 + 0.35·cos/max cos; Fusion{Method: "rrf"} asks
+	// for RRF (k = 60) over both full lists instead.
 	res, err := col.Search(ctx, contract.Query{Text: "open file", Vector: []float32{1, 0, 0}, TopK: 2})
 	if err != nil {
 		log.Fatal(err)
@@ -59,8 +62,8 @@ func Example() {
 	db.Close()
 	// Output:
 	// written at epoch 1
-	// open score=0.992 lexical_rank=2 dense_rank=1
-	// readme score=0.992 lexical_rank=1 dense_rank=2
+	// readme score=0.998 lexical_rank=1 dense_rank=2
+	// open score=0.831 lexical_rank=2 dense_rank=1
 	// go only: 2 hits, epoch 1
 	// true
 }

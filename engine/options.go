@@ -91,7 +91,38 @@ type CollectionOptions struct {
 	// OnStale is what verification does with a stale hit: "drop" or
 	// "reread". Default "drop".
 	OnStale string `json:"on_stale"`
+	// HybridDefault is the hybrid strategy of a query that sets no fusion
+	// parameter (contract.FusionParams all zero): "rerank-maxnorm" (the
+	// default; the BM25 top RerankWindow re-ranked by a max-normalised
+	// convex combination with the candidates' exact dense similarity) or
+	// "rrf" (RRF k = 60 over the two full lists, the behaviour before it).
+	// Source: bench/results/hybrid/report.md; see the package doc "Hybrid
+	// default". A query that sets any fusion parameter is fused exactly as
+	// it asks, whatever this option says.
+	HybridDefault string `json:"hybrid_default,omitempty"`
 }
+
+// Hybrid strategies (CollectionOptions.HybridDefault).
+const (
+	// HybridRerankMaxNorm re-ranks the lexical top RerankWindow candidates
+	// by (1−RerankDenseWeight)·s_bm25/max s_bm25 +
+	// RerankDenseWeight·s_dense/max|s_dense| (fusion.MaxNorm); the rest of
+	// the lexical list follows unchanged. The default.
+	HybridRerankMaxNorm = "rerank-maxnorm"
+	// HybridRRF is RRF (k = 60, equal weights) over the full lexical and
+	// dense lists.
+	HybridRRF = "rrf"
+)
+
+// The parameters of HybridRerankMaxNorm, chosen by the fusion study
+// (bench/results/hybrid/report.md: "rerank-maxnorm α_dense=0.35 N=20",
+// tuned on Cranfield, +0.0108 nDCG@10 transferred to Vaswani).
+const (
+	// RerankWindow is N, the number of lexical candidates re-ranked.
+	RerankWindow = 20
+	// RerankDenseWeight is α, the dense weight; the lexical weight is 1 − α.
+	RerankDenseWeight = 0.35
+)
 
 // EnsureDefaults fills zero fields with their defaults.
 func (o *CollectionOptions) EnsureDefaults() {
@@ -106,6 +137,9 @@ func (o *CollectionOptions) EnsureDefaults() {
 	}
 	if o.OnStale == "" {
 		o.OnStale = OnStaleDrop
+	}
+	if o.HybridDefault == "" {
+		o.HybridDefault = HybridRerankMaxNorm
 	}
 }
 
@@ -135,6 +169,11 @@ func (o *CollectionOptions) Validate() error {
 	case OnStaleDrop, OnStaleReread:
 	default:
 		errs = append(errs, fmt.Errorf("engine: collection option OnStale = %q, want drop or reread", o.OnStale))
+	}
+	switch o.HybridDefault {
+	case HybridRerankMaxNorm, HybridRRF:
+	default:
+		errs = append(errs, fmt.Errorf("engine: collection option HybridDefault = %q, want rerank-maxnorm or rrf", o.HybridDefault))
 	}
 	names := make([]string, 0, len(o.IndexedFields))
 	for f := range o.IndexedFields {

@@ -37,7 +37,8 @@ func ndcg10(ranked []string, judg map[string]int) float64 {
 
 // TestCranfieldQuality: the whole engine path (Upsert → Search) on
 // Cranfield. Lexical nDCG@10 must reach REFERENCE.md's stemmed band
-// (≥ 0.36; Xapian stemmed 0.3756); dense (use512) and hybrid are logged.
+// (≥ 0.36; Xapian stemmed 0.3756); the default hybrid (rerank-maxnorm)
+// must reach lexical − 0.005; dense and hybrid RRF are logged.
 func TestCranfieldQuality(t *testing.T) {
 	if testing.Short() {
 		t.Skip("non-short only")
@@ -68,6 +69,9 @@ func TestCranfieldQuality(t *testing.T) {
 			batch = nil
 		}
 	}
+	// "hybrid" is the default strategy (rerank-maxnorm); "rrf" asks for
+	// RRF k=60 over both full lists explicitly.
+	const rrf contract.Mode = "rrf"
 	sums := map[contract.Mode]float64{}
 	n := 0
 	for i, q := range col.Queries {
@@ -76,10 +80,13 @@ func TestCranfieldQuality(t *testing.T) {
 			continue
 		}
 		n++
-		for _, m := range []contract.Mode{contract.Lexical, contract.Dense, contract.Hybrid} {
+		for _, m := range []contract.Mode{contract.Lexical, contract.Dense, contract.Hybrid, rrf} {
 			cq := contract.Query{Text: q.Text, Vector: col.QueryVecs.Row(i), Mode: m, TopK: 10}
-			if m == contract.Lexical {
+			switch m {
+			case contract.Lexical:
 				cq.Vector = nil
+			case rrf:
+				cq.Mode, cq.Fusion.Method = contract.Hybrid, "rrf"
 			}
 			r, err := c.Search(ctx, cq)
 			if err != nil {
@@ -88,8 +95,10 @@ func TestCranfieldQuality(t *testing.T) {
 			sums[m] += ndcg10(ids(r.Hits), judg)
 		}
 	}
-	lex, den, hyb := sums[contract.Lexical]/float64(n), sums[contract.Dense]/float64(n), sums[contract.Hybrid]/float64(n)
-	t.Logf("Cranfield nDCG@10 over %d queries: lexical %.4f, dense %.4f, hybrid (RRF k=60) %.4f", n, lex, den, hyb)
+	nf := float64(n)
+	lex, den, hyb, hrrf := sums[contract.Lexical]/nf, sums[contract.Dense]/nf, sums[contract.Hybrid]/nf, sums[rrf]/nf
+	t.Logf("Cranfield nDCG@10 over %d queries: lexical %.4f, dense %.4f, hybrid default (rerank-maxnorm N=%d α=%.2f) %.4f (Δ %+.4f), hybrid RRF k=60 %.4f (Δ %+.4f)",
+		n, lex, den, RerankWindow, RerankDenseWeight, hyb, hyb-lex, hrrf, hrrf-lex)
 	// REFERENCE.md: a stemmed BM25 lands in 0.36–0.38 and a result clearly
 	// below that points to a bug. The prose analyzer (Snowball English +
 	// stop words) measures 0.3914 here, above Xapian's 0.3756; the upper
@@ -97,7 +106,15 @@ func TestCranfieldQuality(t *testing.T) {
 	if lex < 0.36 || lex > 0.42 {
 		t.Errorf("lexical nDCG@10 %.4f outside [0.36, 0.42] (stemmed reference band 0.36–0.38)", lex)
 	}
-	if hyb < min(lex, den) {
-		t.Errorf("hybrid %.4f below both single retrievers (%.4f, %.4f)", hyb, lex, den)
+	// The default hybrid strategy is bench/results/hybrid/report.md's
+	// choice; it measured +0.0100 over lexical on Cranfield (its tuning
+	// collection) and +0.0096 held-out (Vaswani-tuned parameters). It must
+	// not lose to lexical by more than noise; RRF k=60 (-0.07 there) must
+	// at least beat the weaker retriever.
+	if hyb < lex-0.005 {
+		t.Errorf("default hybrid %.4f below lexical %.4f − 0.005 (fusion study: +0.0100)", hyb, lex)
+	}
+	if hrrf < min(lex, den) {
+		t.Errorf("hybrid RRF %.4f below both single retrievers (%.4f, %.4f)", hrrf, lex, den)
 	}
 }

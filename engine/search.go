@@ -25,7 +25,12 @@ type retrieved struct {
 	hits []fusion.Hit[uint32] // key = version number, score higher = better
 	raw  []float64            // per hit: raw BM25 score, or raw dense value (similarity; d² for l2)
 	ub   float64              // lexical: the query's BM25 upper bound
-	err  error
+	// Rerank strategy, dense retriever only: the exact dense fusion score
+	// of each lexical candidate with a vector (best first) and its raw
+	// value.
+	cand    []fusion.Hit[uint32]
+	candRaw map[uint32]float64
+	err     error
 }
 
 // Search answers q against the collection at the newest epoch.
@@ -43,9 +48,14 @@ type retrieved struct {
 //  3. Lexical (BM25 over the hot tier) and dense (brute force over the
 //     MemTable) run in parallel under the deadline q.Budget. If it expires
 //     first, the result holds what completed, with Partial and Reason set.
-//  4. Hybrid results are fused (q.Fusion: RRF k=60 by default); scores are
-//     mapped into [0,1] (package contract's helpers) with raw values and
-//     ranks in Explain.
+//  4. Hybrid results are fused: with no fusion parameter set, by the
+//     collection's HybridDefault ("rerank-maxnorm": the BM25 top
+//     RerankWindow re-ranked with their exact dense similarity by
+//     fusion.MaxNorm, weights 0.65 / 0.35, the rest of the BM25 list
+//     unchanged; package doc "Hybrid default"), otherwise as q.Fusion asks
+//     (RRF k=60 when only some parameters are set); scores are mapped into
+//     [0,1] (package contract's helpers) with raw values and ranks in
+//     Explain.
 //  5. When q.Verify is set, or a hit is older than q.Freshness, a file://
 //     source is re-hashed; stale hits are dropped (or re-read and flagged,
 //     per CollectionOptions.OnStale) and listed in Result.Dropped.
@@ -84,7 +94,9 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 	if err := c.check(ctx); err != nil {
 		return res, nil, err
 	}
+	fusionUnset := q.Fusion.Method == "" && q.Fusion.K == 0 && len(q.Fusion.Weights) == 0 && q.Fusion.Window == 0
 	q.EnsureDefaults()
+	rerank := q.Mode == contract.Hybrid && fusionUnset && c.o.HybridDefault != HybridRRF
 	if err := q.Validate(c.o.Dim, c.validateOpts()); err != nil {
 		return res, nil, err
 	}
@@ -146,18 +158,31 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 		}
 	}
 
-	depth := q.TopK
-	if q.Mode == contract.Hybrid {
+	depth, denseDepth := q.TopK, q.TopK
+	switch {
+	case rerank:
+		// The lexical list supplies the RerankWindow candidates and the
+		// tail; the dense list (depth TopK) only back-fills a lexical list
+		// shorter than TopK.
+		depth = max(RerankWindow, q.TopK)
+	case q.Mode == contract.Hybrid:
 		depth = q.Fusion.Window
 		if depth == 0 {
 			depth = max(100, q.TopK)
 		}
 		depth = max(depth, q.TopK)
+		denseDepth = depth
 	}
 
 	hook := c.testHookRetriever
 	var wg sync.WaitGroup
 	ch := make(chan retrieved, 2)
+	// Under the rerank strategy the dense retriever scores the lexical
+	// candidates, so it waits for the lexical list.
+	var lexCh chan retrieved
+	if rerank {
+		lexCh = make(chan retrieved, 1)
+	}
 	want := 0
 	if q.Mode != contract.Dense {
 		want++
@@ -167,7 +192,11 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 			if h := hook; h != nil {
 				h(retrieverLexical)
 			}
-			ch <- c.lexical(seg, allow, &q, depth)
+			r := c.lexical(seg, allow, &q, depth)
+			if lexCh != nil {
+				lexCh <- r
+			}
+			ch <- r
 		}()
 	}
 	if q.Mode != contract.Lexical {
@@ -182,7 +211,11 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 			if allowDoc != nil {
 				filter = func(d *tier.Document) bool { _, ok := allowDoc[d]; return ok }
 			}
-			ch <- c.dense(sn, q.Vector, depth, filter)
+			if rerank {
+				ch <- c.denseRerank(sn, <-lexCh, infos, q.Vector, q.TopK, filter)
+				return
+			}
+			ch <- c.dense(sn, q.Vector, denseDepth, filter)
 		}()
 	}
 	// The snapshot stays pinned until every retriever returned, even those
@@ -219,7 +252,12 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 		res.Reason = fmt.Sprintf("budget of %v expired before the %s retriever(s) finished", q.Budget, strings.Join(missing, " and "))
 	}
 
-	hits, err := c.envelopes(&q, infos, got)
+	var hits []contract.Envelope
+	if rerank {
+		hits, err = c.rerankEnvelopes(&q, infos, got)
+	} else {
+		hits, err = c.envelopes(&q, infos, got)
+	}
 	if err != nil {
 		return res, nil, err
 	}
@@ -347,25 +385,28 @@ func (c *Collection) dense(sn *tier.Snapshot, vec []float32, k int, filter func(
 	return r
 }
 
+// envelopeOf is the envelope of version v without score and explanation.
+func envelopeOf(infos []verInfo, v uint32) (contract.Envelope, error) {
+	if int(v) >= len(infos) {
+		return contract.Envelope{}, fmt.Errorf("engine: hit version %d beyond the index (%d)", v, len(infos))
+	}
+	vi := &infos[v]
+	d := vi.doc
+	return contract.Envelope{
+		DocID:       d.ID,
+		Content:     d.Content,
+		SourceURI:   d.SourceURI,
+		VersionHash: hexHash(d.VersionHash),
+		Timestamp:   time.Unix(0, d.UpdatedUnixNano).UTC(),
+		Trust:       trustFromTier(d.Trust),
+		Namespace:   d.Namespace,
+		Metadata:    vi.meta,
+	}, nil
+}
+
 // envelopes builds the top-k envelopes from the completed retrievers.
 func (c *Collection) envelopes(q *contract.Query, infos []verInfo, got map[string]retrieved) ([]contract.Envelope, error) {
-	env := func(v uint32) (contract.Envelope, error) {
-		if int(v) >= len(infos) {
-			return contract.Envelope{}, fmt.Errorf("engine: hit version %d beyond the index (%d)", v, len(infos))
-		}
-		vi := &infos[v]
-		d := vi.doc
-		return contract.Envelope{
-			DocID:       d.ID,
-			Content:     d.Content,
-			SourceURI:   d.SourceURI,
-			VersionHash: hexHash(d.VersionHash),
-			Timestamp:   time.Unix(0, d.UpdatedUnixNano).UTC(),
-			Trust:       trustFromTier(d.Trust),
-			Namespace:   d.Namespace,
-			Metadata:    vi.meta,
-		}, nil
-	}
+	env := func(v uint32) (contract.Envelope, error) { return envelopeOf(infos, v) }
 	var out []contract.Envelope
 	switch q.Mode {
 	case contract.Lexical, contract.Dense:
