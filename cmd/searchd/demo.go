@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -17,9 +18,9 @@ import (
 
 	"github.com/stratasearch/strata/asm"
 	"github.com/stratasearch/strata/datasets"
+	"github.com/stratasearch/strata/engine"
 	"github.com/stratasearch/strata/engine/bm25"
-	"github.com/stratasearch/strata/engine/fusion"
-	"github.com/stratasearch/strata/engine/hnsw"
+	"github.com/stratasearch/strata/engine/contract"
 	"github.com/stratasearch/strata/engine/text"
 	"github.com/stratasearch/strata/eval"
 )
@@ -208,91 +209,83 @@ func demoIR(dir string, k int) error {
 	return nil
 }
 
+// demoCollection loads a judged collection into the embedded engine (one
+// collection: BM25 with English stemming, cosine over the USE-512 vectors)
+// and runs every judged query in lexical, dense and hybrid mode (the
+// engine's default hybrid and plain RRF k = 60), then prints their quality.
 func demoCollection(col *datasets.Collection, gain func(int) float64, k int) error {
 	const depth = 100
 	fmt.Printf("== %s: %d documents, %d queries, %d judgements\n", col.Name, len(col.Docs), len(col.Queries), col.Qrels.Relevant)
-
-	// Lexical: BM25, English stemming and stop-words.
-	an, err := text.New(text.ProseOptions())
-	if err != nil {
-		return err
-	}
-	t0 := time.Now()
-	b := bm25.NewBuilder(bm25.Options{})
-	for i, d := range col.Docs {
-		if _, err := b.Add(uint64(i), an.Analyze(d.Content())); err != nil {
-			return err
-		}
-	}
-	seg, err := b.Segment()
-	if err != nil {
-		return err
-	}
-	lexBuild := time.Since(t0)
-
-	// Dense: HNSW over the USE-512 vectors (cosine), M=16, efConstruction=200.
 	if col.DocVecs.N != len(col.Docs) || col.QueryVecs.N != len(col.Queries) {
 		return errors.New("vector files do not match the collection")
 	}
-	t0 = time.Now()
-	ix, err := hnsw.New(hnsw.Options{Dim: col.DocVecs.D, Metric: hnsw.Cosine, M: 16, EfConstruction: 200, InitialCapacity: col.DocVecs.N})
+	dir, err := os.MkdirTemp("", "strata-demo-")
 	if err != nil {
 		return err
 	}
-	labels := make([]uint64, col.DocVecs.N)
-	for i := range labels {
-		labels[i] = uint64(i)
-	}
-	if _, err := ix.AddBatch(labels, col.DocVecs.Data, runtime.NumCPU()); err != nil {
+	defer os.RemoveAll(dir)
+	db, err := engine.Open(dir, engine.Options{})
+	if err != nil {
 		return err
 	}
-	denseBuild := time.Since(t0)
-	fmt.Printf("BM25 index built in %v; HNSW (M=16, efConstruction=200, %d-d cosine) built in %v\n",
-		lexBuild.Round(time.Millisecond), col.DocVecs.D, denseBuild.Round(time.Millisecond))
+	defer db.Close()
+	c, err := db.CreateCollection(col.Name, engine.CollectionOptions{Dim: col.DocVecs.D, Metric: "cosine", Analyzer: engine.AnalyzerProse})
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	t0 := time.Now()
+	const batch = 1000
+	for lo := 0; lo < len(col.Docs); lo += batch {
+		var docs []contract.Document
+		for i := lo; i < min(lo+batch, len(col.Docs)); i++ {
+			d := col.Docs[i]
+			docs = append(docs, contract.Document{ID: d.ID, Content: d.Content(), Vector: col.DocVecs.Row(i),
+				SourceURI: "urn:" + col.Name + ":" + d.ID, Trust: contract.Authoritative})
+		}
+		if _, err := c.Upsert(ctx, docs); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("upserted %d documents with %d-d vectors in %v (WAL fsync per batch of %d)\n",
+		len(col.Docs), col.DocVecs.D, time.Since(t0).Round(time.Millisecond), batch)
 
-	runs := map[string]map[string][]string{"lexical (BM25)": {}, "dense (HNSW)": {}, "hybrid (RRF k=60)": {}}
-	var lexTime, denseTime time.Duration
-	var example []fusion.Fused[string]
-	var exampleQ string
-	segs := []*bm25.Segment{seg}
-	for qi, q := range col.Queries {
-		pq := bm25.ParseQuery(q.Text, an, false)
-		p := bm25.DefaultSearchParams()
-		p.K = depth
-		t := time.Now()
-		lh, err := bm25.Search([]bm25.View{{Seg: seg}}, pq, p, bm25.CollectStats(segs, pq.Terms()))
-		if err != nil {
-			return err
-		}
-		lexTime += time.Since(t)
-		t = time.Now()
-		dh, err := ix.Search(col.QueryVecs.Row(qi), depth, hnsw.SearchParams{EfSearch: 2 * depth})
-		if err != nil {
-			return err
-		}
-		denseTime += time.Since(t)
-
-		lex := fusion.List[string]{Name: "bm25"}
-		for _, h := range lh {
-			id := col.Docs[h.ExtID].ID
-			lex.Hits = append(lex.Hits, fusion.Hit[string]{Key: id, Score: h.Score})
-			runs["lexical (BM25)"][q.ID] = append(runs["lexical (BM25)"][q.ID], id)
-		}
-		den := fusion.List[string]{Name: "hnsw"}
-		for _, h := range dh {
-			id := col.Docs[h.Label].ID
-			den.Hits = append(den.Hits, fusion.Hit[string]{Key: id, Score: -float64(h.Distance)})
-			runs["dense (HNSW)"][q.ID] = append(runs["dense (HNSW)"][q.ID], id)
-		}
-		fused, err := fusion.Fuse([]fusion.List[string]{lex, den}, fusion.Options{TopK: depth})
-		if err != nil {
-			return err
-		}
-		for _, f := range fused {
-			runs["hybrid (RRF k=60)"][q.ID] = append(runs["hybrid (RRF k=60)"][q.ID], f.Key)
-		}
-		if qi == 0 {
-			example, exampleQ = fused, q.Text
+	type mode struct {
+		name string
+		q    func(text string, vec []float32) contract.Query
+	}
+	modes := []mode{
+		{"lexical (BM25)", func(t string, _ []float32) contract.Query {
+			return contract.Query{Text: t, Mode: contract.Lexical, TopK: depth}
+		}},
+		{"dense (exact cosine)", func(_ string, v []float32) contract.Query {
+			return contract.Query{Vector: v, Mode: contract.Dense, TopK: depth}
+		}},
+		{"hybrid (engine default)", func(t string, v []float32) contract.Query {
+			return contract.Query{Text: t, Vector: v, Mode: contract.Hybrid, TopK: depth}
+		}},
+		{"hybrid (RRF k=60)", func(t string, v []float32) contract.Query {
+			return contract.Query{Text: t, Vector: v, Mode: contract.Hybrid, TopK: depth, Fusion: contract.FusionParams{Method: "rrf"}}
+		}},
+	}
+	runs := make([]map[string][]string, len(modes))
+	lat := make([]time.Duration, len(modes))
+	var example []contract.Envelope
+	for m, md := range modes {
+		runs[m] = map[string][]string{}
+		for qi, q := range col.Queries {
+			t := time.Now()
+			res, err := c.Search(ctx, md.q(q.Text, col.QueryVecs.Row(qi)))
+			if err != nil {
+				return fmt.Errorf("%s, query %s: %w", md.name, q.ID, err)
+			}
+			lat[m] += time.Since(t)
+			for _, h := range res.Hits {
+				runs[m][q.ID] = append(runs[m][q.ID], h.DocID)
+			}
+			if m == 2 && qi == 0 {
+				example = res.Hits
+			}
 		}
 	}
 
@@ -302,34 +295,32 @@ func demoCollection(col *datasets.Collection, gain func(int) float64, k int) err
 		if t == "" {
 			t = d.Text
 		}
-		if len(t) > 90 {
-			t = t[:90] + "…"
+		if len(t) > 80 {
+			t = t[:80] + "…"
 		}
 		titles[d.ID] = t
 	}
-	fmt.Printf("\nquery %q — hybrid top %d:\n", exampleQ, k)
-	for i, f := range example[:min(k, len(example))] {
-		fmt.Printf("  %d. doc %-6s score %.3f (bm25 rank %s, hnsw rank %s)  %s\n", i+1, f.Key, f.Normalized,
-			rankStr(f.Explain[0].Rank), rankStr(f.Explain[1].Rank), titles[f.Key])
+	fmt.Printf("\nquery %q — hybrid top %d (envelopes):\n", col.Queries[0].Text, k)
+	for i, h := range example[:min(k, len(example))] {
+		fmt.Printf("  %d. %-14s score %.3f  trust=%s  hash=%s…  (bm25 rank %s, dense rank %s)  %s\n", i+1, h.SourceURI, h.Score,
+			h.Trust, h.VersionHash[:12], rankStr(h.Explain.LexicalRank), rankStr(h.Explain.DenseRank), titles[h.DocID])
 	}
 
 	opts := eval.Options{Cutoffs: []int{10, 100}, GradedGain: gain}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "\nretriever\tnDCG@10\tMAP@100\tR@100\tMRR@10\t\n")
-	names := []string{"lexical (BM25)", "dense (HNSW)", "hybrid (RRF k=60)"}
-	for _, n := range names {
-		s, err := eval.Evaluate(runs[n], col.Qrels.Judgments, opts)
+	fmt.Fprintf(tw, "\nretriever\tnDCG@10\tMAP@100\tR@100\tMRR@10\tms/query\t\n")
+	for m, md := range modes {
+		s, err := eval.Evaluate(runs[m], col.Qrels.Judgments, opts)
 		if err != nil {
 			return err
 		}
 		a10, _ := s.Cut(10)
 		a100, _ := s.Cut(100)
-		fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%.4f\t%.4f\t\n", n, a10.NDCGBinary, s.AP, a100.R, a10.MRR)
+		fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%.4f\t%.4f\t%.2f\t\n", md.name, a10.NDCGBinary, s.AP, a100.R, a10.MRR,
+			float64(lat[m].Microseconds())/1000/float64(len(col.Queries)))
 	}
 	tw.Flush()
-	nq := len(col.Queries)
-	fmt.Printf("(binary-gain nDCG over %d queries; mean latency per query: BM25 %v, HNSW efSearch=%d %v)\n\n",
-		nq, (lexTime / time.Duration(nq)).Round(time.Microsecond), 2*depth, (denseTime / time.Duration(nq)).Round(time.Microsecond))
+	fmt.Printf("(binary-gain nDCG over %d judged queries, through engine.Collection.Search)\n\n", len(col.Queries))
 	return nil
 }
 
