@@ -1,12 +1,19 @@
 // Command searchd is Strata's server and command-line tool.
 //
-// Today it has one subcommand, demo, which runs the main job on real input
-// with the parts of the engine that exist: code search over the Go standard
-// library with the BM25 engine and its code-aware analyzer, and lexical,
-// dense (HNSW over USE-512 sentence vectors) and hybrid (RRF) retrieval on
-// the judged Cranfield and Vaswani collections, with their quality measured.
-// The server (serve), ingestion (index) and search subcommands come with the
-// engine API.
+// Subcommands:
+//
+//	searchd index PATH [--data DIR] [--collection C]   walk, chunk and index a tree (incremental)
+//	searchd search "query" [--data DIR] [--top-k 5] [--mode lexical] [--scope PREFIX] [--json]
+//	searchd version
+//	searchd demo                                        the main job with the bare index packages
+//
+// index and search use the embedded engine (package engine) in --data DIR,
+// default ./strata-data; no service is needed. Indexing is lexical-only
+// (BM25) until an embedder exists. demo runs code search over the Go
+// standard library with the BM25 engine and its code-aware analyzer, and
+// lexical, dense (HNSW over USE-512 sentence vectors) and hybrid (RRF)
+// retrieval on the judged Cranfield and Vaswani collections. The server
+// (serve) is not written yet.
 package main
 
 import (
@@ -18,7 +25,10 @@ func usage() {
 	fmt.Fprintf(os.Stderr, `usage: searchd <command> [flags]
 
 commands:
-  demo    index real input (Go stdlib source, Cranfield, Vaswani) and answer queries
+  index    index a directory tree into the embedded store (--data DIR, default ./strata-data)
+  search   search it: searchd search "query" [--top-k 5] [--scope PREFIX] [--json]
+  version  print the version
+  demo     index real input (Go stdlib source, Cranfield, Vaswani) and answer queries
 
 Run 'searchd <command> -h' for a command's flags.
 `)
@@ -33,6 +43,12 @@ func main() {
 	switch os.Args[1] {
 	case "demo":
 		err = runDemo(os.Args[2:])
+	case "index":
+		err = runIndex(os.Args[2:])
+	case "search":
+		err = runSearch(os.Args[2:])
+	case "version", "-version", "--version":
+		err = runVersion(os.Args[2:])
 	case "-h", "-help", "--help", "help":
 		usage()
 		return

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stratasearch/strata/engine/contract"
+)
+
+// capture runs f with os.Stdout redirected and returns what it printed.
+func capture(t *testing.T, f func() error) (string, error) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := os.Stdout
+	os.Stdout = w
+	done := make(chan string)
+	go func() { b, _ := io.ReadAll(r); done <- string(b) }()
+	ferr := f()
+	w.Close()
+	os.Stdout = old
+	return <-done, ferr
+}
+
+func TestCLIIndexSearch(t *testing.T) {
+	root, data := t.TempDir(), filepath.Join(t.TempDir(), "d")
+	src := "package p\n\n// Frobnicate turns widgets blue.\nfunc Frobnicate() {}\n\nfunc other() { Frobnicate(); Frobnicate() }\n"
+	if err := os.WriteFile(filepath.Join(root, "p.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := capture(t, func() error { return runIndex([]string{root, "--data", data}) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"lexical-only", "1 indexed", "chunks:  2 written"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("index output lacks %q:\n%s", want, out)
+		}
+	}
+	out, err = capture(t, func() error { return runSearch([]string{"Frobnicate", "--data", data, "--json", "--verify"}) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res contract.Result
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	if len(res.Hits) != 2 || !strings.HasSuffix(res.Hits[0].SourceURI, "p.go#L3-L4") || res.Hits[0].Trust != contract.Authoritative {
+		t.Fatalf("want the definition first, got %+v", res.Hits)
+	}
+	out, err = capture(t, func() error { return runSearch([]string{"widgets", "--data", data}) })
+	if err != nil || !strings.Contains(out, "p.go:3-4") || !strings.Contains(out, "Frobnicate (func)") {
+		t.Fatalf("human output (%v):\n%s", err, out)
+	}
+	if _, err := capture(t, func() error { return runSearch([]string{"widgets", "--data", data, "--mode", "dense"}) }); err == nil ||
+		!strings.Contains(err.Error(), "embedder") {
+		t.Errorf("dense mode: %v, want a no-embedder error", err)
+	}
+	if _, err := capture(t, func() error { return runSearch([]string{"x", "--data", filepath.Join(data, "none")}) }); err == nil {
+		t.Error("search of a missing store succeeded")
+	}
+	out, _ = capture(t, func() error { return runVersion(nil) })
+	if !strings.HasPrefix(out, "searchd ") {
+		t.Errorf("version: %q", out)
+	}
+}

@@ -1,0 +1,248 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"github.com/stratasearch/strata/engine"
+	"github.com/stratasearch/strata/internal/ingest"
+)
+
+// defaultData is every subcommand's default --data directory.
+const defaultData = "./strata-data"
+
+// codeDim is the vector dimension of collections the CLI creates: 512, the
+// Universal Sentence Encoder Lite embedder the issue plans. No vectors are
+// written yet (lexical-only).
+const codeDim = 512
+
+// parseArgs parses fl over args allowing flags before and after the
+// positional arguments ("index PATH --data D" and "index --data D PATH").
+func parseArgs(fl *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fl.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fl.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// openCollection opens the embedded store at dir and the named collection,
+// creating it (code analyzer, lexical-only) when create is set.
+func openCollection(dir, name string, create bool) (*engine.DB, *engine.Collection, error) {
+	return openCollectionSync(dir, name, create, "")
+}
+
+// openCollectionSync is openCollection with the WAL sync policy of a
+// collection it creates ("" = the engine's default, always).
+func openCollectionSync(dir, name string, create bool, sync string) (*engine.DB, *engine.Collection, error) {
+	if !create {
+		if _, err := os.Stat(filepath.Join(dir, "collections", name)); err != nil {
+			return nil, nil, fmt.Errorf("no collection %q in %s (run 'searchd index PATH --data %s' first)", name, dir, dir)
+		}
+	}
+	db, err := engine.Open(dir, engine.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	col, err := db.Collection(name)
+	if errors.Is(err, engine.ErrNotFound) && create {
+		col, err = db.CreateCollection(name, engine.CollectionOptions{
+			Dim: codeDim, Metric: "cosine", Analyzer: engine.AnalyzerCode, Sync: sync,
+			IndexedFields: map[string]engine.FieldType{
+				ingest.MetaLang: engine.FieldKeyword, ingest.MetaKind: engine.FieldKeyword,
+				ingest.MetaSymbol: engine.FieldKeyword, ingest.MetaPath: engine.FieldKeyword,
+				ingest.MetaNames: engine.FieldKeyword,
+			},
+		})
+	}
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	return db, col, nil
+}
+
+// manifestPath is where index keeps a collection's ingest manifest.
+func manifestPath(dir, col string) string {
+	return filepath.Join(dir, "ingest", col+".manifest.json")
+}
+
+func runIndex(args []string) error {
+	fl := flag.NewFlagSet("index", flag.ContinueOnError)
+	data := fl.String("data", defaultData, "data directory (embedded store)")
+	colName := fl.String("collection", "code", "collection name")
+	maxFile := fl.Int64("max-file-bytes", 1<<20, "skip files larger than this")
+	chunkBytes := fl.Int("chunk-bytes", 2048, "text chunk size cap in bytes (≈ 4 bytes per token)")
+	overlap := fl.Int("overlap", 0, "lines repeated between consecutive text chunks")
+	syncPolicy := fl.String("sync", "always", "WAL sync policy of a collection this creates: always | interval | none")
+	watch := fl.Bool("watch", false, "after indexing, keep watching PATH (fsnotify) until interrupted: tombstone changed files at once, re-index in the background")
+	noProgress := fl.Bool("no-progress", false, "no progress bar (also off when stdout is not a terminal)")
+	fl.Usage = func() {
+		fmt.Fprintf(fl.Output(), "usage: searchd index PATH [flags]\n\nIndex a directory tree (incremental on re-runs).\n\n")
+		fl.PrintDefaults()
+	}
+	pos, err := parseArgs(fl, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		fl.Usage()
+		return errors.New("index: want exactly one PATH")
+	}
+	root, err := filepath.Abs(pos[0])
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(root); err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	o := ingest.Options{MaxFileBytes: *maxFile, ChunkBytes: *chunkBytes, OverlapLines: *overlap}
+	o.EnsureDefaults()
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(*data, "ingest"), 0o755); err != nil {
+		return err
+	}
+	out := os.Stdout
+	fmt.Fprintf(out, "searchd index: %s → collection %q in %s\n", root, *colName, *data)
+	fmt.Fprintln(out, "mode: lexical-only (BM25). No embedder is configured: no vectors are written, dense and hybrid search are unavailable.")
+
+	tOpen := time.Now()
+	db, col, err := openCollectionSync(*data, *colName, true, *syncPolicy)
+	if err != nil {
+		return err
+	}
+	openTime := time.Since(tOpen)
+
+	var bar *progressbar.ProgressBar
+	var prog ingest.Progress
+	if !*noProgress && term.IsTerminal(int(os.Stdout.Fd())) {
+		var files, done int
+		var start time.Time
+		prog.Start = func(n int, total int64) {
+			files, start = n, time.Now()
+			bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(out),
+				progressbar.OptionShowBytes(true), progressbar.OptionSetWidth(30),
+				progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish(),
+				progressbar.OptionSetDescription("indexing"))
+		}
+		prog.Advance = func(b int64) {
+			done++
+			if done%50 == 0 || done == files {
+				rate := float64(done) / max(time.Since(start).Seconds(), 1e-9)
+				bar.Describe(fmt.Sprintf("files %d/%d (%.0f files/s)", done, files, rate))
+			}
+			bar.Add64(b)
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ix, ierr := ingest.NewIndexer(col, manifestPath(*data, *colName), o)
+	var st ingest.Stats
+	if ierr == nil {
+		st, ierr = ix.Index(ctx, root, prog)
+	}
+	if bar != nil {
+		bar.Finish()
+	}
+	if ierr == nil && *watch {
+		size, _ := dirSize(*data)
+		printIndexSummary(out, st, size, openTime, 0)
+		fmt.Fprintf(out, "watching %s (Ctrl-C to stop; the store stays locked meanwhile)\n", root)
+		ierr = ingest.Watch(ctx, ix, root, 200*time.Millisecond, func(e ingest.WatchEvent) {
+			switch {
+			case e.Err != nil:
+				fmt.Fprintln(os.Stderr, "searchd:", e.Err)
+			case e.Stats != nil:
+				fmt.Fprintf(out, "re-indexed: %d files changed, %d removed, %d chunks written, %d deleted in %v\n",
+					e.Stats.Indexed, e.Stats.Removed, e.Stats.Chunks, e.Stats.Deleted, e.Stats.Elapsed.Round(time.Millisecond))
+			default:
+				fmt.Fprintf(out, "changed: %s (%d chunks tombstoned)\n", shortPath(e.Path), e.Tombstoned)
+			}
+		})
+	}
+	tClose := time.Now()
+	cerr := db.Close()
+	closeTime := time.Since(tClose)
+	if ierr != nil {
+		return ierr
+	}
+	if cerr != nil {
+		return cerr
+	}
+	if *watch {
+		fmt.Fprintf(out, "stopped watching; store closed in %v\n", closeTime.Round(time.Millisecond))
+		return nil
+	}
+	size, _ := dirSize(*data)
+	printIndexSummary(out, st, size, openTime, closeTime)
+	return nil
+}
+
+func printIndexSummary(w io.Writer, st ingest.Stats, size int64, openTime, closeTime time.Duration) {
+	secs := max(st.Elapsed.Seconds(), 1e-9)
+	fmt.Fprintf(w, "files:   %d walked, %d indexed, %d unchanged, %d removed, %d read from disk\n",
+		st.Files, st.Indexed, st.Unchanged, st.Removed, st.Read)
+	if st.Skips.Total() > 0 {
+		fmt.Fprintf(w, "skipped: %d (%s)\n", st.Skips.Total(), st.Skips)
+	} else {
+		fmt.Fprintln(w, "skipped: 0")
+	}
+	fmt.Fprintf(w, "chunks:  %d written, %d deleted, %d engine write batches\n", st.Chunks, st.Deleted, st.Batches)
+	fmt.Fprintf(w, "bytes:   %.1f MiB read in %v: %.1f MB/s, %.0f files/s\n",
+		float64(st.Bytes)/(1<<20), st.Elapsed.Round(time.Millisecond), float64(st.Bytes)/1e6/secs, float64(st.Read)/secs)
+	fmt.Fprintf(w, "time:    walk %v, engine writes %v, read+chunk+hash the rest (%d cores)\n",
+		st.WalkTime.Round(time.Millisecond), st.WriteTime.Round(time.Millisecond), runtime.GOMAXPROCS(0))
+	fmt.Fprintf(w, "store:   open %v (WAL replay), close %v; size on disk %.1f MiB\n",
+		openTime.Round(time.Millisecond), closeTime.Round(time.Millisecond), float64(size)/(1<<20))
+}
+
+// dirSize sums the sizes of the regular files under dir.
+func dirSize(dir string) (int64, error) {
+	var n int64
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.Type().IsRegular() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n, err
+}
+
+// shortPath renders an absolute path relative to the working directory
+// when that is shorter.
+func shortPath(p string) string {
+	if wd, err := os.Getwd(); err == nil {
+		if r, err := filepath.Rel(wd, p); err == nil && !strings.HasPrefix(r, "..") && len(r) < len(p) {
+			return r
+		}
+	}
+	return p
+}

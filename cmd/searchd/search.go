@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/stratasearch/strata/engine"
+	"github.com/stratasearch/strata/engine/contract"
+	"github.com/stratasearch/strata/internal/ingest"
+)
+
+func runSearch(args []string) error {
+	fl := flag.NewFlagSet("search", flag.ContinueOnError)
+	data := fl.String("data", defaultData, "data directory (embedded store)")
+	colName := fl.String("collection", "code", "collection name")
+	topK := fl.Int("top-k", 5, "number of hits (1..1000)")
+	mode := fl.String("mode", "lexical", "lexical | dense | hybrid (dense and hybrid need an embedder: none yet)")
+	scope := fl.String("scope", "", "only sources under this path or file:// URI prefix")
+	asJSON := fl.Bool("json", false, "print the result as JSON envelopes (contract.Result)")
+	verify := fl.Bool("verify", true, "re-read every hit's source span and drop stale hits (--verify=false to skip)")
+	budget := fl.Duration("budget", 0, "search deadline (0 = none)")
+	batch := fl.Bool("batch", false, "each argument is a separate query, answered from one store opening (--json: an array of results)")
+	plain := fl.Bool("plain", false, "plain BM25 order (no definitions-first for identifier-like query words)")
+	fl.Usage = func() {
+		fmt.Fprintf(fl.Output(), "usage: searchd search \"query\" [flags]\n       searchd search --batch \"query 1\" \"query 2\" ... [flags]\n\n")
+		fl.PrintDefaults()
+	}
+	pos, err := parseArgs(fl, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		fl.Usage()
+		return errors.New("search: want a query")
+	}
+	texts := []string{strings.Join(pos, " ")}
+	if *batch {
+		texts = pos
+	}
+	t0 := time.Now()
+	db, col, err := openCollection(*data, *colName, false)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	openTime := time.Since(t0)
+	search := ingest.Search
+	if *plain {
+		search = func(ctx context.Context, c *engine.Collection, q contract.Query) (contract.Result, error) {
+			return c.Search(ctx, q)
+		}
+	}
+	var results []contract.Result
+	for i, text := range texts {
+		q := contract.Query{Text: text, TopK: *topK, Mode: contract.Mode(*mode), Verify: *verify, Budget: *budget}
+		if *scope != "" {
+			q.Scope.URIPrefix = scopeURI(*scope)
+		}
+		t1 := time.Now()
+		res, err := search(context.Background(), col, q)
+		searchTime := time.Since(t1)
+		if errors.Is(err, engine.ErrNoEmbedder) {
+			return fmt.Errorf("search: --mode %s needs an embedder and none is configured (this index is lexical-only): %w", *mode, err)
+		}
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			results = append(results, res)
+			continue
+		}
+		if *batch {
+			if i > 0 {
+				fmt.Println()
+			}
+			fmt.Printf("query %q:\n", text)
+		}
+		printHits(os.Stdout, text, res)
+		fmt.Printf("(%d hits, mode %s, epoch %d; search %v)\n", len(res.Hits), q.Mode, res.Epoch, searchTime.Round(time.Microsecond))
+	}
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		if *batch {
+			return enc.Encode(results)
+		}
+		return enc.Encode(results[0])
+	}
+	fmt.Printf("(store opened in %v: WAL replay and lexical index rebuild)\n", openTime.Round(time.Millisecond))
+	return nil
+}
+
+// scopeURI turns a --scope argument into a source-URI prefix: a file://
+// URI is used as given; a path is made absolute and encoded as FileURI
+// (a trailing slash is kept, so "src/strings/" excludes "src/stringsx").
+func scopeURI(s string) string {
+	if strings.HasPrefix(s, "file://") {
+		return s
+	}
+	abs, err := filepath.Abs(s)
+	if err != nil {
+		abs = s
+	}
+	u := ingest.FileURI(abs)
+	if strings.HasSuffix(s, "/") && !strings.HasSuffix(u, "/") {
+		u += "/"
+	}
+	return u
+}
+
+// printHits prints each hit as "N. path:Lx-Ly  score  trust  symbol" and a
+// snippet of up to 3 non-blank source lines.
+func printHits(w io.Writer, query string, res contract.Result) {
+	if len(res.Hits) == 0 {
+		fmt.Fprintf(w, "no hits for %q\n", query)
+	}
+	for i, h := range res.Hits {
+		loc := h.SourceURI
+		if p, from, to, err := engine.ParseFileURI(h.SourceURI); err == nil {
+			loc = fmt.Sprintf("%s:%d-%d", shortPath(p), from, to)
+		}
+		sym := ""
+		if v, ok := h.Metadata[ingest.MetaSymbol]; ok {
+			if s, ok := v.Str(); ok {
+				sym = s
+				if k, ok := h.Metadata[ingest.MetaKind].Str(); ok {
+					sym += " (" + k + ")"
+				}
+			}
+		}
+		fmt.Fprintf(w, "%d. %s  score=%.3f  %s  %s\n", i+1, loc, h.Score, h.Trust, sym)
+		for _, l := range snippetLines(ingest.Snippet(h.Content, h.Metadata), 3) {
+			fmt.Fprintf(w, "     %s\n", l)
+		}
+	}
+	if res.Partial {
+		fmt.Fprintf(w, "(partial result: %s)\n", res.Reason)
+	}
+	for _, d := range res.Dropped {
+		fmt.Fprintf(w, "(dropped %s: %s %s)\n", d.DocID, d.Reason, d.Detail)
+	}
+}
+
+// snippetLines returns up to n non-blank lines of s, tabs expanded and
+// each cut to 110 bytes (on a rune boundary).
+func snippetLines(s string, n int) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		l = strings.TrimRight(strings.ReplaceAll(l, "\t", "    "), " \r")
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		if len(l) > 110 {
+			cut := 110
+			for cut > 0 && (l[cut]&0xC0) == 0x80 {
+				cut--
+			}
+			l = l[:cut] + "…"
+		}
+		out = append(out, l)
+		if len(out) == n {
+			break
+		}
+	}
+	return out
+}
+
+func runVersion(args []string) error {
+	v := "(devel)"
+	rev := ""
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" {
+			v = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				rev = " " + s.Value
+			}
+		}
+	}
+	fmt.Printf("searchd %s%s %s %s/%s (lexical-only: no embedder)\n", v, rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return nil
+}

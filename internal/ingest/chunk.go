@@ -1,0 +1,354 @@
+package ingest
+
+import (
+	"bytes"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"strings"
+)
+
+// Chunk is one line span of a source file, 1-based and inclusive: the bytes
+// from the start of line StartLine through the end of line EndLine
+// including its newline (engine.ReadSpan's convention for #Lx-Ly).
+type Chunk struct {
+	StartLine, EndLine int
+	// Kind is func, method, type, const, var, package (Go) or text.
+	Kind string
+	// Symbol is the declared name for Go chunks ("EqualFold",
+	// "Builder.WriteString" for a method; the first name of a group), ""
+	// for text.
+	Symbol string
+	// Receiver is the receiver's base type name of a method ("Builder").
+	Receiver string
+	// Names lists every name a Go declaration group declares.
+	Names []string
+}
+
+// Lines indexes the lines of a file: Start[i] is the byte offset of line
+// i+1; line i+1 ends at Start[i+1] (or len(src) for the last line). A file
+// ending in '\n' has no empty line after it.
+type Lines struct {
+	src   []byte
+	Start []int
+}
+
+// NewLines indexes src's lines. O(len(src)).
+func NewLines(src []byte) *Lines {
+	l := &Lines{src: src}
+	if len(src) == 0 {
+		return l
+	}
+	l.Start = append(l.Start, 0)
+	for i, c := range src {
+		if c == '\n' && i+1 < len(src) {
+			l.Start = append(l.Start, i+1)
+		}
+	}
+	return l
+}
+
+// N is the number of lines.
+func (l *Lines) N() int { return len(l.Start) }
+
+// Span returns the bytes of lines from..to (1-based, inclusive), including
+// the final newline: exactly what engine.ReadSpan reads for #Lfrom-Lto.
+func (l *Lines) Span(from, to int) []byte {
+	end := len(l.src)
+	if to < len(l.Start) {
+		end = l.Start[to]
+	}
+	return l.src[l.Start[from-1]:end]
+}
+
+// Line returns line i (1-based) without its newline.
+func (l *Lines) Line(i int) []byte {
+	return bytes.TrimSuffix(l.Span(i, i), []byte{'\n'})
+}
+
+// Lang maps a file name to a language tag (by extension; "text" when
+// unknown).
+func Lang(name string) string {
+	base := filepath.Base(name)
+	switch base {
+	case "Makefile", "makefile", "GNUmakefile":
+		return "make"
+	case "Dockerfile":
+		return "dockerfile"
+	case "go.mod", "go.sum", "go.work":
+		return "gomod"
+	}
+	switch strings.ToLower(filepath.Ext(base)) {
+	case ".go":
+		return "go"
+	case ".md", ".markdown":
+		return "markdown"
+	case ".s":
+		return "asm"
+	case ".c", ".h":
+		return "c"
+	case ".cc", ".cpp", ".hpp", ".cxx":
+		return "cpp"
+	case ".py":
+		return "python"
+	case ".js", ".mjs", ".ts":
+		return "javascript"
+	case ".json":
+		return "json"
+	case ".yaml", ".yml":
+		return "yaml"
+	case ".sh", ".bash", ".bat", ".rc":
+		return "shell"
+	case ".html", ".htm", ".tmpl", ".xml", ".svg":
+		return "markup"
+	case ".rs":
+		return "rust"
+	case ".java":
+		return "java"
+	case ".proto":
+		return "proto"
+	case ".toml", ".ini", ".cfg":
+		return "config"
+	}
+	return "text"
+}
+
+// ChunkFile chunks a file's bytes: Go source by declaration (ChunkGo), and
+// everything else — and Go that does not parse — by structure (ChunkText).
+// Spans never overlap unless OverlapLines > 0, are sorted, and are unique.
+func ChunkFile(name string, src []byte, o Options) []Chunk {
+	lines := NewLines(src)
+	lang := Lang(name)
+	if lang == "go" {
+		if cs, ok := ChunkGo(src, lines, o); ok {
+			return cs
+		}
+	}
+	return ChunkText(lines, 1, lines.N(), lang == "markdown", o)
+}
+
+// ChunkGo chunks Go source with go/parser: the package clause with its doc
+// comment (only when there is one), and each top-level function, method,
+// type, const and var declaration (a parenthesised group is one chunk),
+// each from its doc comment through its end. Import declarations are not
+// chunks. A declaration longer than MaxDeclBytes is split by ChunkText
+// into pieces that keep its symbol. ok is false when src does not parse.
+func ChunkGo(src []byte, lines *Lines, o Options) (cs []Chunk, ok bool) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "", src, parser.ParseComments|parser.SkipObjectResolution)
+	if err != nil {
+		return nil, false
+	}
+	// Physical lines: //line directives must not move spans.
+	line := func(p token.Pos) int { return fset.PositionFor(p, false).Line }
+	if f.Doc != nil {
+		cs = append(cs, Chunk{StartLine: line(f.Doc.Pos()), EndLine: line(f.Name.End()), Kind: "package",
+			Symbol: f.Name.Name, Names: []string{f.Name.Name}})
+	}
+	for _, d := range f.Decls {
+		var c Chunk
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			c = Chunk{StartLine: line(d.Pos()), EndLine: line(d.End()), Kind: "func", Symbol: d.Name.Name}
+			if d.Doc != nil {
+				c.StartLine = line(d.Doc.Pos())
+			}
+			if d.Recv != nil && len(d.Recv.List) > 0 {
+				c.Kind = "method"
+				c.Receiver = recvName(d.Recv.List[0].Type)
+				c.Symbol = c.Receiver + "." + d.Name.Name
+			}
+			c.Names = []string{d.Name.Name}
+		case *ast.GenDecl:
+			if d.Tok == token.IMPORT {
+				continue
+			}
+			c = Chunk{StartLine: line(d.Pos()), EndLine: line(d.End()), Kind: d.Tok.String()}
+			if d.Doc != nil {
+				c.StartLine = line(d.Doc.Pos())
+			}
+			for _, s := range d.Specs {
+				switch s := s.(type) {
+				case *ast.TypeSpec:
+					c.Names = append(c.Names, s.Name.Name)
+				case *ast.ValueSpec:
+					for _, n := range s.Names {
+						if n.Name != "_" {
+							c.Names = append(c.Names, n.Name)
+						}
+					}
+				}
+			}
+			if len(c.Names) > 0 {
+				c.Symbol = c.Names[0]
+			}
+		default:
+			continue
+		}
+		if c.StartLine < 1 || c.EndLine < c.StartLine || c.EndLine > lines.N() {
+			continue
+		}
+		if n := len(lines.Span(c.StartLine, c.EndLine)); n > o.MaxDeclBytes {
+			for _, p := range ChunkText(lines, c.StartLine, c.EndLine, false, o) {
+				p.Kind, p.Symbol, p.Receiver, p.Names = c.Kind, c.Symbol, c.Receiver, c.Names
+				cs = appendChunk(cs, p)
+			}
+			continue
+		}
+		cs = appendChunk(cs, c)
+	}
+	return cs, true
+}
+
+// appendChunk appends c, merging it into the previous chunk when both
+// have the same span (two declarations on one line), so ids stay unique.
+func appendChunk(cs []Chunk, c Chunk) []Chunk {
+	if n := len(cs); n > 0 && cs[n-1].StartLine == c.StartLine && cs[n-1].EndLine == c.EndLine {
+		cs[n-1].Names = append(cs[n-1].Names, c.Names...)
+		return cs
+	}
+	return append(cs, c)
+}
+
+// recvName returns the base type name of a receiver type expression:
+// T, *T, T[K], *T[K, V] → T.
+func recvName(e ast.Expr) string {
+	for {
+		switch t := e.(type) {
+		case *ast.StarExpr:
+			e = t.X
+		case *ast.ParenExpr:
+			e = t.X
+		case *ast.IndexExpr:
+			e = t.X
+		case *ast.IndexListExpr:
+			e = t.X
+		case *ast.Ident:
+			return t.Name
+		default:
+			return ""
+		}
+	}
+}
+
+// ChunkText splits lines lo..hi (1-based, inclusive) by structure into
+// chunks of at most ChunkBytes (a single longer line is a chunk of its
+// own). Cut points are preferred, best first: before a Markdown heading
+// (with markdown, a heading always starts a chunk), after a blank line
+// (paragraph end), where the brace/bracket depth is back to zero, and
+// anywhere otherwise; among the best the latest wins. Leading and trailing
+// blank lines are trimmed from every chunk; blank-only ranges yield none.
+// Consecutive chunks repeat OverlapLines lines. O(hi-lo) lines.
+func ChunkText(lines *Lines, lo, hi int, markdown bool, o Options) []Chunk {
+	if hi > lines.N() {
+		hi = lines.N()
+	}
+	n := hi - lo + 1
+	if n <= 0 {
+		return nil
+	}
+	blank := make([]bool, n)
+	heading := make([]bool, n)
+	depth0 := make([]bool, n) // depth is zero after line lo+i
+	size := make([]int, n)
+	d := 0
+	for i := 0; i < n; i++ {
+		ln := lines.Line(lo + i)
+		size[i] = len(lines.Span(lo+i, lo+i))
+		t := bytes.TrimSpace(ln)
+		blank[i] = len(t) == 0
+		heading[i] = markdown && len(t) > 0 && t[0] == '#'
+		for _, c := range ln {
+			switch c {
+			case '{', '(', '[':
+				d++
+			case '}', ')', ']':
+				if d > 0 {
+					d--
+				}
+			}
+		}
+		depth0[i] = d == 0
+	}
+	// score of a cut before line index j (j > 0).
+	score := func(j int) int {
+		switch {
+		case heading[j]:
+			return 3
+		case blank[j-1]:
+			return 2
+		case depth0[j-1]:
+			return 1
+		}
+		return 0
+	}
+	var out []Chunk
+	emit := func(s, e int) { // indexes, inclusive
+		for s <= e && blank[s] {
+			s++
+		}
+		for e >= s && blank[e] {
+			e--
+		}
+		if s <= e {
+			out = append(out, Chunk{StartLine: lo + s, EndLine: lo + e, Kind: "text"})
+		}
+	}
+	s := 0
+	for s < n {
+		for s < n && blank[s] {
+			s++
+		}
+		if s >= n {
+			break
+		}
+		acc, best, bestScore := 0, -1, -1
+		cut := n
+		for j := s; j < n; j++ {
+			if j > s {
+				if heading[j] {
+					cut = j
+					break
+				}
+				if sc := score(j); sc >= bestScore {
+					best, bestScore = j, sc
+				}
+				if acc+size[j] > o.ChunkBytes {
+					cut = j
+					if bestScore > 0 {
+						cut = best
+					}
+					break
+				}
+			}
+			acc += size[j]
+		}
+		emit(s, cut-1)
+		if cut >= n {
+			break
+		}
+		next := cut - o.OverlapLines
+		if next <= s {
+			next = s + 1
+		}
+		if next > cut {
+			next = cut
+		}
+		s = next
+	}
+	return dedupe(out)
+}
+
+// dedupe drops chunks with the same span as the previous one (possible
+// with overlap after trimming).
+func dedupe(cs []Chunk) []Chunk {
+	out := cs[:0]
+	for _, c := range cs {
+		if k := len(out); k > 0 && out[k-1].StartLine == c.StartLine && out[k-1].EndLine == c.EndLine {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}

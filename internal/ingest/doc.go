@@ -1,0 +1,62 @@
+// Package ingest turns a directory tree into engine documents: it walks
+// the tree, chunks each file, and writes the chunks to an engine
+// collection incrementally, against a manifest of what an earlier run
+// indexed. cmd/searchd's index and search subcommands are thin layers
+// over it.
+//
+// # Walk
+//
+// Walk lists regular files, honouring every .gitignore on the way
+// (github.com/sabhiram/go-gitignore; each file's patterns apply relative
+// to its directory), never entering .git or vendored directories (vendor/,
+// node_modules/, third_party/), and skipping files over MaxFileBytes
+// (1 MiB). Classify then skips binary files (a NUL byte in the first 8000
+// bytes, git's sniff) and generated ones (a "// Code generated ... DO NOT
+// EDIT." line). Every skip is counted by reason (Skips).
+//
+// # Chunks
+//
+// Go source is parsed with go/parser: the package clause with its doc
+// comment, and each top-level func, method, type, const and var
+// declaration (a parenthesised group is one chunk), from its doc comment
+// to its end, in physical lines (//line directives are ignored). Imports
+// are not chunks. A declaration over MaxDeclBytes (16 KiB) is cut into
+// ChunkBytes pieces that keep its symbol. Other text (and Go that does not
+// parse) is cut by structure into chunks of at most ChunkBytes (2 KiB ≈
+// 512 tokens): before a Markdown heading, after a blank line, where the
+// bracket depth is zero, in that order of preference, with optional
+// OverlapLines. All of it is O(file size).
+//
+// A chunk is the line span Lx-Ly (1-based, inclusive, through the last
+// newline: engine.ReadSpan's convention). Its document: id ABS_PATH#Lx-Ly,
+// source_uri file://ABS_PATH#Lx-Ly, version hash = engine.VersionHash
+// (BLAKE3-256) of exactly those bytes, trust authoritative, metadata lang,
+// path (relative to the indexed root), kind, mtime, and for Go symbol
+// ("EqualFold", "Builder.WriteString"), receiver and names. The engine's
+// BM25 indexes Content only, so Content is a one-line header — the
+// declared names and the relative path — followed by the span; metadata
+// content_offset is the header length (Snippet strips it).
+//
+// # Incremental runs
+//
+// The manifest (JSON, written atomically) maps each file to its size,
+// mtime, BLAKE3 of the whole file, chunk spans, or content skip reason.
+// A file with the same size and mtime is not read; one whose content hash
+// is unchanged is not rewritten; a changed file's new chunks are upserted
+// and its old span ids that are not reused are deleted; a vanished (or
+// newly ignored) file's chunks are deleted; a rename is a delete plus an
+// add. Writes are batched (BatchDocs chunks per Upsert). The engine has
+// no mixed upsert+delete batch, so each flush is an Upsert epoch followed
+// by a Delete epoch.
+//
+// # Search and watch
+//
+// Search runs lexical search with definitions first: identifier-like query
+// words (EqualFold, strings.EqualFold, read_full) are looked up in the
+// "names" keyword field with an engine filter, and those declarations come
+// before the plain BM25 hits. Watch keeps a tree indexed with fsnotify:
+// a changed file's chunks are tombstoned at once, then an incremental pass
+// re-indexes in the background. Searches that must never see replaced
+// text set contract.Query.Verify (the engine re-hashes each hit's span):
+// TestWatchNoStaleHits measures both.
+package ingest

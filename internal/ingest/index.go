@@ -1,0 +1,504 @@
+package ingest
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/stratasearch/strata/engine"
+	"github.com/stratasearch/strata/engine/contract"
+)
+
+// Stats summarises one Index run.
+type Stats struct {
+	Files     int   // files the walk kept (candidates)
+	Read      int   // files read from disk (new, or size/mtime changed)
+	Indexed   int   // files (re-)chunked and written
+	Unchanged int   // files skipped: same size and mtime, or same content hash
+	Removed   int   // manifest files under the root that are gone (or now skipped)
+	Skips     Skips // skipped files by reason (walk and content)
+	Chunks    int   // chunks written
+	Deleted   int   // chunk ids deleted (changed and removed files)
+	Bytes     int64 // bytes read
+	Batches   int   // engine write calls (Upsert + Delete)
+	Elapsed   time.Duration
+	WalkTime  time.Duration // listing the tree
+	WriteTime time.Duration // inside engine Upsert and Delete calls
+}
+
+// Progress observes a run. Start is called once with the candidate
+// totals, Advance after each file with the bytes it accounted for (its
+// size, read or not). Either may be nil.
+type Progress struct {
+	Start   func(files int, bytes int64)
+	Advance func(bytes int64)
+}
+
+// Metadata fields written per chunk.
+const (
+	MetaLang     = "lang"     // language tag (Lang)
+	MetaPath     = "path"     // path relative to the indexed root, slash-separated
+	MetaSymbol   = "symbol"   // Go declared name ("EqualFold", "Builder.WriteString")
+	MetaReceiver = "receiver" // Go method receiver base type
+	MetaNames    = "names"    // the bare names a Go declaration declares (a method: its name, without receiver)
+	MetaKind     = "kind"     // func, method, type, const, var, package, text
+	MetaMTime    = "mtime"    // file modification time, Unix seconds
+	MetaOffset   = "content_offset"
+)
+
+// FileURI returns file://ABS_PATH (path escaped as a URL path), the
+// source URI of a whole file; a chunk appends #Lx-Ly.
+func FileURI(abs string) string {
+	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
+}
+
+type prepared struct {
+	f      File
+	read   bool
+	skip   string // content skip reason
+	hash   string
+	same   bool // content hash equals the manifest's: nothing to rewrite
+	docs   []contract.Document
+	frags  []string
+	err    error
+	nbytes int64
+}
+
+// Index indexes root into col incrementally against the manifest at
+// manifestPath (created if absent, rewritten at the end of a successful
+// run). Per file: unchanged size and mtime → skipped without reading;
+// otherwise read, classified (binary, generated → skipped), hashed, and
+// when the content changed, chunked (ChunkFile) and written: the new
+// chunks are upserted and the old chunk ids not reused are deleted. Files
+// the manifest holds under root that the walk no longer yields lose their
+// chunks. Writes go in batches of BatchDocs chunks; the engine has no
+// mixed upsert+delete batch, so a batch is an Upsert epoch followed by a
+// Delete epoch (a concurrent reader could see both a file's old and new
+// chunks between the two; this CLI holds the store exclusively).
+//
+// Each chunk is a document: id ABS_PATH#Lx-Ly, source_uri
+// file://ABS_PATH#Lx-Ly, version hash = engine.VersionHash of exactly that
+// line span, trust authoritative, metadata lang, path, kind, mtime and for
+// Go symbol (and receiver, names). Content is a one-line header (the
+// declared names and the relative path, so BM25 — which indexes Content
+// only — matches a symbol's name and path words) followed by the span;
+// metadata content_offset is the header's length in bytes.
+func Index(ctx context.Context, col *engine.Collection, manifestPath, root string, o Options, p Progress) (Stats, error) {
+	ix, err := NewIndexer(col, manifestPath, o)
+	if err != nil {
+		return Stats{}, err
+	}
+	return ix.Index(ctx, root, p)
+}
+
+// Indexer indexes trees into one collection against one manifest, which
+// it keeps in memory between calls (Index, Tombstone); its methods are
+// serialised by a mutex and safe for concurrent use. Watch uses one.
+type Indexer struct {
+	col          *engine.Collection
+	manifestPath string
+	o            Options
+
+	mu sync.Mutex
+	m  *Manifest
+}
+
+// NewIndexer loads the manifest at manifestPath (absent = empty).
+// Errors: invalid options, a malformed manifest.
+func NewIndexer(col *engine.Collection, manifestPath string, o Options) (*Indexer, error) {
+	o.EnsureDefaults()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	m, err := LoadManifest(manifestPath)
+	if err != nil {
+		return nil, err
+	}
+	return &Indexer{col: col, manifestPath: manifestPath, o: o, m: m}, nil
+}
+
+// Tombstone deletes, as one epoch, every chunk the manifest holds for the
+// file at path (absolute) and forgets the file, so the next Index run
+// re-reads it. It returns the number of chunks deleted (0 for an unknown
+// file). Watch calls it as soon as a file changes, before re-indexing.
+func (ix *Indexer) Tombstone(ctx context.Context, path string) (int, error) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	e := ix.m.Files[path]
+	if e == nil {
+		return 0, nil
+	}
+	ids := make([]string, len(e.Chunks))
+	for i, fr := range e.Chunks {
+		ids[i] = ChunkID(path, fr)
+	}
+	if len(ids) > 0 {
+		if _, err := ix.col.Delete(ctx, ids); err != nil {
+			return 0, fmt.Errorf("ingest: tombstone %s: %w", path, err)
+		}
+	}
+	delete(ix.m.Files, path)
+	if err := ix.m.Save(ix.manifestPath); err != nil {
+		return len(ids), err
+	}
+	return len(ids), nil
+}
+
+// Index runs one incremental pass over root (see the package func Index).
+// After a failed pass the in-memory manifest is reloaded from disk (the
+// last successful pass), so a retry re-reads whatever was not recorded.
+func (ix *Indexer) Index(ctx context.Context, root string, p Progress) (Stats, error) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	st, err := ix.index(ctx, root, p)
+	if err != nil {
+		if m, lerr := LoadManifest(ix.manifestPath); lerr == nil {
+			ix.m = m
+		}
+	}
+	return st, err
+}
+
+func (ix *Indexer) index(ctx context.Context, root string, p Progress) (Stats, error) {
+	t0 := time.Now()
+	o, col, m, manifestPath := ix.o, ix.col, ix.m, ix.manifestPath
+	var st Stats
+	files, skips, err := Walk(root, o)
+	if err != nil {
+		return st, err
+	}
+	st.WalkTime = time.Since(t0)
+	st.Skips = skips
+	st.Files = len(files)
+	var total int64
+	for _, f := range files {
+		total += f.Size
+	}
+	if p.Start != nil {
+		p.Start(len(files), total)
+	}
+	absRoot, _ := filepath.Abs(root)
+	seen := make(map[string]bool, len(files))
+	for _, f := range files {
+		seen[f.Path] = true
+	}
+
+	var docs []contract.Document
+	var dels []string
+	flush := func() error {
+		tw := time.Now()
+		defer func() { st.WriteTime += time.Since(tw) }()
+		if len(docs) > 0 {
+			if _, err := col.Upsert(ctx, docs); err != nil {
+				return fmt.Errorf("ingest: upsert: %w", err)
+			}
+			st.Batches++
+			st.Chunks += len(docs)
+			docs = docs[:0]
+		}
+		if len(dels) > 0 {
+			if _, err := col.Delete(ctx, dels); err != nil {
+				return fmt.Errorf("ingest: delete: %w", err)
+			}
+			st.Batches++
+			st.Deleted += len(dels)
+			dels = dels[:0]
+		}
+		return nil
+	}
+
+	// Read, classify, hash and chunk in parallel (GOMAXPROCS workers)
+	// while this goroutine writes to the engine in file order.
+	workers := runtime.GOMAXPROCS(0)
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	olds := make([]*FileEntry, len(files)) // read by the producer, so no map access races the writer
+	for i, f := range files {
+		olds[i] = m.Files[f.Path]
+	}
+	queue := make(chan chan prepared, 4*workers+64)
+	go func() {
+		defer close(queue)
+		sem := make(chan struct{}, workers)
+		for i, f := range files {
+			ch := make(chan prepared, 1)
+			select {
+			case queue <- ch:
+			case <-pctx.Done():
+				return
+			}
+			sem <- struct{}{}
+			go func(f File, old *FileEntry) {
+				defer func() { <-sem }()
+				ch <- prepare(f, old, absRoot, o)
+			}(f, olds[i])
+		}
+	}()
+	for ch := range queue {
+		if err := ctx.Err(); err != nil {
+			return st, err
+		}
+		pr := <-ch
+		r := &pr
+		old := m.Files[r.f.Path]
+		switch {
+		case r.err != nil:
+			st.Skips[SkipError]++
+			if old != nil {
+				seen[r.f.Path] = false // drop its chunks below
+			}
+		case !r.read && old.Skip != "":
+			st.Skips[old.Skip]++
+		case !r.read:
+			st.Unchanged++
+		case r.skip != "":
+			st.Skips[r.skip]++
+			if old != nil {
+				for _, fr := range old.Chunks {
+					dels = append(dels, ChunkID(r.f.Path, fr))
+				}
+			}
+			m.Files[r.f.Path] = &FileEntry{Size: r.f.Size, MTimeNS: r.f.ModTime.UnixNano(), Skip: r.skip}
+		case r.same:
+			st.Unchanged++
+			old.Size, old.MTimeNS = r.f.Size, r.f.ModTime.UnixNano()
+		default:
+			st.Indexed++
+			keep := make(map[string]bool, len(r.frags))
+			for _, fr := range r.frags {
+				keep[fr] = true
+			}
+			if old != nil {
+				for _, fr := range old.Chunks {
+					if !keep[fr] {
+						dels = append(dels, ChunkID(r.f.Path, fr))
+					}
+				}
+			}
+			docs = append(docs, r.docs...)
+			m.Files[r.f.Path] = &FileEntry{Size: r.f.Size, MTimeNS: r.f.ModTime.UnixNano(), Hash: r.hash, Chunks: r.frags}
+		}
+		if r.read {
+			st.Read++
+			st.Bytes += r.nbytes
+		}
+		if p.Advance != nil {
+			p.Advance(r.f.Size)
+		}
+		if len(docs) >= o.BatchDocs {
+			if err := flush(); err != nil {
+				return st, err
+			}
+		}
+	}
+	// Files of this root the manifest knows but the walk no longer keeps.
+	for path, e := range m.Files {
+		if !under(path, absRoot) || seen[path] {
+			continue
+		}
+		if e.Skip == "" {
+			st.Removed++
+		}
+		for _, fr := range e.Chunks {
+			dels = append(dels, ChunkID(path, fr))
+		}
+		delete(m.Files, path)
+		if len(dels) >= o.BatchDocs {
+			if err := flush(); err != nil {
+				return st, err
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return st, err
+	}
+	if err := m.Save(manifestPath); err != nil {
+		return st, err
+	}
+	st.Elapsed = time.Since(t0)
+	return st, nil
+}
+
+func under(path, root string) bool {
+	return path == root || strings.HasPrefix(path, strings.TrimSuffix(root, string(filepath.Separator))+string(filepath.Separator))
+}
+
+// prepare reads, classifies, hashes and chunks one file (no engine access;
+// run in parallel).
+func prepare(f File, old *FileEntry, absRoot string, o Options) prepared {
+	r := prepared{f: f}
+	if old != nil && old.Size == f.Size && old.MTimeNS == f.ModTime.UnixNano() {
+		return r
+	}
+	data, err := os.ReadFile(f.Path)
+	if err != nil {
+		r.err = err
+		return r
+	}
+	r.read, r.nbytes = true, int64(len(data))
+	if r.skip = Classify(data); r.skip != "" {
+		return r
+	}
+	if !utf8.ValidString(f.Path) {
+		r.skip = SkipBadName
+		return r
+	}
+	r.hash = engine.VersionHash(data)
+	valid := utf8.Valid(data)
+	if old != nil && old.Hash == r.hash {
+		r.same = true
+		return r
+	}
+	chunks := ChunkFile(f.Path, data, o)
+	lines := NewLines(data)
+	lang := Lang(f.Path)
+	uri := FileURI(f.Path)
+	mtime := contract.Number(float64(f.ModTime.Unix()))
+	rel := f.Rel
+	if absRoot != "" {
+		if x, err := filepath.Rel(absRoot, f.Path); err == nil {
+			rel = filepath.ToSlash(x)
+		}
+	}
+	r.docs = make([]contract.Document, 0, len(chunks))
+	r.frags = make([]string, 0, len(chunks))
+	for _, c := range chunks {
+		frag := fmt.Sprintf("L%d-L%d", c.StartLine, c.EndLine)
+		span := lines.Span(c.StartLine, c.EndLine)
+		header := rel
+		if len(c.Names) > 0 {
+			names := c.Names
+			if c.Kind == "method" {
+				names = []string{c.Symbol}
+			}
+			header = strings.Join(names, " ") + " " + rel
+		}
+		header += "\n"
+		meta := map[string]contract.Value{
+			MetaLang:   contract.String(lang),
+			MetaPath:   contract.String(rel),
+			MetaKind:   contract.String(c.Kind),
+			MetaMTime:  mtime,
+			MetaOffset: contract.Number(float64(len(header))),
+		}
+		if c.Symbol != "" {
+			meta[MetaSymbol] = contract.String(c.Symbol)
+		}
+		if c.Receiver != "" {
+			meta[MetaReceiver] = contract.String(c.Receiver)
+		}
+		if len(c.Names) > 0 {
+			meta[MetaNames] = contract.Strings(c.Names...)
+		}
+		content := header + string(span)
+		if !valid {
+			content = strings.ToValidUTF8(content, "\uFFFD") // the hash stays on the raw bytes
+		}
+		r.docs = append(r.docs, contract.Document{
+			ID:          ChunkID(f.Path, frag),
+			Content:     content,
+			SourceURI:   uri + "#" + frag,
+			Metadata:    meta,
+			Trust:       contract.Authoritative,
+			VersionHash: engine.VersionHash(span),
+		})
+		r.frags = append(r.frags, frag)
+	}
+	return r
+}
+
+// Snippet returns a hit's source text without the header Index prepends
+// (metadata content_offset), or the content as it is.
+func Snippet(content string, meta map[string]contract.Value) string {
+	if v, ok := meta[MetaOffset]; ok {
+		if n, ok := v.Num(); ok && n >= 0 && int(n) <= len(content) {
+			return content[int(n):]
+		}
+	}
+	return content
+}
+
+// identRE matches a query word that looks like a code identifier: it has an
+// upper-case letter or an underscore ("EqualFold", "read_full"), optionally
+// qualified ("strings.EqualFold", whose last part is used).
+var identRE = regexp.MustCompile(`^(?:[A-Za-z_][A-Za-z0-9_]*\.)*([A-Za-z_][A-Za-z0-9_]*)$`)
+
+// SymbolNames returns the identifier-like words of a query (see identRE):
+// the names Search looks up among declarations.
+func SymbolNames(text string) []string {
+	var out []string
+	for _, w := range strings.Fields(text) {
+		w = strings.Trim(w, "\"'`+-*()")
+		m := identRE.FindStringSubmatch(w)
+		if m == nil {
+			continue
+		}
+		name := m[1]
+		if strings.ContainsAny(name, "_ABCDEFGHIJKLMNOPQRSTUVWXYZ") {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// Search is lexical code search with definitions first: when the query
+// names identifiers (SymbolNames), the chunks declaring one of them
+// (metadata "names" contains it — an exact keyword filter the engine
+// applies while generating BM25 candidates) are ranked first, in BM25
+// order, followed by the plain BM25 hits of the same query, without
+// duplicates, up to TopK. So "EqualFold" puts strings.EqualFold's and
+// bytes.EqualFold's definitions above the tests and callers that mention
+// the name more often. Each envelope keeps the score of the search that
+// found it (both searches run the same text, so scores are on one scale),
+// hence scores need not decrease down the list. Without identifier-like
+// words it is exactly col.Search(q). Result.Epoch is the second search's.
+func Search(ctx context.Context, col *engine.Collection, q contract.Query) (contract.Result, error) {
+	names := SymbolNames(q.Text)
+	if len(names) == 0 || (q.Mode != "" && q.Mode != contract.Lexical) || q.Filter != nil {
+		return col.Search(ctx, q)
+	}
+	vals := make([]contract.Value, len(names))
+	for i, n := range names {
+		vals[i] = contract.String(n)
+	}
+	fq := q
+	f := contract.In(MetaNames, vals...)
+	fq.Filter = &f
+	defs, err := col.Search(ctx, fq)
+	if err != nil {
+		return contract.Result{}, err
+	}
+	res, err := col.Search(ctx, q)
+	if err != nil {
+		return contract.Result{}, err
+	}
+	k := q.TopK
+	if k == 0 {
+		k = contract.DefaultTopK
+	}
+	seen := map[string]bool{}
+	out := make([]contract.Envelope, 0, k)
+	for _, list := range [][]contract.Envelope{defs.Hits, res.Hits} {
+		for _, h := range list {
+			if len(out) < k && !seen[h.DocID] {
+				seen[h.DocID] = true
+				out = append(out, h)
+			}
+		}
+	}
+	res.Hits = out
+	res.Dropped = append(defs.Dropped, res.Dropped...)
+	res.Partial = res.Partial || defs.Partial
+	if defs.Partial && res.Reason == "" {
+		res.Reason = defs.Reason
+	}
+	return res, nil
+}

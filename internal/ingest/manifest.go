@@ -1,0 +1,96 @@
+package ingest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// ManifestVersion is the manifest's format_version.
+const ManifestVersion = 1
+
+// Manifest records what an earlier run indexed, so a re-run skips
+// unchanged files and deletes the chunks of changed and vanished ones.
+// On disk: JSON {"format_version":1,"files":{ABS_PATH:{"size":…,
+// "mtime_ns":…,"hash":"<BLAKE3 hex of the whole file>","chunks":["L1-L9",…],
+// "skip":"binary"|"generated"|absent}}},
+// written atomically (temp file, fsync, rename, fsync dir).
+type Manifest struct {
+	FormatVersion int                   `json:"format_version"`
+	Files         map[string]*FileEntry `json:"files"`
+}
+
+// FileEntry is one indexed file. A chunk's document id is the path, "#"
+// and its span (ChunkID).
+type FileEntry struct {
+	Size    int64    `json:"size"`
+	MTimeNS int64    `json:"mtime_ns"`
+	Hash    string   `json:"hash"`
+	Chunks  []string `json:"chunks"`
+	// Skip is the content skip reason (binary, generated) of a file that
+	// was read and not indexed, so an unchanged one is not read again.
+	Skip string `json:"skip,omitempty"`
+}
+
+// ChunkID is the document id of lines from..to of the file at path:
+// "ABS_PATH#Lfrom-Lto" (stable across runs while the span is unchanged).
+func ChunkID(path, frag string) string { return path + "#" + frag }
+
+// LoadManifest reads a manifest; a missing file is an empty manifest.
+// Errors: unreadable, malformed (naming the file) or a newer format.
+func LoadManifest(path string) (*Manifest, error) {
+	m := &Manifest{FormatVersion: ManifestVersion, Files: map[string]*FileEntry{}}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return m, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("ingest: manifest: %w", err)
+	}
+	if err := json.Unmarshal(b, m); err != nil {
+		return nil, fmt.Errorf("ingest: manifest %s is malformed: %w", path, err)
+	}
+	if m.FormatVersion != ManifestVersion {
+		return nil, fmt.Errorf("ingest: manifest %s has format_version %d, want %d", path, m.FormatVersion, ManifestVersion)
+	}
+	if m.Files == nil {
+		m.Files = map[string]*FileEntry{}
+	}
+	return m, nil
+}
+
+// Save writes the manifest atomically to path.
+func (m *Manifest) Save(path string) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("ingest: manifest: %w", err)
+	}
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("ingest: manifest: %w", err)
+	}
+	tmp := f.Name()
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("ingest: manifest: %w", err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
