@@ -1,10 +1,29 @@
 #!/usr/bin/env bash
-# demo.sh: `make demo`. Builds searchd and runs the main job on real input:
-# BM25 code search over the Go standard library source, then lexical, dense
-# and hybrid retrieval on the Cranfield and Vaswani test collections
-# (read from $STRATA_DATASETS or ../shared/datasets), with their quality.
+# demo.sh (`make demo`): the main job on real input, lexical-only, no service.
+#   1. searchd index: the Go standard library source, $(go env GOROOT)/src,
+#      chunked by declaration, into an embedded store (WAL + MemTable);
+#   2. searchd search: code queries answered with envelopes (file:// URI with
+#      line span, BLAKE3 version hash re-checked against the file, trust);
+#   3. searchd demo: lexical, dense and hybrid retrieval through the engine on
+#      the judged Cranfield and Vaswani collections ($STRATA_DATASETS or
+#      ../shared/datasets), with nDCG@10 / MAP / R@100.
+# The store goes to $STRATA_DEMO_DATA (default: a temporary directory).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p bin
 go build -o bin/searchd ./cmd/searchd
-exec ./bin/searchd demo "$@"
+data="${STRATA_DEMO_DATA:-$(mktemp -d -t strata-demo-XXXXXX)}"
+src="$(go env GOROOT)/src"
+
+echo "== searchd index $src --data $data"
+./bin/searchd index "$src" --data "$data"
+echo
+echo "== searchd search (one store opening, several queries)"
+./bin/searchd search --batch --data "$data" --top-k 3 \
+	EqualFold ReadFull DecodeRuneInString \
+	"parse http request header" "base64 url encoding without padding" \
+	'"deadline exceeded"'
+echo
+echo "== searchd demo: Cranfield and Vaswani through the engine"
+./bin/searchd demo -skip-code
+if [ -z "${STRATA_DEMO_DATA:-}" ]; then rm -rf "$data"; fi
