@@ -241,6 +241,22 @@ func Open(o Options, afterSeq uint64, replay func(seq uint64, payload []byte) er
 		if err != nil {
 			return nil, err
 		}
+		lastSeg := i+1 == len(segs)
+		if res.Torn && !lastSeg {
+			// Damage at the end of a segment that is not the newest is a
+			// torn tail only if no later segment holds a record (they
+			// were created, then the process died before writing any).
+			// Otherwise records after the damage exist: corruption, and
+			// nothing is truncated.
+			held, err := laterSegmentsHoldRecords(fs, o.Dir, segs[i+1:])
+			if err != nil {
+				return nil, err
+			}
+			if held {
+				return nil, &CorruptError{File: path, Offset: res.End,
+					Reason: "damaged record in a non-final segment, with records in later segments: " + res.TornReason}
+			}
+		}
 		if res.Torn {
 			o.Logger.Warn("wal: truncating torn tail", "file", path, "offset", res.End,
 				"dropped_bytes", int64(len(data))-res.End, "reason", res.TornReason, "last_seq", res.LastSeq)
@@ -251,6 +267,20 @@ func Open(o Options, afterSeq uint64, replay func(seq uint64, payload []byte) er
 		prevEnd = res.LastSeq
 		if res.LastSeq > last {
 			last = res.LastSeq
+		}
+		if res.Torn && !lastSeg {
+			// The later segments hold no record: remove them, so the
+			// next segment continues right after this one.
+			for _, later := range segs[i+1:] {
+				if err := fs.Remove(filepath.Join(o.Dir, later.name)); err != nil {
+					return nil, fmt.Errorf("wal: remove empty segment %s: %w", later.name, err)
+				}
+			}
+			if err := vfs.SyncDir(fs, o.Dir); err != nil {
+				return nil, fmt.Errorf("wal: sync %s: %w", o.Dir, err)
+			}
+			segs = segs[:i+1]
+			break
 		}
 	}
 
@@ -268,6 +298,22 @@ func Open(o Options, afterSeq uint64, replay func(seq uint64, payload []byte) er
 		go w.ticker()
 	}
 	return w, nil
+}
+
+// laterSegmentsHoldRecords reports whether any of segs (read from dir)
+// starts with an intact record.
+func laterSegmentsHoldRecords(fs vfs.FS, dir string, segs []segment) (bool, error) {
+	for _, sg := range segs {
+		path := filepath.Join(dir, sg.name)
+		data, err := readFile(fs, path)
+		if err != nil {
+			return false, fmt.Errorf("wal: read %s: %w", path, err)
+		}
+		if _, _, reason := parseAt(data, 0); reason == "" && len(data) > 0 {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 func readFile(fs vfs.FS, path string) ([]byte, error) {

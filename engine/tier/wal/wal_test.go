@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -537,4 +538,70 @@ func TestSegmentNames(t *testing.T) {
 			t.Fatal(bad)
 		}
 	}
+}
+
+// TestDamagedNonFinalSegment: damage inside an older segment, with records
+// in later segments, is corruption (an error naming the file and offset)
+// and must not truncate anything; a torn older segment followed only by
+// empty segments is a torn tail.
+func TestDamagedNonFinalSegment(t *testing.T) {
+	m := vfs.NewCrashableMem()
+	o, _ := testOpts(m)
+	o.SegmentSizeBytes = 1000
+	w, _, err := collect(t, o, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, w, 60)
+	segs := w.Segments()
+	if len(segs) < 3 {
+		t.Fatalf("want several segments, got %v", segs)
+	}
+	w.Close()
+	first := filepath.Join("/db/wal", segs[0])
+	data := fileBytes(t, m, first)
+	damaged := append([]byte(nil), data...)
+	damaged[len(damaged)/2] ^= 0xff
+	rewrite(t, m, first, damaged)
+	_, _, err = collect(t, o, 0)
+	var ce *CorruptError
+	if !errors.Is(err, ErrCorrupt) || !errors.As(err, &ce) || ce.File != first {
+		t.Fatalf("want a corruption error naming %s, got %v", first, err)
+	}
+	if got := len(fileBytes(t, m, first)); got != len(data) {
+		t.Fatalf("damaged segment was truncated from %d to %d bytes", len(data), got)
+	}
+
+	// Same damage, but every later segment is empty: a torn tail.
+	m2 := vfs.NewCrashableMem()
+	o2, lb := testOpts(m2)
+	o2.SegmentSizeBytes = 1 << 20
+	w2, _, err := collect(t, o2, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, w2, 10)
+	seg := w2.Segments()[0]
+	w2.Close()
+	p := filepath.Join("/db/wal", seg)
+	d2 := fileBytes(t, m2, p)
+	rewrite(t, m2, p, d2[:len(d2)-5])
+	empty := filepath.Join("/db/wal", segName(11))
+	f, err := m2.Create(empty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	w2, seqs, err := collect(t, o2, 0)
+	if err != nil {
+		t.Fatalf("torn older segment before an empty one: %v", err)
+	}
+	checkSeqs(t, seqs, 1, 9)
+	if !strings.Contains(lb.String(), "torn tail") {
+		t.Fatalf("no torn-tail warning: %q", lb.String())
+	}
+	if seq, err := w2.Append(payloadFor(10)); err != nil || seq != 10 {
+		t.Fatalf("append after recovery: %d %v", seq, err)
+	}
+	w2.Close()
 }
