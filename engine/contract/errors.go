@@ -96,6 +96,7 @@ const (
 	ErrTypeMissing            = "missing"
 	ErrTypeOutOfRange         = "out_of_range"
 	ErrTypeNotFinite          = "not_finite"
+	ErrTypeVectorNorm         = "vector_norm_too_large"
 	ErrTypeDimensionMismatch  = "dimension_mismatch"
 	ErrTypeUnknownValue       = "unknown_value"
 	ErrTypeDuplicate          = "duplicate"

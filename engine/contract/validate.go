@@ -2,6 +2,7 @@ package contract
 
 import (
 	"math"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -144,13 +145,29 @@ func validateVector(c *collector, loc []any, v []float32, dim int) {
 	if dim > 0 && len(v) > 0 && len(v) != dim {
 		c.add(loc, len(v), ErrTypeDimensionMismatch, "vector has the wrong dimension", "float32["+itoa(dim)+"]")
 	}
+	var norm2 float64
+	finite := true
 	for i, x := range v {
 		f := float64(x)
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			c.add(at(loc, i), safeNumber(f), ErrTypeNotFinite, "vector component is not finite", "finite float32")
+			finite = false
+			continue
 		}
+		norm2 += f * f
+	}
+	// Bound the squared norm so that every distance between two valid
+	// vectors is finite in float32: |q−x|² ≤ (|q|+|x|)² ≤ 4·MaxVectorNorm2
+	// = MaxFloat32, and |q·x| ≤ |q|·|x| ≤ MaxVectorNorm2.
+	if finite && norm2 > MaxVectorNorm2 {
+		c.add(loc, norm2, ErrTypeVectorNorm, "vector's squared norm is too large: distances to it would overflow float32", "Σx² ≤ "+strconv.FormatFloat(MaxVectorNorm2, 'g', 4, 64))
 	}
 }
+
+// MaxVectorNorm2 is the largest squared Euclidean norm a vector may have
+// (math.MaxFloat32 / 4), so that L2 and inner-product distances between
+// any two accepted vectors stay finite in float32.
+const MaxVectorNorm2 = math.MaxFloat32 / 4
 
 // Validate reports every problem with d at once (locs rooted at
 // "document"). dim > 0 is the collection's dimension (a non-empty Vector

@@ -245,3 +245,46 @@ func TestPrincipal(t *testing.T) {
 		t.Error("no namespaces should allow none")
 	}
 }
+
+// TestVectorNormBound: finite but huge vectors would give +Inf distances
+// (and unencodable JSON), so they are rejected; the bound itself passes.
+func TestVectorNormBound(t *testing.T) {
+	ok := float32(math.Sqrt(MaxVectorNorm2 / 2))
+	for _, tc := range []struct {
+		v    []float32
+		want bool
+	}{
+		{[]float32{3e38, -3e38}, false},
+		{[]float32{1e19, 1e19}, false},
+		{[]float32{ok, ok * 0.999}, true},
+		{[]float32{1, 2}, true},
+	} {
+		d := Document{ID: "x", Content: "c", Vector: tc.v, Trust: Authoritative}
+		err := d.Validate(2, ValidateOptions{})
+		if (err == nil) != tc.want {
+			t.Errorf("%v: err %v, want ok=%v", tc.v, err, tc.want)
+		}
+		if err != nil && !strings.Contains(err.Error(), ErrTypeVectorNorm) && !tc.want {
+			var ve *ValidationError
+			if !errors.As(err, &ve) || ve.Errors[0].ErrorType != ErrTypeVectorNorm {
+				t.Errorf("%v: want error type %s, got %v", tc.v, ErrTypeVectorNorm, err)
+			}
+		}
+		// The worst case between two accepted vectors stays finite.
+		if tc.want {
+			var s float32
+			for i := range tc.v {
+				d := tc.v[i] - (-tc.v[i])
+				s += d * d
+			}
+			if math.IsInf(float64(s), 0) {
+				t.Errorf("%v: L2 to its negation overflows", tc.v)
+			}
+		}
+	}
+	q := Query{Vector: []float32{3e38, 3e38}, TopK: 1}
+	q.EnsureDefaults()
+	if err := q.Validate(2, ValidateOptions{}); err == nil {
+		t.Error("query with a huge vector accepted")
+	}
+}
