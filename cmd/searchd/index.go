@@ -117,7 +117,9 @@ func runIndex(args []string) error {
 	if _, err := os.Stat(root); err != nil {
 		return fmt.Errorf("index: %w", err)
 	}
-	o := ingest.Options{MaxFileBytes: *maxFile, ChunkBytes: *chunkBytes, OverlapLines: *overlap}
+	// The store's own directory is never indexed, even when it lies inside
+	// the tree (the default ./strata-data under `searchd index .`).
+	o := ingest.Options{MaxFileBytes: *maxFile, ChunkBytes: *chunkBytes, OverlapLines: *overlap, ExcludePaths: []string{*data}}
 	o.EnsureDefaults()
 	if err := o.Validate(); err != nil {
 		return err

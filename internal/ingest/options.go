@@ -25,6 +25,10 @@ type Options struct {
 	// SkipDirs are directory base names never entered (vendored code).
 	// Default vendor, node_modules, third_party (and .git, always).
 	SkipDirs []string
+	// ExcludePaths are directories (absolute, or relative to the working
+	// directory) never entered, e.g. the store's own data directory when it
+	// lies inside the indexed tree (skip reason "excluded"). Default none.
+	ExcludePaths []string
 	// BatchDocs is the number of chunks written per engine Upsert (one WAL
 	// record, one epoch). Default 4096.
 	BatchDocs int

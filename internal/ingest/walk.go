@@ -24,6 +24,7 @@ const (
 	SkipIrregular = "irregular"  // not a regular file (symlink, device, ...)
 	SkipError     = "unreadable" // stat or read failed
 	SkipBadName   = "bad_name"   // the path is not valid UTF-8 (ids and URIs must be)
+	SkipExcluded  = "excluded"   // an Options.ExcludePaths directory (counted once, like vendored)
 )
 
 // Skips counts skipped files by reason (a vendored directory counts once,
@@ -94,6 +95,12 @@ func Walk(root string, o Options) ([]File, Skips, error) {
 		}
 		return []File{{Path: abs, Rel: filepath.Base(abs), Size: st.Size(), ModTime: st.ModTime()}}, skips, nil
 	}
+	excluded := map[string]bool{}
+	for _, x := range o.ExcludePaths {
+		if ax, err := filepath.Abs(x); err == nil {
+			excluded[filepath.Clean(ax)] = true
+		}
+	}
 	skipDir := map[string]bool{".git": true}
 	for _, d := range o.SkipDirs {
 		skipDir[d] = true
@@ -136,6 +143,10 @@ func Walk(root string, o Options) ([]File, Skips, error) {
 		}
 		if d.IsDir() {
 			if rel != "" {
+				if excluded[filepath.Clean(p)] {
+					skips[SkipExcluded]++
+					return fs.SkipDir
+				}
 				if skipDir[d.Name()] {
 					if d.Name() != ".git" {
 						skips[SkipVendored]++
