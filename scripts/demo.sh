@@ -12,7 +12,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p bin
 go build -o bin/searchd ./cmd/searchd
-data="${STRATA_DEMO_DATA:-$(mktemp -d -t strata-demo-XXXXXX)}"
+if [ -n "${STRATA_DEMO_DATA:-}" ]; then
+	data="$STRATA_DEMO_DATA"
+else
+	data="$(mktemp -d -t strata-demo-XXXXXX)"
+	trap 'rm -rf "$data"' EXIT
+fi
 src="$(go env GOROOT)/src"
 
 echo "== searchd index $src --data $data"
@@ -26,4 +31,3 @@ echo "== searchd search (one store opening, several queries)"
 echo
 echo "== searchd demo: Cranfield and Vaswani through the engine"
 ./bin/searchd demo -skip-code
-if [ -z "${STRATA_DEMO_DATA:-}" ]; then rm -rf "$data"; fi

@@ -5,15 +5,18 @@
 //	searchd index PATH [--data DIR] [--collection C]   walk, chunk and index a tree (incremental)
 //	searchd search "query" [--data DIR] [--top-k 5] [--mode lexical] [--scope PREFIX] [--json]
 //	searchd version
-//	searchd demo                                        the main job with the bare index packages
+//	searchd demo [-skip-code] [-skip-ir]                quality demo on real input
 //
 // index and search use the embedded engine (package engine) in --data DIR,
 // default ./strata-data; no service is needed. Indexing is lexical-only
-// (BM25) until an embedder exists. demo runs code search over the Go
-// standard library with the BM25 engine and its code-aware analyzer, and
-// lexical, dense (HNSW over USE-512 sentence vectors) and hybrid (RRF)
-// retrieval on the judged Cranfield and Vaswani collections. The server
-// (serve) is not written yet.
+// (BM25) until an embedder exists. The store is opened by one process at a
+// time (an exclusive lock): a running `index --watch` and a `search` cannot
+// share it until `serve` exists. demo runs code search over the Go standard
+// library with the bare BM25 index and its code-aware analyzer, then loads
+// the judged Cranfield and Vaswani collections into the engine and runs
+// lexical, dense (exact cosine over the USE-512 sentence vectors) and hybrid
+// retrieval, printing nDCG@10, MAP and R@100. The server (serve) is not
+// written yet.
 package main
 
 import (
