@@ -1,12 +1,14 @@
 package ingest
 
 import (
+	"io"
+
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/stratasearch/strata/internal/vfs"
 	"io/fs"
 	"os"
-	"path/filepath"
 )
 
 // ManifestVersion is the manifest's format_version.
@@ -62,35 +64,18 @@ func LoadManifest(path string) (*Manifest, error) {
 	return m, nil
 }
 
-// Save writes the manifest atomically to path.
+// Save writes the manifest atomically to path (temp file, fsync, rename,
+// directory fsync: vfs.WriteFileAtomic); every step's error is returned.
 func (m *Manifest) Save(path string) error {
 	b, err := json.Marshal(m)
 	if err != nil {
 		return fmt.Errorf("ingest: manifest: %w", err)
 	}
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*")
-	if err != nil {
+	if err := vfs.WriteFileAtomic(vfs.Default, path, func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	}); err != nil {
 		return fmt.Errorf("ingest: manifest: %w", err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("ingest: manifest: %w", err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
 	}
 	return nil
 }
