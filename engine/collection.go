@@ -26,7 +26,7 @@ type Collection struct {
 	metric tier.Metric
 	an     *text.Analyzer
 	store  *tier.Store
-	idx    *hotIndex
+	warm   warmCache
 	verify *verifyCache
 
 	// writeMu serialises writes, so an IfMatch check and the batch it
@@ -64,15 +64,20 @@ func openCollection(db *DB, name, dir string, o CollectionOptions) (*Collection,
 	default:
 		c.metric = tier.Cosine
 	}
-	c.idx = newHotIndex(an, o.IndexedFields)
+	memSize := o.MemTableSizeBytes
+	if memSize < 0 {
+		memSize = 0 // automatic flush off
+	}
 	to := tier.Options{
-		Dir:          filepath.Join(dir, storeDir),
-		Dim:          o.Dim,
-		Metric:       c.metric,
-		Sync:         sync,
-		SyncInterval: o.SyncInterval,
-		Lexical:      c.idx,
-		Logger:       db.o.Logger,
+		Dir:               filepath.Join(dir, storeDir),
+		Dim:               o.Dim,
+		Metric:            c.metric,
+		Sync:              sync,
+		SyncInterval:      o.SyncInterval,
+		NewLexical:        func() tier.LexicalIndexer { return newHotIndex(an, o.IndexedFields) },
+		LexicalSegments:   lexSegBuilder{an},
+		MemTableSizeBytes: memSize,
+		Logger:            db.o.Logger,
 	}
 	if testTierOptions != nil {
 		testTierOptions(&to)

@@ -1,6 +1,6 @@
 // Package engine is Strata's embedded library API: a DB of named
-// collections, each a tier store (WAL + epochs + hot MemTable) with a BM25
-// index and brute-force dense search over its hot tier, answering typed
+// collections, each a tier store (WAL + epochs + hot MemTable + warm
+// segments) with BM25 and dense search across both tiers, answering typed
 // retrieval queries (package contract) with verified, budgeted envelopes.
 // The server (cmd/searchd) is a thin layer over it (DESIGN.md "Embedded
 // library").
@@ -104,9 +104,41 @@
 // requested retrievers (so a partial hybrid result keeps its scale);
 // hybrid rerank-maxnorm = the MaxNorm fused score (its weights sum to 1),
 // capped so that scores never increase down the list (see below).
-// BM25 statistics (N, df, avgdl) count every version still in the
-// MemTable, including replaced and deleted ones, until a flush removes them
-// (as Lucene counts deleted documents until a merge).
+// BM25 statistics (N, df, avgdl) are collected over every tier's BM25
+// segment together (bm25.CollectStats over the warm segments' sections and
+// the MemTable's builder), so a score does not depend on how rows are split
+// between tiers and segments. They count every version still stored,
+// including replaced and deleted ones in the MemTable and dead warm rows,
+// until a flush (MemTable) or compaction (warm) removes them (as Lucene
+// counts deleted documents until a merge). BM25 score ties are broken by a
+// 64-bit FNV-1a hash of the document id (the bm25 external id) and dense
+// ties by id, so the order of tied hits does not depend on the tier either.
+//
+// # Tiers
+//
+// The hot MemTable flushes into an immutable warm segment (package tier)
+// once it holds about CollectionOptions.MemTableSizeBytes (default 64 MiB;
+// negative: never automatically). A warm segment carries the zstd doc
+// store, an HNSW index, and a BM25 section: at flush, the MemTable's own
+// bm25 builder segment minus the versions not flushed (bm25.Merge, no
+// re-analysis: hotIndex.FlushLexical); at compaction, bm25.Merge of the
+// inputs' sections minus the dropped rows (lexSegBuilder.MergeLexical).
+// Reopening maps the segments and replays only the WAL written after the
+// last flush (tier.Store.ReplayedRecords). Each MemTable gets its own
+// lexical index (tier.Options.NewLexical), so version numbers restarting
+// after a flush are harmless.
+//
+// A query numbers the rows it may return as keys: the warm segments' rows
+// in segment order (a cached per-segment-set catalog: opened BM25
+// sections, decoded metadata, metadata bitmaps, built on the first query
+// after the segment set changes), then the MemTable's versions. Lexical
+// search is one bm25.Search over all tiers' segments, each with an Allow
+// bitmap of its rows visible at the pinned epoch that pass scope, ACL and
+// filter. Dense search is the tier's (MemTable brute force + each warm
+// segment's HNSW with the same visibility and filter during traversal);
+// its raw values are then recomputed exactly from the stored vectors, so
+// a dense score does not depend on the tier (HNSW and the MemTable kernel
+// can differ in the last float32 bit).
 //
 // # Hybrid default
 //
@@ -144,9 +176,8 @@
 // 0.3185, matching the study).
 //
 // Restricted scoring reads each candidate's stored vector from the
-// *tier.Document the tier hands to the lexical index (package tier exports
-// no vector getter by version number; only the hot tier is searched, so
-// every candidate is there). Cosine is computed on unit vectors as the
+// *tier.Document of the row (MemTable versions and warm rows alike: the
+// warm doc store keeps every row's vector). Cosine is computed on unit vectors as the
 // MemTable scan does; ip is the inner product; l2 fuses 1/(1+d²) (so the
 // nearest candidate normalises to 1; the study measured cosine only).
 // In the pipeline the dense retriever waits for the lexical list and scores
@@ -197,9 +228,12 @@
 //
 // # Limits of this landing
 //
-// Only the hot tier is searched: the collection never flushes (the tier's
-// automatic flush is off by default, and warm segments carry no BM25 index
-// yet), so Query.Tiers is accepted but warm and cold hold nothing.
+// Hot and warm are always searched; there is no cold tier yet, so
+// Query.Tiers is accepted but not used. Writes wait while a flush writes
+// its segment (zstd doc store, HNSW build, BM25 merge). Opening a warm
+// segment decodes its whole doc store into memory (documents are not read
+// lazily from the mapping), and the first query after the segment set
+// changes builds the catalog (metadata decoded per row).
 // The number column is in version order, not sorted by value. There is no
 // embedder, redaction, cursor pagination, collapse, highlighting, Flush,
 // Compact, Archive, Promote or Snapshot method yet, and no selectivity-based

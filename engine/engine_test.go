@@ -467,7 +467,14 @@ func TestTenancy(t *testing.T) {
 // id never appears with a content older than the newest acknowledged
 // before the search started (E_stale = 0).
 func TestConcurrentNoStale(t *testing.T) {
-	c := newColl(t, CollectionOptions{Dim: 2, Metric: "l2"})
+	t.Run("memtable", func(t *testing.T) { testConcurrentNoStale(t, -1) })
+	// A tiny MemTable: background flushes (and compactions run beside
+	// them) move versions into warm segments while readers search.
+	t.Run("flushing", func(t *testing.T) { testConcurrentNoStale(t, 400) })
+}
+
+func testConcurrentNoStale(t *testing.T, memSize int64) {
+	c := newColl(t, CollectionOptions{Dim: 2, Metric: "l2", MemTableSizeBytes: memSize})
 	const nDocs = 8
 	writes := 60
 	if testing.Short() {
@@ -505,6 +512,14 @@ func TestConcurrentNoStale(t *testing.T) {
 					old := acked[i].Load()
 					if old >= ver || acked[i].CompareAndSwap(old, ver) {
 						break
+					}
+				}
+				if memSize > 0 && w == 0 && v%5 == 0 {
+					// Besides the background flushes: at least one flush
+					// happens while readers run, whatever the scheduling.
+					if err := c.store.Flush(ctx); err != nil {
+						t.Error(err)
+						return
 					}
 				}
 			}
@@ -557,11 +572,37 @@ func TestConcurrentNoStale(t *testing.T) {
 			}
 		}(r)
 	}
+	compactDone := make(chan struct{})
+	go func() {
+		defer close(compactDone)
+		if memSize < 0 {
+			return
+		}
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if err := c.store.Compact(ctx); err != nil {
+				t.Error(err)
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
 	wg.Wait()
 	close(done)
 	rg.Wait()
+	<-compactDone
 	if stale.Load() != 0 || checked.Load() == 0 {
 		t.Fatalf("E_stale = %d of %d checked hits", stale.Load(), checked.Load())
+	}
+	if memSize > 0 {
+		if c.store.Flushes() < 1 || len(c.store.WarmSegments()) == 0 {
+			t.Fatalf("%d flushes, %d warm segments: the test did not exercise the warm tier", c.store.Flushes(), len(c.store.WarmSegments()))
+		}
+		t.Logf("%d flushes, %d compactions, %d checked hits", c.store.Flushes(), c.store.Compactions(), checked.Load())
 	}
 }
 

@@ -100,7 +100,18 @@ type CollectionOptions struct {
 	// default". A query that sets any fusion parameter is fused exactly as
 	// it asks, whatever this option says.
 	HybridDefault string `json:"hybrid_default,omitempty"`
+	// MemTableSizeBytes: once the hot MemTable holds about this many bytes
+	// (ids + contents + vectors + 64 per version), a background flush
+	// turns it into a warm segment (HNSW + BM25 section + doc store), so
+	// reopening replays only the WAL written since. Default (0)
+	// DefaultMemTableSizeBytes = 64 MiB; a negative value turns automatic
+	// flushing off.
+	MemTableSizeBytes int64 `json:"memtable_size_bytes,omitempty"`
 }
+
+// DefaultMemTableSizeBytes is CollectionOptions.MemTableSizeBytes's
+// default: 64 MiB.
+const DefaultMemTableSizeBytes = 64 << 20
 
 // Hybrid strategies (CollectionOptions.HybridDefault).
 const (
@@ -140,6 +151,9 @@ func (o *CollectionOptions) EnsureDefaults() {
 	}
 	if o.HybridDefault == "" {
 		o.HybridDefault = HybridRerankMaxNorm
+	}
+	if o.MemTableSizeBytes == 0 {
+		o.MemTableSizeBytes = DefaultMemTableSizeBytes
 	}
 }
 

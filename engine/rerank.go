@@ -74,7 +74,7 @@ func (s denseScorer) score(x []float32) (raw, fscore float64, ok bool) {
 // index, no full scan), and, only when the lexical list holds fewer than
 // topK hits, runs the full brute-force dense search (depth topK) to
 // back-fill the result.
-func (c *Collection) denseRerank(sn *tier.Snapshot, lr retrieved, infos []verInfo, vec []float32, topK int, filter func(*tier.Document) bool) retrieved {
+func (c *Collection) denseRerank(sn *tier.Snapshot, keyOf func(*tier.Document) (uint32, bool), lr retrieved, infos []verInfo, vec []float32, topK int, filter func(*tier.Document) bool) retrieved {
 	r := retrieved{name: retrieverDense}
 	if lr.err != nil {
 		return r // reported by the lexical retriever
@@ -101,7 +101,7 @@ func (c *Collection) denseRerank(sn *tier.Snapshot, lr retrieved, infos []verInf
 		return cmp.Compare(a.Key, b.Key)
 	})
 	if len(lr.hits) < topK {
-		full := c.dense(sn, vec, topK, filter)
+		full := c.dense(sn, keyOf, vec, topK, filter)
 		if full.err != nil {
 			r.err = full.err
 			return r

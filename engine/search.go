@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -45,8 +47,9 @@ type retrieved struct {
 //     visible at the pinned epoch; both retrievers apply it while they
 //     generate candidates, so a filtered query still returns min(k, #matches)
 //     hits.
-//  3. Lexical (BM25 over the hot tier) and dense (brute force over the
-//     MemTable) run in parallel under the deadline q.Budget. If it expires
+//  3. Lexical (one BM25 search over the MemTable and every warm segment,
+//     global statistics) and dense (MemTable brute force + warm HNSW) run
+//     in parallel under the deadline q.Budget. If it expires
 //     first, the result holds what completed, with Partial and Reason set.
 //  4. Hybrid results are fused: with no fusion parameter set, by the
 //     collection's HybridDefault ("rerank-maxnorm": the BM25 top
@@ -117,20 +120,50 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 
 	sn := c.store.Snapshot()
 	res.Epoch = sn.Epoch()
-	seg, infos, err := c.idx.view()
+	// Key space of this query: the warm rows (catalog order), then the
+	// MemTable's versions (key nW + version).
+	hot, _ := sn.MemLexical().(*hotIndex)
+	if hot == nil {
+		sn.Close()
+		return res, nil, fmt.Errorf("engine: MemTable has no lexical index")
+	}
+	wc, err := c.warmCatalog(sn)
 	if err != nil {
 		sn.Close()
 		return res, nil, err
 	}
+	seg, memInfos, err := hot.view()
+	if err != nil {
+		sn.Close()
+		return res, nil, err
+	}
+	nW := uint32(len(wc.infos))
+	infos := memInfos
+	if nW > 0 {
+		infos = make([]verInfo, 0, len(wc.infos)+len(memInfos))
+		infos = append(append(infos, wc.infos...), memInfos...)
+	}
+	keyOf := func(d *tier.Document) (uint32, bool) {
+		if v, ok := hot.versionOf(d); ok {
+			return nW + v, true
+		}
+		k, ok := wc.byDoc[d]
+		return k, ok
+	}
 
-	// Candidate bitmap: versions visible at the epoch and passing scope,
-	// ACL and filter.
+	// Candidate bitmaps: per tier view, the rows visible at the epoch and
+	// passing scope, ACL and filter.
 	// An indexed filter becomes a bitmap; otherwise it is evaluated per
 	// version with Filter.Match.
 	var filterBM *roaring.Bitmap
 	if q.Filter != nil {
-		if b, ok := c.idx.filterBitmap(q.Filter); ok {
-			filterBM = b
+		if mb, ok := hot.filterBitmap(q.Filter); ok {
+			if nW == 0 {
+				filterBM = mb
+			} else if wb, ok := wc.fi.compile(q.Filter, nW); ok {
+				filterBM = wb
+				filterBM.Or(roaring.AddOffset(mb, nW))
+			}
 		}
 	}
 	pred := compilePredicate(&q, filterBM == nil)
@@ -138,22 +171,42 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 		scope := pred
 		pred = func(vi *verInfo, v uint32) bool { return filterBM.Contains(v) && (scope == nil || scope(vi, v)) }
 	}
-	allow := roaring.New()
+	views := make([]bm25.View, 0, len(wc.segs)+1)
+	bases := make([]uint32, 0, len(wc.segs)+1)
+	for i, sg := range wc.segs {
+		views = append(views, bm25.View{Seg: sg, Allow: roaring.New()})
+		bases = append(bases, wc.bases[i])
+	}
+	views = append(views, bm25.View{Seg: seg, Allow: roaring.New()})
+	bases = append(bases, nW)
 	var allowDoc map[*tier.Document]struct{}
 	if pred != nil {
 		allowDoc = map[*tier.Document]struct{}{}
 	}
-	for v := range infos {
-		if q.Mode == contract.Dense && pred == nil {
-			break // the MemTable scan checks visibility itself
-		}
-		if !sn.Visible(uint32(v)) {
-			continue
-		}
-		if pred == nil || pred(&infos[v], uint32(v)) {
-			allow.Add(uint32(v))
-			if pred != nil {
-				allowDoc[infos[v].doc] = struct{}{}
+	if q.Mode != contract.Dense || pred != nil {
+		for p := range views {
+			lo, hi := bases[p], uint32(len(infos))
+			if p+1 < len(bases) {
+				hi = bases[p+1]
+			}
+			allow := views[p].Allow
+			for k := lo; k < hi; k++ {
+				local := k - lo
+				var vis bool
+				if p < len(wc.segs) {
+					vis = sn.VisibleRow(p, local)
+				} else {
+					vis = sn.Visible(local)
+				}
+				if !vis {
+					continue
+				}
+				if pred == nil || pred(&infos[k], k) {
+					allow.Add(local)
+					if pred != nil {
+						allowDoc[infos[k].doc] = struct{}{}
+					}
+				}
 			}
 		}
 	}
@@ -192,7 +245,7 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 			if h := hook; h != nil {
 				h(retrieverLexical)
 			}
-			r := c.lexical(seg, allow, &q, depth)
+			r := c.lexical(views, bases, &q, depth)
 			if lexCh != nil {
 				lexCh <- r
 			}
@@ -212,10 +265,10 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 				filter = func(d *tier.Document) bool { _, ok := allowDoc[d]; return ok }
 			}
 			if rerank {
-				ch <- c.denseRerank(sn, <-lexCh, infos, q.Vector, q.TopK, filter)
+				ch <- c.denseRerank(sn, keyOf, <-lexCh, infos, q.Vector, q.TopK, filter)
 				return
 			}
-			ch <- c.dense(sn, q.Vector, denseDepth, filter)
+			ch <- c.dense(sn, keyOf, q.Vector, denseDepth, filter)
 		}()
 	}
 	// The snapshot stays pinned until every retriever returned, even those
@@ -316,8 +369,12 @@ func compilePredicate(q *contract.Query, withFilter bool) func(*verInfo, uint32)
 	}
 }
 
-// lexical runs BM25 over the hot segment restricted to allow.
-func (c *Collection) lexical(seg *bm25.Segment, allow *roaring.Bitmap, q *contract.Query, k int) retrieved {
+// lexical runs one BM25 search over every tier's segment (warm segments'
+// BM25 sections and the MemTable's sealed builder), each restricted to its
+// Allow bitmap during traversal, with global statistics (CollectStats over
+// all of them, so a score does not depend on how rows are split into
+// segments). Hit keys are bases[view] + local doc id.
+func (c *Collection) lexical(views []bm25.View, bases []uint32, q *contract.Query, k int) retrieved {
 	r := retrieved{name: retrieverLexical}
 	bq := bm25.ParseQuery(q.Text, c.an, false)
 	if len(bq.Terms()) == 0 && len(bq.Prefixes) == 0 {
@@ -325,8 +382,12 @@ func (c *Collection) lexical(seg *bm25.Segment, allow *roaring.Bitmap, q *contra
 	}
 	p := bm25.DefaultSearchParams()
 	p.K = k
-	st := bm25.CollectStats([]*bm25.Segment{seg}, bq.Terms())
-	hits, err := bm25.Search([]bm25.View{{Seg: seg, Allow: allow}}, bq, p, st)
+	segs := make([]*bm25.Segment, len(views))
+	for i := range views {
+		segs[i] = views[i].Seg
+	}
+	st := bm25.CollectStats(segs, bq.Terms())
+	hits, err := bm25.Search(views, bq, p, st)
 	if err != nil {
 		r.err = fmt.Errorf("engine: lexical search: %w", err)
 		return r
@@ -346,41 +407,64 @@ func (c *Collection) lexical(seg *bm25.Segment, allow *roaring.Bitmap, q *contra
 		}
 	}
 	for _, h := range hits {
-		r.hits = append(r.hits, fusion.Hit[uint32]{Key: uint32(h.ExtID), Score: h.Score})
+		r.hits = append(r.hits, fusion.Hit[uint32]{Key: bases[h.View] + h.Doc, Score: h.Score})
 		r.raw = append(r.raw, h.Score)
 	}
 	return r
 }
 
-// dense runs the MemTable's brute-force vector search.
-func (c *Collection) dense(sn *tier.Snapshot, vec []float32, k int, filter func(*tier.Document) bool) retrieved {
+// dense runs the tier's vector search (MemTable brute force + warm HNSW);
+// keyOf maps a hit's document to its key.
+func (c *Collection) dense(sn *tier.Snapshot, keyOf func(*tier.Document) (uint32, bool), vec []float32, k int, filter func(*tier.Document) bool) retrieved {
 	r := retrieved{name: retrieverDense}
 	hits, err := sn.SearchVector(vec, k, filter)
 	if err != nil {
 		r.err = fmt.Errorf("engine: dense search: %w", err)
 		return r
 	}
+	// Raw values are recomputed exactly from each hit's stored vector
+	// (denseScorer), so they do not depend on the tier that found the hit
+	// (the MemTable's kernel and a segment's HNSW may differ in the last
+	// float32 bit); hits are re-sorted by them, ties by document id.
+	ds := newDenseScorer(c.metric, vec)
+	type dh struct {
+		key        uint32
+		id         string
+		raw, score float64
+	}
+	out := make([]dh, 0, len(hits))
 	for _, h := range hits {
-		// The tier passes the same *Document to LexicalIndexer.Add.
-		v, ok := c.idx.versionOf(h.Doc)
+		v, ok := keyOf(h.Doc)
 		if !ok {
 			r.err = fmt.Errorf("engine: dense hit %q has no indexed version", h.Doc.ID)
 			return r
 		}
-		raw := float64(h.Distance)
-		switch c.metric {
-		case tier.Cosine:
-			raw = 1 - raw
-		case tier.IP:
-			raw = -raw
+		raw, _, ok := ds.score(h.Doc.Vector)
+		if !ok {
+			raw = float64(h.Distance)
+			switch c.metric {
+			case tier.Cosine:
+				raw = 1 - raw
+			case tier.IP:
+				raw = -raw
+			}
 		}
 		// Higher is better for fusion: similarity, or −d² for l2.
 		score := raw
 		if c.metric == tier.L2 {
 			score = -raw
 		}
-		r.hits = append(r.hits, fusion.Hit[uint32]{Key: v, Score: score})
-		r.raw = append(r.raw, raw)
+		out = append(out, dh{v, h.Doc.ID, raw, score})
+	}
+	slices.SortStableFunc(out, func(a, b dh) int {
+		if a.score != b.score {
+			return -cmp.Compare(a.score, b.score)
+		}
+		return strings.Compare(a.id, b.id)
+	})
+	for _, h := range out {
+		r.hits = append(r.hits, fusion.Hit[uint32]{Key: h.key, Score: h.score})
+		r.raw = append(r.raw, h.raw)
 	}
 	return r
 }

@@ -72,10 +72,19 @@
 //     the segment opens, not stored in the file); SearchVectorWhere
 //     intersects them before the visibility check.
 //
-// Not in this landing: the BM25 section of warm segments (so a flush with
-// a Lexical hook drops flushed documents from the hook's index: its
-// version numbers restart with every MemTable), IVF-PQ segments, the cold
-// Parquet tier, backup/restore and write backpressure.
+//   - Lexical hooks: Options.NewLexical gives every MemTable its own
+//     LexicalIndexer (version numbers restart at 0 after a flush);
+//     Options.LexicalSegments builds each warm segment's optional BM25
+//     section (LexicalSegmentBuilder), preferably from the MemTable's own
+//     index (LexicalFlusher, called with the flushed version numbers in
+//     row order) and, at compaction, by merging the inputs' sections
+//     (LexicalMerger). A flush's segment rows are the live versions in
+//     version order. Snapshot.MemLexical, WarmSegments and VisibleRow
+//     expose them to a lexical search across tiers; ReplayedRecords
+//     reports how much WAL Open replayed.
+//
+// Not in this landing: IVF-PQ segments, the cold Parquet tier,
+// backup/restore and write backpressure.
 //
 // Document is a local, simplified type until engine/contract exists (see
 // its comment).
@@ -126,6 +135,10 @@
 //	        float32 × d, version hash, timestamp)
 //	3 hnsw  engine/hnsw WriteTo bytes over the rows that have a vector, in
 //	        row order, label = row number (absent when no row has a vector)
+//	4 bm25  optional: the lexical hook's section over all rows in row order
+//	        (Options.LexicalSegments; the engine writes an engine/bm25
+//	        segment, local doc id = row). The tier only stores it and hands
+//	        it back mapped (Snapshot.WarmSegments); the hook validates it.
 //
 // Rows are immutable; e_death is not in the file (see tombstones below).
 // A reader checks magic, versions, the CRCs, every section bound, counts

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/stratasearch/strata/internal/vfs"
 )
 
@@ -60,7 +61,11 @@ func (s *Store) swapView(nv *view) {
 }
 
 func (s *Store) newMem() *memTable {
-	m := newMemTable(s.o.Dim, s.o.Metric, s.o.Lexical)
+	lex := s.o.Lexical
+	if s.o.NewLexical != nil {
+		lex = s.o.NewLexical()
+	}
+	m := newMemTable(s.o.Dim, s.o.Metric, lex)
 	m.skipTombstone = s.o.TestingSkipTombstone
 	return m
 }
@@ -186,7 +191,7 @@ func (s *Store) writeSegment(name string, data []byte) error {
 
 func (s *Store) buildOptions() segBuildOptions {
 	return segBuildOptions{dim: s.o.Dim, metric: s.o.Metric, m: s.o.SegmentM,
-		efConstruction: s.o.SegmentEfConstruction, threads: s.o.BuildThreads}
+		efConstruction: s.o.SegmentEfConstruction, threads: s.o.BuildThreads, lexical: s.o.LexicalSegments}
 }
 
 // Flush turns the MemTable's versions live at the newest applied epoch F
@@ -222,6 +227,20 @@ func (s *Store) Flush(ctx context.Context) error {
 		return nil
 	}
 	rows := v.mem.liveRows(F)
+	bo := s.buildOptions()
+	if lf, ok := v.mem.lexical.(LexicalFlusher); ok && bo.lexical != nil && len(rows) > 0 {
+		// The MemTable's own lexical index, minus the dead versions: no
+		// re-analysis while writes wait.
+		vers := make([]uint32, len(rows))
+		for i := range rows {
+			vers[i] = uint32(rows[i].ver)
+		}
+		lb, err := lf.FlushLexical(vers)
+		if err != nil {
+			return fmt.Errorf("tier: flush lexical index: %w", err)
+		}
+		bo.lexicalBytes = lb
+	}
 	var tombs []Tombstone
 	for _, sg := range v.segs {
 		for r := range sg.death {
@@ -234,7 +253,7 @@ func (s *Store) Flush(ctx context.Context) error {
 	edit := Edit{DurableEpoch: F, NextSegmentID: id + 1, Tombstones: tombs}
 	var seg *warmSegment
 	if len(rows) > 0 {
-		data, err := buildSegment(rows, s.buildOptions())
+		data, err := buildSegment(rows, bo)
 		if err != nil {
 			return err
 		}
@@ -315,18 +334,37 @@ func (s *Store) Compact(ctx context.Context) error {
 	}
 	var rows []segRow
 	var srcs []src
+	bo := s.buildOptions()
+	lm, merge := bo.lexical.(LexicalMerger)
+	var lexSecs [][]byte
+	var lexPaths []string
+	var lexDel []*roaring.Bitmap
 	for _, sg := range victims {
+		del := roaring.New()
 		for r := range sg.docs {
 			if sg.death[r].Load() > P {
 				rows = append(rows, segRow{doc: sg.docs[r], birth: sg.birth[r]})
 				srcs = append(srcs, src{sg, uint32(r)})
+			} else {
+				del.Add(uint32(r))
 			}
 		}
+		merge = merge && sg.lex != nil
+		lexSecs, lexPaths, lexDel = append(lexSecs, sg.lex), append(lexPaths, sg.path), append(lexDel, del)
+	}
+	if merge && len(rows) > 0 {
+		// Merge the inputs' BM25 sections without their dropped rows
+		// (same row order as rows), instead of re-analysing.
+		lb, err := lm.MergeLexical(lexSecs, lexPaths, lexDel)
+		if err != nil {
+			return fmt.Errorf("tier: compaction lexical merge: %w", err)
+		}
+		bo.lexicalBytes = lb
 	}
 	id := max(s.manifest.State().NextSegmentID, 1)
 	var seg *warmSegment
 	if len(rows) > 0 {
-		data, err := buildSegment(rows, s.buildOptions())
+		data, err := buildSegment(rows, bo)
 		if err != nil {
 			return err
 		}
@@ -444,7 +482,10 @@ func (m *memTable) size() int64 {
 	return m.bytes
 }
 
-// liveRows returns the versions live at e, in (birth, id) order.
+// liveRows returns the versions live at e in version order (which is
+// epoch order, and op order within a batch): row r of the flushed segment
+// is the r-th live version, so a lexical index over the MemTable's
+// versions maps to the segment's rows by dropping the dead ones.
 func (m *memTable) liveRows(e uint64) []segRow {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -452,16 +493,11 @@ func (m *memTable) liveRows(e uint64) []segRow {
 	for _, idx := range m.latest {
 		for i := idx; i >= 0; i = m.versions[i].prev {
 			if v := &m.versions[i]; v.visibleAt(e) {
-				rows = append(rows, segRow{doc: v.doc, birth: v.birth})
+				rows = append(rows, segRow{doc: v.doc, birth: v.birth, ver: i})
 				break
 			}
 		}
 	}
-	sort.Slice(rows, func(i, j int) bool {
-		if rows[i].birth != rows[j].birth {
-			return rows[i].birth < rows[j].birth
-		}
-		return rows[i].doc.ID < rows[j].doc.ID
-	})
+	sort.Slice(rows, func(i, j int) bool { return rows[i].ver < rows[j].ver })
 	return rows
 }

@@ -2,6 +2,8 @@ package tier
 
 import (
 	"container/heap"
+
+	"github.com/RoaringBitmap/roaring/v2"
 	"math"
 	"sync"
 
@@ -53,6 +55,38 @@ func (v *version) visibleAt(e uint64) bool { return v.birth <= e && e < v.death 
 // which Snapshot.Visible reports true, during candidate generation.
 type LexicalIndexer interface {
 	Add(version uint32, doc *Document)
+}
+
+// LexicalSegmentBuilder builds the BM25 section of a warm segment (the
+// hook's side of warm lexical search; Options.LexicalSegments). The tier
+// calls BuildLexical at every flush and compaction with the segment's
+// documents in row order; the returned bytes (engine/bm25 WriteTo output
+// over those rows, local doc id = row) are stored as the segment's BM25
+// section, and handed back mapped by Snapshot.WarmSegments. It may be
+// called concurrently (compaction runs beside writes) and must not call
+// into the Store.
+type LexicalSegmentBuilder interface {
+	BuildLexical(docs []*Document) ([]byte, error)
+}
+
+// LexicalFlusher is optionally implemented by a MemTable's LexicalIndexer
+// (with Options.LexicalSegments set): at flush the tier calls FlushLexical
+// with the flushed versions' numbers, ascending (row r = versions[r]),
+// instead of LexicalSegmentBuilder.BuildLexical, so the section is derived
+// from the index already built (e.g. bm25.Merge dropping the dead
+// versions) rather than by re-analysing every document while writes wait.
+type LexicalFlusher interface {
+	FlushLexical(versions []uint32) ([]byte, error)
+}
+
+// LexicalMerger is optionally implemented by Options.LexicalSegments: at
+// compaction the tier calls MergeLexical with each input segment's BM25
+// section (their file paths, for error messages) and the rows each drops;
+// the output's rows are the inputs' kept rows in order (input 0 first),
+// the compacted segment's row order. Without it, or when an input has no
+// section, compaction calls BuildLexical.
+type LexicalMerger interface {
+	MergeLexical(sections [][]byte, paths []string, deleted []*roaring.Bitmap) ([]byte, error)
 }
 
 // memTable is the hot tier: every version of every document applied since

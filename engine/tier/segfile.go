@@ -30,6 +30,7 @@ const (
 	secMeta = 1 // segment meta
 	secDocs = 2 // zstd doc store
 	secHNSW = 3 // engine/hnsw WriteTo bytes
+	secBM25 = 4 // LexicalSegmentBuilder output (engine/bm25 segment), optional
 )
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
@@ -38,6 +39,7 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 type segRow struct {
 	doc   *Document
 	birth uint64
+	ver   int32 // MemTable version index (flush only)
 }
 
 // segBuildOptions are the index parameters of a segment build.
@@ -47,6 +49,10 @@ type segBuildOptions struct {
 	m              int
 	efConstruction int
 	threads        int
+	lexical        LexicalSegmentBuilder
+	// lexicalBytes, if non-nil, is the BM25 section already built (by
+	// LexicalFlusher or LexicalMerger); lexical is then not called.
+	lexicalBytes []byte
 }
 
 func hnswMetric(m Metric) hnsw.Metric {
@@ -118,6 +124,26 @@ func buildSegment(rows []segRow, o segBuildOptions) ([]byte, error) {
 		}{secHNSW, hb.Bytes()})
 	}
 
+	if o.lexicalBytes != nil {
+		secs = append(secs, struct {
+			kind uint32
+			b    []byte
+		}{secBM25, o.lexicalBytes})
+	} else if o.lexical != nil {
+		ds := make([]*Document, len(rows))
+		for i := range rows {
+			ds[i] = rows[i].doc
+		}
+		lb, err := o.lexical.BuildLexical(ds)
+		if err != nil {
+			return nil, fmt.Errorf("tier: segment lexical index: %w", err)
+		}
+		secs = append(secs, struct {
+			kind uint32
+			b    []byte
+		}{secBM25, lb})
+	}
+
 	out := make([]byte, segHeaderSize, segHeaderSize+len(docs)+len(meta)+4096)
 	copy(out, segMagic)
 	binary.LittleEndian.PutUint32(out[8:], segFormatVersion)
@@ -170,7 +196,9 @@ type warmSegment struct {
 	metaIdx map[string]map[string]*roaring.Bitmap
 	ids     map[string][]uint32
 	index   *hnsw.Index // nil when no row has a vector
-	hid     []int32     // row → hnsw id, or -1
+	lex     []byte      // BM25 section, or nil
+	lexOff  int64
+	hid     []int32 // row → hnsw id, or -1
 
 	release func() error // unmaps / frees the file bytes
 
@@ -342,6 +370,9 @@ func openSegment(data []byte, path string, wantDim int, wantMetric Metric, index
 			}
 			w.metaIdx[key] = byVal
 		}
+	}
+	if lb, ok := secs[secBM25]; ok {
+		w.lex, w.lexOff = lb, secOff[secBM25]
 	}
 	w.meta = SegmentMeta{MinEpoch: minE, MaxEpoch: maxE, Rows: rows, SizeBytes: uint64(n)}
 	return w, nil

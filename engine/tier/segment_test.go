@@ -449,8 +449,13 @@ func FuzzOpenSegment(f *testing.F) {
 		f.Fatal(err)
 	}
 	noVec, _ := buildSegment([]segRow{{doc: &Document{ID: "x", Content: "y"}, birth: 1}}, segBuildOptions{dim: testDim, metric: L2, m: 4, efConstruction: 8, threads: 1})
+	withLex, err := buildSegment(rows, segBuildOptions{dim: testDim, metric: L2, m: 4, efConstruction: 8, threads: 1, lexical: &fakeLexSegs{}})
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Add(good)
 	f.Add(noVec)
+	f.Add(withLex)
 	f.Add(good[:len(good)/2])
 	f.Add([]byte(segMagic))
 	f.Fuzz(func(t *testing.T, data []byte) {

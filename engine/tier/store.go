@@ -52,14 +52,22 @@ type Options struct {
 	// Lexical, if set, receives every new MemTable version (the hook for
 	// the in-memory BM25 side; see LexicalIndexer).
 	Lexical LexicalIndexer
+	// NewLexical, if set, makes one LexicalIndexer per MemTable (replacing
+	// Lexical): a flush starts a new MemTable whose version numbers restart
+	// at 0, so it gets a fresh indexer; Snapshot.MemLexical returns the one
+	// of the snapshot's MemTable.
+	NewLexical func() LexicalIndexer
+	// LexicalSegments, if set, builds the BM25 section of every new warm
+	// segment (see LexicalSegmentBuilder).
+	LexicalSegments LexicalSegmentBuilder
 	// Logger receives recovery warnings. Default slog.Default().
 	Logger *slog.Logger
 
 	// MemTableSizeBytes: once the MemTable holds about this many bytes
 	// (ids + contents + vectors + 64 per version), a background flush
 	// turns it into a warm segment. Default 0: no automatic flush (only
-	// Store.Flush), because the Lexical hook's version numbers restart
-	// with every new MemTable and warm segments carry no BM25 index yet.
+	// Store.Flush). A lexical hook that must survive flushes uses
+	// NewLexical and LexicalSegments.
 	MemTableSizeBytes int64
 	// SegmentIndex is the warm segments' vector index: "hnsw" (the only
 	// kind in this landing). Default "hnsw".
@@ -204,6 +212,8 @@ type Store struct {
 	bgDone  chan struct{}
 	// flushes and compactions count successful runs (tests, stats).
 	flushes, compactions atomic.Int64
+	// replayed counts the WAL records applied by Open's recovery.
+	replayed int64
 
 	// Epoch publication: batches are applied to the MemTable strictly in
 	// epoch order after their WAL record is acknowledged; visible is the
@@ -267,6 +277,7 @@ func Open(o Options) (*Store, error) {
 				return fmt.Errorf("%w: %w", ErrCorrupt, err)
 			}
 			s.applyLocked(s.cur, b, seq)
+			s.replayed++
 			return nil
 		})
 	if err != nil {
@@ -514,6 +525,52 @@ func (sn *Snapshot) SearchVectorWhere(q []float32, k int, where map[string]strin
 	}
 	return hits, nil
 }
+
+// ReplayedRecords returns the number of WAL records (write batches) Open
+// replayed into the MemTable: the records after the manifest's durable
+// epoch, i.e. those not yet flushed into a warm segment.
+func (s *Store) ReplayedRecords() int64 { return s.replayed }
+
+// Flushes returns the number of successful flushes since Open.
+func (s *Store) Flushes() int64 { return s.flushes.Load() }
+
+// Compactions returns the number of successful compactions since Open.
+func (s *Store) Compactions() int64 { return s.compactions.Load() }
+
+// MemLexical returns the LexicalIndexer of the snapshot's MemTable (the
+// one Options.NewLexical made for it, or Options.Lexical).
+func (sn *Snapshot) MemLexical() LexicalIndexer { return sn.v.mem.lexical }
+
+// WarmSegment is a read-only handle on one warm segment of a Snapshot's
+// view, valid until the Snapshot is closed (its byte slices may be an
+// mmap that is unmapped afterwards).
+type WarmSegment struct {
+	// ID is the segment's manifest id (never reused within a store).
+	ID uint64
+	// Path is the segment file.
+	Path string
+	// Docs are the rows' documents, row order (shared, read-only; the
+	// same pointers SearchVector hits carry).
+	Docs []*Document
+	// Lexical is the BM25 section (LexicalSegmentBuilder output over
+	// Docs), or nil when the segment has none.
+	Lexical []byte
+	// LexicalOffset is the section's byte offset in the file.
+	LexicalOffset int64
+}
+
+// WarmSegments returns the snapshot's warm segments, ascending ID.
+func (sn *Snapshot) WarmSegments() []WarmSegment {
+	out := make([]WarmSegment, len(sn.v.segs))
+	for i, sg := range sn.v.segs {
+		out[i] = WarmSegment{ID: sg.meta.ID, Path: sg.path, Docs: sg.docs, Lexical: sg.lex, LexicalOffset: sg.lexOff}
+	}
+	return out
+}
+
+// VisibleRow reports whether row of the i-th segment of WarmSegments is
+// live at the snapshot.
+func (sn *Snapshot) VisibleRow(i int, row uint32) bool { return sn.v.segs[i].visible(row, sn.epoch) }
 
 // Visible reports whether MemTable version number v (as passed to
 // LexicalIndexer.Add) is live at the snapshot.
