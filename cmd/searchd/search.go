@@ -96,7 +96,7 @@ func runSearch(args []string) error {
 		}
 		return enc.Encode(results[0])
 	}
-	fmt.Printf("(store opened in %v: WAL replay and lexical index rebuild)\n", openTime.Round(time.Millisecond))
+	fmt.Printf("(store opened in %v: manifest, warm segments, WAL tail replay)\n", openTime.Round(time.Millisecond))
 	return nil
 }
 
