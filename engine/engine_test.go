@@ -699,7 +699,11 @@ func TestVerifySources(t *testing.T) {
 		t.Fatalf("span %q %v", spanA, err)
 	}
 	for _, onStale := range []string{OnStaleDrop, OnStaleReread} {
-		c := newColl(t, CollectionOptions{Dim: 2, OnStale: onStale})
+		opts := CollectionOptions{Dim: 2, OnStale: onStale}
+		if onStale == OnStaleReread {
+			opts.SourceRoots = []string{dir}
+		}
+		c := newColl(t, opts)
 		da := doc("A", "func A() {}\n", nil)
 		da.SourceURI = uriA
 		db := doc("B", "func B() {}\n", nil)
@@ -740,6 +744,41 @@ func TestVerifySources(t *testing.T) {
 		}
 		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// TestRereadOnlyUnderSourceRoots: a document naming a file outside the
+// collection's SourceRoots never gets that file's content returned by
+// verification; the hit is dropped as stale instead. Reread without roots
+// is a configuration error.
+func TestRereadOnlyUnderSourceRoots(t *testing.T) {
+	root, outside := t.TempDir(), t.TempDir()
+	secret := filepath.Join(outside, "secret.txt")
+	if err := os.WriteFile(secret, []byte("password=hunter2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := CollectionOptions{Dim: 2, OnStale: OnStaleReread}
+	o.EnsureDefaults()
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "SourceRoots") {
+		t.Fatalf("reread without SourceRoots accepted: %v", err)
+	}
+	c := newColl(t, CollectionOptions{Dim: 2, OnStale: OnStaleReread, SourceRoots: []string{root}})
+	for _, uri := range []string{
+		"file://" + secret + "#L1",
+		"file://" + root + "/../" + filepath.Base(outside) + "/secret.txt#L1",
+	} {
+		d := doc("evil", "anything at all", nil)
+		d.SourceURI = uri
+		mustUpsert(t, c, d)
+		r := mustSearch(t, c, contract.Query{Text: "anything", Verify: true})
+		for _, h := range r.Hits {
+			if strings.Contains(h.Content, "hunter2") || h.Reread {
+				t.Fatalf("%s: file outside SourceRoots returned: %+v", uri, h)
+			}
+		}
+		if len(r.Dropped) != 1 || r.Dropped[0].Reason != contract.DropStale {
+			t.Fatalf("%s: want the hit dropped as stale, got hits %v dropped %+v", uri, ids(r.Hits), r.Dropped)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -89,8 +90,16 @@ type CollectionOptions struct {
 	// 10ms (the tier's default).
 	SyncInterval time.Duration `json:"sync_interval_ns,omitempty"`
 	// OnStale is what verification does with a stale hit: "drop" or
-	// "reread". Default "drop".
+	// "reread". Default "drop". "reread" requires SourceRoots.
 	OnStale string `json:"on_stale"`
+	// SourceRoots are the directories (absolute paths) under which
+	// verification may re-read a stale hit's live source and return it as
+	// content (OnStale "reread"). A hit whose file:// path lies outside
+	// every root is dropped as stale instead, so a document cannot name
+	// /etc/passwd as its source and have search return that file. Hash
+	// checks themselves read any file:// source (they return no content).
+	// Default none.
+	SourceRoots []string `json:"source_roots,omitempty"`
 	// HybridDefault is the hybrid strategy of a query that sets no fusion
 	// parameter (contract.FusionParams all zero): "rerank-maxnorm" (the
 	// default; the BM25 top RerankWindow re-ranked by a max-normalised
@@ -178,6 +187,14 @@ func (o *CollectionOptions) Validate() error {
 	}
 	if o.SyncInterval < 0 {
 		errs = append(errs, fmt.Errorf("engine: collection option SyncInterval = %v, want ≥ 0", o.SyncInterval))
+	}
+	if o.OnStale == OnStaleReread && len(o.SourceRoots) == 0 {
+		errs = append(errs, fmt.Errorf("engine: collection option OnStale = reread needs SourceRoots (the directories whose files may be returned)"))
+	}
+	for _, r := range o.SourceRoots {
+		if !filepath.IsAbs(r) {
+			errs = append(errs, fmt.Errorf("engine: collection option SourceRoots entry %q is not an absolute path", r))
+		}
 	}
 	switch o.OnStale {
 	case OnStaleDrop, OnStaleReread:

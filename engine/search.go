@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -610,7 +611,7 @@ func (c *Collection) verifyHits(q *contract.Query, hits []contract.Envelope) ([]
 			kept = append(kept, h)
 			continue
 		}
-		if c.o.OnStale == OnStaleReread && ok {
+		if c.o.OnStale == OnStaleReread && ok && c.underSourceRoots(h.SourceURI) {
 			b, err := ReadSpan(h.SourceURI)
 			if err == nil && VersionHash(b) == live {
 				h.Content = string(b)
@@ -627,6 +628,30 @@ func (c *Collection) verifyHits(q *contract.Query, hits []contract.Envelope) ([]
 		dropped = append(dropped, contract.Dropped{DocID: h.DocID, Reason: contract.DropStale, Detail: detail})
 	}
 	return kept, dropped
+}
+
+// underSourceRoots reports whether uri's file lies under one of the
+// collection's SourceRoots (after cleaning, so ".." cannot escape a root;
+// symbolic links are resolved on both sides).
+func (c *Collection) underSourceRoots(uri string) bool {
+	path, _, _, err := ParseFileURI(uri)
+	if err != nil {
+		return false
+	}
+	real, err := filepath.EvalSymlinks(filepath.Clean(path))
+	if err != nil {
+		return false
+	}
+	for _, r := range c.o.SourceRoots {
+		root, err := filepath.EvalSymlinks(filepath.Clean(r))
+		if err != nil {
+			continue
+		}
+		if rel, err := filepath.Rel(root, real); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel) {
+			return true
+		}
+	}
+	return false
 }
 
 func hexHash(h [32]byte) string {
