@@ -49,6 +49,8 @@ type kernels struct {
 	l2SqU8     func(a, b []uint8) uint32
 	dotU8      func(a, b []uint8) uint32
 	sumFloat32 func(x []float32) float32
+	dotGather  func(q, x []float32, ids []uint32, out []float32)
+	l2SqGather func(q, x []float32, ids []uint32, out []float32)
 }
 
 var (
@@ -71,6 +73,9 @@ func setLevel(l Level) {
 		setADCKernels(&t, l)
 		setFastScanKernels(&t, l)
 		setSQ8Kernels(&t, l)
+		t.dotGather = gatherVia(t.dot)
+		t.l2SqGather = gatherVia(t.l2Sq)
+		setGatherKernels(&t, l)
 	}
 	k = t
 	current = l
@@ -121,4 +126,6 @@ func setGenericKernels(t *kernels) {
 	t.l2SqU8 = l2SqU8Ref
 	t.dotU8 = dotU8Ref
 	t.sumFloat32 = sumFloat32Ref
+	t.dotGather = dotGatherRef
+	t.l2SqGather = l2SqGatherRef
 }

@@ -4,6 +4,9 @@
 //
 //	L2Sq, Dot                 one pair of float32 vectors, any d
 //	L2SqBatch, DotBatch       one query against n rows of an n×d row-major matrix
+//	L2SqGather, DotGather     one query against the rows of x named by an id list (HNSW
+//	                          neighbours; AVX-512 prefetches row i+1 while scoring row i)
+//	PrefetchRowsU32           cache hint for the rows of a uint32 matrix (HNSW adjacency lists)
 //	L2SqMany, DotMany         n×d points against m×d centroids → n×m (k-means assignment)
 //	SQ8L2Sq, SQ8Dot           float32 query against 8-bit scalar-quantised codes
 //	L2SqU8, DotU8             pre-quantised uint8 query against uint8 codes (exact integers;

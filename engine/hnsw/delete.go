@@ -252,7 +252,7 @@ func (ix *Index) reattach(ctx *searchCtx, v uint32) {
 	q := ix.vec(v)
 	cur, curD := ep, ix.dist(q, ep)
 	for lc := maxL; lc > 0; lc-- {
-		cur, curD = ix.greedy(q, cur, curD, lc)
+		cur, curD = ix.greedy(ctx, q, cur, curD, lc)
 	}
 	ctx.eps = append(ctx.eps[:0], cand{curD, cur})
 	ix.searchLayer(ctx, q, ctx.eps, ix.opts.EfConstruction, 0, nil, v, false)

@@ -122,17 +122,19 @@ func siftDownMax(a []cand, i int, c cand) {
 
 // visited is a visited set with generation counters (hnswlib's
 // VisitedList): mark[i] == gen means i was visited in this search. Bumping
-// gen clears the set in O(1); the array is zeroed only when gen wraps.
+// gen clears the set in O(1); the array is zeroed only when gen wraps
+// (every 255 searches). One byte per node (hnswlib uses two) keeps the
+// array of a 20k-node graph inside L1.
 type visited struct {
-	mark []uint16
-	gen  uint16
+	mark []uint8
+	gen  uint8
 }
 
 // next starts a new search over n ids.
 func (v *visited) next(n int) {
 	if len(v.mark) < n {
 		c := n + n/4 + 64
-		v.mark = make([]uint16, c)
+		v.mark = make([]uint8, c)
 		v.gen = 0
 	}
 	v.gen++

@@ -426,7 +426,7 @@ func (ix *Index) insert(ctx *searchCtx, id uint32, level int) {
 
 	cur, curD := ep, ix.dist(q, ep)
 	for lc := maxL; lc > level; lc-- {
-		cur, curD = ix.greedy(q, cur, curD, lc)
+		cur, curD = ix.greedy(ctx, q, cur, curD, lc)
 	}
 	ctx.eps = append(ctx.eps[:0], cand{curD, cur})
 	for lc := min(level, maxL); lc >= 0; lc-- {
@@ -523,15 +523,31 @@ func (ix *Index) distQ(q []float32, id uint32, quant bool) float32 {
 }
 
 // greedy walks layer lc from cur to a local minimum (search with ef = 1).
-func (ix *Index) greedy(q []float32, cur uint32, curD float32, lc int) (uint32, float32) {
-	return ix.greedyQ(q, cur, curD, lc, false)
+func (ix *Index) greedy(ctx *searchCtx, q []float32, cur uint32, curD float32, lc int) (uint32, float32) {
+	return ix.greedyQ(ctx, q, cur, curD, lc, false)
 }
 
-func (ix *Index) greedyQ(q []float32, cur uint32, curD float32, lc int, quant bool) (uint32, float32) {
+func (ix *Index) greedyQ(ctx *searchCtx, q []float32, cur uint32, curD float32, lc int, quant bool) (uint32, float32) {
 	for changed := true; changed; {
 		changed = false
 		l := ix.links(cur, lc)
 		n := min(int(atomic.LoadUint32(&l[0])), len(l)-1)
+		if !quant {
+			// Score the whole list in one gather call; the scan below
+			// visits the same distances in the same order.
+			nbs := ctx.nbIDs[:0]
+			for i := 1; i <= n; i++ {
+				nbs = append(nbs, atomic.LoadUint32(&l[i]))
+			}
+			ctx.nbIDs = nbs
+			ds := ix.distGather(ctx, q, nbs)
+			for i, d := range ds {
+				if d < curD {
+					cur, curD, changed = nbs[i], d, true
+				}
+			}
+			continue
+		}
 		for i := 1; i <= n; i++ {
 			nb := atomic.LoadUint32(&l[i])
 			if d := ix.distQ(q, nb, quant); d < curD {
@@ -542,7 +558,6 @@ func (ix *Index) greedyQ(q []float32, cur uint32, curD float32, lc int, quant bo
 	return cur, curD
 }
 
-// setLinks replaces id's list at layer lc.
 func (ix *Index) setLinks(id uint32, lc int, sel []cand) {
 	mu := ix.lock(id)
 	mu.Lock()
@@ -574,14 +589,17 @@ func (ix *Index) addLink(ctx *searchCtx, e, id uint32, lc int) {
 		return
 	}
 	ev := ix.vec(e)
-	cs := ctx.shrink[:0]
-	cs = append(cs, cand{ix.dist(ev, id), id})
+	ids := append(ctx.nbIDs[:0], id)
 	for i := 1; i <= n; i++ {
-		x := l[i]
-		if ix.isDeleted(x) {
-			continue
+		if x := l[i]; !ix.isDeleted(x) {
+			ids = append(ids, x)
 		}
-		cs = append(cs, cand{ix.dist(ev, x), x})
+	}
+	ctx.nbIDs = ids
+	ds := ix.distGather(ctx, ev, ids)
+	cs := ctx.shrink[:0]
+	for i, x := range ids {
+		cs = append(cs, cand{ds[i], x})
 	}
 	ctx.shrink = cs
 	sortCands(cs)
@@ -706,7 +724,7 @@ func sortCandsLarge(a []cand) {
 // (allocated). used = n·(4d + 4(1+2M) + 1 + 4 + 8) + slots·4(1+M) +
 // 8⌈n/32⌉, where slots, the number of upper-layer lists, averages
 // n/(M-1) (see doc.go). Fixed costs (lock stripes, pooled search
-// scratch of 2 bytes per node per concurrent search) are excluded.
+// scratch of 1 byte per node per concurrent search) are excluded.
 func (ix *Index) MemoryBytes() (used, allocated int64) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/stratasearch/strata/asm"
 )
 
 // searchCtx is per-goroutine scratch space, pooled so that a search in
@@ -21,6 +22,8 @@ type searchCtx struct {
 	shrink []cand
 	nb     []cand
 	nbIDs  []uint32
+	dists  []float32
+	pf     []uint32
 	sink   float32
 	q      []float32
 }
@@ -80,6 +83,35 @@ func (ix *Index) searchLayer(ctx *searchCtx, q []float32, eps []cand, ef, lc int
 			}
 		}
 		ctx.nbIDs = nbs
+		if !quant {
+			// One gather call scores every new neighbour (the AVX-512
+			// kernel prefetches row j+1 while scoring row j).
+			ds := ix.distGather(ctx, q, nbs)
+			pf := ctx.pf[:0]
+			for j, nb := range nbs {
+				d := ds[j]
+				full := ctx.res.len() >= ef
+				if full && d >= ctx.res.top().d {
+					continue
+				}
+				ctx.cand.push(cand{d, nb})
+				pf = append(pf, nb)
+				if nb != skip && !ix.isDeleted(nb) && (allow == nil || allow.Contains(nb)) {
+					if full {
+						ctx.res.replaceTop(cand{d, nb})
+					} else {
+						ctx.res.push(cand{d, nb})
+					}
+				}
+			}
+			// The new candidates are the nodes expanded next: start
+			// loading their adjacency lists now.
+			ctx.pf = pf
+			if lc == 0 {
+				asm.PrefetchRowsU32(ix.level0, pf, ix.stride0)
+			}
+			continue
+		}
 		for j, nb := range nbs {
 			if j+1 < len(nbs) {
 				ctx.sink += ix.touch(nbs[j+1], quant)
@@ -99,6 +131,24 @@ func (ix *Index) searchLayer(ctx *searchCtx, q []float32, eps []cand, ef, lc int
 			}
 		}
 	}
+}
+
+// distGather returns the metric distances from q to the float32 vectors
+// of ids (same values as dist), in ctx.dists.
+func (ix *Index) distGather(ctx *searchCtx, q []float32, ids []uint32) []float32 {
+	if cap(ctx.dists) < len(ids) {
+		ctx.dists = make([]float32, len(ids), 2*len(ids))
+	}
+	ds := ctx.dists[:len(ids)]
+	if ix.metric == L2 {
+		asm.L2SqGather(q, ix.vecs, ids, ds)
+		return ds
+	}
+	asm.DotGather(q, ix.vecs, ids, ds)
+	for i := range ds {
+		ds[i] = 1 - ds[i]
+	}
+	return ds
 }
 
 // touch loads one element of node id's stored vector (software prefetch
@@ -168,7 +218,7 @@ func (ix *Index) SearchInto(dst []Result, q []float32, k int, p SearchParams) ([
 	quant := ix.quant
 	cur, curD := ep, ix.distQ(qq, ep, quant)
 	for lc := maxL; lc > 0; lc-- {
-		cur, curD = ix.greedyQ(qq, cur, curD, lc, quant)
+		cur, curD = ix.greedyQ(ctx, qq, cur, curD, lc, quant)
 	}
 	ef := p.EfSearch
 	if ef <= 0 {

@@ -1,0 +1,75 @@
+package asm
+
+import "fmt"
+
+// DotGather computes out[i] = Dot(q, x[ids[i]*d : ids[i]*d+d]) for
+// i < len(ids), where d = len(q): the inner products of q with the rows of
+// the row-major matrix x (n×d, n = len(x)/d) named by ids, in ids order.
+// It is the graph-search form of DotBatch (HNSW scores the unvisited
+// neighbours of a node, which are scattered rows): one call per node
+// instead of one per neighbour, and on AVX-512 the kernel prefetches row
+// i+1 while it scores row i (hnswlib's _mm_prefetch, Malkov & Yashunin
+// 2018 reference code). len(out) ≥ len(ids). It panics if an id is ≥ n or
+// out is short, like an out-of-range slice index.
+func DotGather(q, x []float32, ids []uint32, out []float32) {
+	if len(ids) == 0 {
+		return
+	}
+	out = out[:len(ids)]
+	checkGather(len(q), len(x), ids)
+	k.dotGather(q, x, ids, out)
+}
+
+// L2SqGather is DotGather for the squared Euclidean distance:
+// out[i] = L2Sq(q, x[ids[i]*d : ids[i]*d+d]).
+func L2SqGather(q, x []float32, ids []uint32, out []float32) {
+	if len(ids) == 0 {
+		return
+	}
+	out = out[:len(ids)]
+	checkGather(len(q), len(x), ids)
+	k.l2SqGather(q, x, ids, out)
+}
+
+// checkGather panics unless every row ids[i] lies inside x.
+func checkGather(d, nx int, ids []uint32) {
+	if d == 0 {
+		return
+	}
+	n := uint64(nx / d)
+	var mx uint32
+	for _, id := range ids {
+		mx = max(mx, id)
+	}
+	if uint64(mx) >= n {
+		panic(fmt.Sprintf("asm: gather row %d out of range [0:%d]", mx, n))
+	}
+}
+
+func dotGatherRef(q, x []float32, ids []uint32, out []float32) {
+	d := len(q)
+	for i, id := range ids {
+		b := int(id) * d
+		out[i] = dotRef(q, x[b:b+d])
+	}
+}
+
+func l2SqGatherRef(q, x []float32, ids []uint32, out []float32) {
+	d := len(q)
+	for i, id := range ids {
+		b := int(id) * d
+		out[i] = l2SqRef(q, x[b:b+d])
+	}
+}
+
+// gatherVia builds a gather kernel from a single-pair kernel (levels
+// without a dedicated gather kernel).
+func gatherVia(f func(a, b []float32) float32) func(q, x []float32, ids []uint32, out []float32) {
+	return func(q, x []float32, ids []uint32, out []float32) {
+		d := len(q)
+		for i, id := range ids {
+			b := int(id) * d
+			out[i] = f(q, x[b:b+d])
+		}
+	}
+}
