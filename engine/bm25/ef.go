@@ -147,6 +147,7 @@ func appendEF(dst []byte, vals []uint32, u uint32) ([]byte, error) {
 type efSeq struct {
 	ly  efLayout
 	buf []byte
+	up  []byte // the upper bit vector within buf
 }
 
 // openEF opens the encoding at the start of b and returns it with the
@@ -185,7 +186,7 @@ func openEF(b []byte, path string, off int64) (efSeq, int, error) {
 	if ly.size > len(b) {
 		return efSeq{}, 0, corruptf(path, off, "Elias-Fano: needs %d bytes, have %d", ly.size, len(b))
 	}
-	return efSeq{ly: ly, buf: b[:ly.size]}, ly.size, nil
+	return efSeq{ly: ly, buf: b[:ly.size], up: b[ly.upOff : ly.upOff+8*ly.upWords]}, ly.size, nil
 }
 
 func (e *efSeq) len() int { return int(e.ly.n) }
@@ -275,11 +276,25 @@ func (c *efCursor) findOne(from, idx int) {
 }
 
 func (c *efCursor) next() {
-	if c.i+1 >= int(c.e.ly.n) {
+	i := c.i + 1
+	e := c.e
+	if i >= int(e.ly.n) {
 		c.end()
 		return
 	}
-	c.findOne(c.pos+1, c.i+1)
+	// Fast path: the next one is in the current upper word.
+	p := c.pos + 1
+	if wi := p >> 6; 8*wi+8 <= len(e.up) {
+		if w := binary.LittleEndian.Uint64(e.up[8*wi:]) & (^uint64(0) << (uint(p) & 63)); w != 0 {
+			pos := wi<<6 + bits.TrailingZeros64(w)
+			high := uint32(pos - i)
+			if v := high<<e.ly.l | e.lowAt(i); v < e.ly.u && uint64(high) == uint64(pos-i) {
+				c.pos, c.i, c.val = pos, i, v
+				return
+			}
+		}
+	}
+	c.findOne(p, i)
 }
 
 // skipZeros returns the position just after the k-th zero (k >= 1) at or

@@ -129,6 +129,7 @@ func SearchFields(views []FieldsView, fields []FieldSpec, q []Query, p SearchPar
 			ub := termScore(u.w, r.maxTF, bm25Norm(r.minDL, k1, b, u.avgdl), k1)
 			ss.curs[ui] = &tcur{cursor: c, qi: ui, w: u.w, ub: ub, avgdl: u.avgdl}
 		}
+		attachNorms(ss.curs, k1, b)
 		for f, terms := range excl {
 			for _, t := range terms {
 				if i, ok := v.Segs[f].lookup(t); ok {

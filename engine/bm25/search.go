@@ -1,10 +1,10 @@
 package bm25
 
 import (
-	"container/heap"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -178,6 +178,9 @@ type plan struct {
 	avgdl   float64
 	k       int
 	empty   bool // no scored clause: nothing matches
+	// tidx[vi][qi] is term qi's dictionary index in view vi (-1: absent),
+	// when planQuery looked the terms up itself; nil otherwise.
+	tidx [][]int
 }
 
 func planQuery(views []View, q Query, p SearchParams, st *Stats) (*plan, error) {
@@ -240,15 +243,24 @@ func planQuery(views []View, q Query, p SearchParams, st *Stats) (*plan, error) 
 		return pl, nil
 	}
 	if st == nil {
-		segs := make([]*Segment, len(views))
-		for i, v := range views {
-			segs[i] = v.Seg
+		// CollectStats, keeping each term's dictionary index per view so
+		// the search does not look the terms up again.
+		st = &Stats{DF: make(map[string]int64, len(pl.terms))}
+		pl.tidx = make([][]int, len(views))
+		for vi, v := range views {
+			s := v.Seg
+			st.N += int64(s.numDocs)
+			st.SumDL += int64(s.sumDL)
+			idx := make([]int, len(pl.terms))
+			for qi, t := range pl.terms {
+				idx[qi] = -1
+				if i, ok := s.lookup(t.term); ok {
+					idx[qi] = i
+					st.DF[t.term] += int64(s.rec(i).df)
+				}
+			}
+			pl.tidx[vi] = idx
 		}
-		names := make([]string, len(pl.terms))
-		for i, t := range pl.terms {
-			names[i] = t.term
-		}
-		st = CollectStats(segs, names)
 	}
 	if st.N <= 0 {
 		pl.empty = true
@@ -274,26 +286,52 @@ func worse(a, b *Hit) bool {
 	return a.Score < b.Score || (a.Score == b.Score && a.ExtID > b.ExtID)
 }
 
-func (t *topK) Len() int           { return len(t.h) }
-func (t *topK) Less(i, j int) bool { return worse(&t.h[i], &t.h[j]) }
-func (t *topK) Swap(i, j int)      { t.h[i], t.h[j] = t.h[j], t.h[i] }
-func (t *topK) Push(x any)         { t.h = append(t.h, x.(Hit)) }
-func (t *topK) Pop() any           { x := t.h[len(t.h)-1]; t.h = t.h[:len(t.h)-1]; return x }
-
 // offer inserts h if it belongs to the top k; it reports whether the
-// threshold may have changed.
+// threshold may have changed. t.h is a binary min-heap under worse (the
+// weakest hit at the root), maintained by hand to avoid boxing each Hit
+// through container/heap's interface.
 func (t *topK) offer(h Hit) bool {
 	t.offered++
 	if len(t.h) < t.k {
-		heap.Push(t, h)
+		t.h = append(t.h, h)
+		t.up(len(t.h) - 1)
 		return len(t.h) == t.k
 	}
 	if worse(&t.h[0], &h) {
 		t.h[0] = h
-		heap.Fix(t, 0)
+		t.down(0)
 		return true
 	}
 	return false
+}
+
+func (t *topK) up(j int) {
+	for j > 0 {
+		i := (j - 1) / 2
+		if !worse(&t.h[j], &t.h[i]) {
+			break
+		}
+		t.h[i], t.h[j] = t.h[j], t.h[i]
+		j = i
+	}
+}
+
+func (t *topK) down(i int) {
+	n := len(t.h)
+	for {
+		j := 2*i + 1
+		if j >= n {
+			return
+		}
+		if j+1 < n && worse(&t.h[j+1], &t.h[j]) {
+			j++
+		}
+		if !worse(&t.h[j], &t.h[i]) {
+			return
+		}
+		t.h[i], t.h[j] = t.h[j], t.h[i]
+		i = j
+	}
 }
 
 // theta is the score a candidate must reach (ties then go by ExtID).
@@ -306,7 +344,15 @@ func (t *topK) theta() float64 {
 
 func (t *topK) sorted() []Hit {
 	out := append([]Hit(nil), t.h...)
-	sort.Slice(out, func(i, j int) bool { return worse(&out[j], &out[i]) })
+	slices.SortFunc(out, func(a, b Hit) int {
+		if worse(&b, &a) {
+			return -1
+		}
+		if worse(&a, &b) {
+			return 1
+		}
+		return 0
+	})
 	return out
 }
 
@@ -343,7 +389,7 @@ func search(views []View, q Query, p SearchParams, st *Stats) ([]Hit, int, error
 	if pl.empty {
 		return nil, 0, nil
 	}
-	top := &topK{k: pl.k}
+	top := &topK{k: pl.k, h: make([]Hit, 0, min(pl.k, 128))}
 	for vi, v := range views {
 		if len(pl.phrases) > 0 && !v.Seg.positions {
 			return nil, 0, ErrNoPositions
@@ -361,18 +407,89 @@ func search(views []View, q Query, p SearchParams, st *Stats) ([]Hit, int, error
 	return top.sorted(), top.offered, nil
 }
 
+// normTable holds bm25Norm(DocLen(d), k1, b, avgdl) for every doc d of a
+// segment: the same function, so scores stay bit-identical to the
+// reference scorer, without a division and a length load per posting.
+type normTable struct {
+	k1, b, avgdl float64
+	norm         []float64
+}
+
+// normsFor returns the segment's normalisation table for (k1, b, avgdl),
+// or nil. The table is built (O(NumDocs)) only when the query is going to
+// touch at least a quarter of the documents (postings >= NumDocs/4), so a
+// rare-term query on a large segment never pays for it.
+func (s *Segment) normsFor(k1, b, avgdl float64, postings int) []float64 {
+	if t := s.norms.Load(); t != nil && t.k1 == k1 && t.b == b && t.avgdl == avgdl {
+		return t.norm
+	}
+	if s.numDocs == 0 || postings < s.numDocs/4 {
+		return nil
+	}
+	t := &normTable{k1: k1, b: b, avgdl: avgdl, norm: make([]float64, s.numDocs)}
+	for d := range t.norm {
+		t.norm[d] = bm25Norm(s.DocLen(uint32(d)), k1, b, avgdl)
+	}
+	s.norms.Store(t)
+	return t.norm
+}
+
+// attachNorms gives each cursor its segment's normalisation table when the
+// query's postings in that segment make building one worthwhile.
+func attachNorms(curs []*tcur, k1, b float64) {
+	for i, c := range curs {
+		if c == nil || c.norms != nil {
+			continue
+		}
+		postings := 0
+		for _, o := range curs[i:] {
+			if o != nil && o.seg == c.seg && o.avgdl == c.avgdl {
+				postings += o.df
+			}
+		}
+		t := c.seg.normsFor(k1, b, c.avgdl, postings)
+		for _, o := range curs[i:] {
+			if o != nil && o.seg == c.seg && o.avgdl == c.avgdl {
+				o.norms = t
+			}
+		}
+	}
+}
+
 // tcur is a cursor bound to a query term.
 type tcur struct {
 	*cursor
 	qi    int
 	w     float64
-	ub    float64 // upper bound of this term's contribution in the segment
-	avgdl float64 // of the cursor's field
+	ub    float64   // upper bound of this term's contribution in the segment
+	avgdl float64   // of the cursor's field
+	norms []float64 // normalisation table of the cursor's segment, or nil
+
+	bbBlock int     // block whose bound is in bbScore; 0 until computed (stored +1)
+	bbScore float64 // block-max score of block bbBlock-1
+}
+
+// blockBound moves the shallow pointer to the block that may hold doc d
+// and returns that block's block-max score (computed once per block); ok
+// is false when no block can hold d.
+func (c *tcur) blockBound(d uint32, k1, b float64) (float64, bool) {
+	mt, md, ok := c.shallowBlock(d)
+	if !ok {
+		return 0, false
+	}
+	if c.bbBlock != c.sb+1 {
+		c.bbBlock = c.sb + 1
+		c.bbScore = termScore(c.w, mt, bm25Norm(md, k1, b, c.avgdl), k1)
+	}
+	return c.bbScore, true
 }
 
 // norm returns the BM25 length normalisation of doc d in the cursor's
 // segment (field).
 func (c *tcur) norm(d uint32, k1, b float64) float64 {
+	if c.norms != nil {
+		return c.norms[d]
+	}
 	return bm25Norm(c.seg.DocLen(d), k1, b, c.avgdl)
 }
 
@@ -392,7 +509,14 @@ func newSegSearch(vi int, v View, pl *plan, top *topK) (*segSearch, bool, error)
 	ss := &segSearch{vi: vi, v: v, pl: pl, top: top, curs: make([]*tcur, len(pl.terms)), contrib: make([]float64, len(pl.terms))}
 	s := v.Seg
 	for qi, t := range pl.terms {
-		i, ok := s.lookup(t.term)
+		var i int
+		var ok bool
+		if pl.tidx != nil {
+			i = pl.tidx[vi][qi]
+			ok = i >= 0
+		} else {
+			i, ok = s.lookup(t.term)
+		}
 		if !ok {
 			if t.required {
 				return nil, false, nil
@@ -407,6 +531,7 @@ func newSegSearch(vi int, v View, pl *plan, top *topK) (*segSearch, bool, error)
 		ub := termScore(t.w, r.maxTF, bm25Norm(r.minDL, pl.k1, pl.b, pl.avgdl), pl.k1)
 		ss.curs[qi] = &tcur{cursor: c, qi: qi, w: t.w, ub: ub, avgdl: pl.avgdl}
 	}
+	attachNorms(ss.curs, pl.k1, pl.b)
 	for _, t := range pl.exclude {
 		if i, ok := s.lookup(t); ok {
 			c, err := s.openCursor(i)
@@ -539,7 +664,6 @@ func searchPruned(vi int, v View, pl *plan, top *topK) error {
 // lists are probed (NextGEQ) only while the document can still make it,
 // using their block-max bound at the candidate.
 func (ss *segSearch) maxScore() {
-	pl := ss.pl
 	var cs []*tcur
 	for _, c := range ss.curs {
 		if c != nil {
@@ -550,36 +674,145 @@ func (ss *segSearch) maxScore() {
 		return
 	}
 	sort.SliceStable(cs, func(i, j int) bool { return cs[i].ub < cs[j].ub })
-	prefix := make([]float64, len(cs))
+	ms := &msState{ss: ss, cs: cs, prefix: make([]float64, len(cs))}
 	acc := 0.0
 	for i, c := range cs {
 		acc += c.ub
-		prefix[i] = acc
+		ms.prefix[i] = acc
 	}
-	seg := ss.v.Seg
-	theta := ss.top.theta()
-	e := 0
-	for e < len(cs) && canSkip(prefix[e], theta) {
-		e++
+	ms.theta = ss.top.theta()
+	ms.raise()
+	for ms.e < len(ms.cs) {
+		var done bool
+		if ms.e == len(ms.cs)-1 {
+			done = ms.single()
+		} else {
+			done = ms.multi()
+		}
+		if done {
+			return
+		}
 	}
-	for e < len(cs) {
+}
+
+// msState is the state of one Block-Max MaxScore traversal. cs are the
+// lists by increasing upper bound, prefix their running sums; cs[:e] are
+// non-essential. The current block-max region [.., regionEnd]: every
+// list's block that may hold a doc in it is known, and regionBound sums
+// their block-max scores, so no doc in the region can score more. When
+// that cannot beat theta, the essential lists jump past the whole region
+// without decoding a term frequency (Block-Max MaxScore's block skipping,
+// Mallia et al. 2019 §3; Ding & Suel 2011 shallow pointers).
+type msState struct {
+	ss          *segSearch
+	cs          []*tcur
+	prefix      []float64
+	e           int
+	theta       float64
+	regionEnd   uint32
+	regionBound float64
+	haveRegion  bool
+	regionSkip  bool // canSkip(regionBound, theta)
+}
+
+// raise moves lists into the non-essential prefix while their bounds sum
+// below theta.
+func (ms *msState) raise() {
+	for ms.e < len(ms.cs) && canSkip(ms.prefix[ms.e], ms.theta) {
+		ms.e++
+	}
+}
+
+// skipRegion reports whether no doc in the region holding d can enter the
+// top k, recomputing the region when d is past it.
+func (ms *msState) skipRegion(d uint32) bool {
+	if d > ms.regionEnd || !ms.haveRegion {
+		ms.regionEnd, ms.regionBound = ms.ss.region(ms.cs, d)
+		ms.haveRegion = true
+		ms.regionSkip = canSkip(ms.regionBound, ms.theta)
+	}
+	return ms.regionSkip
+}
+
+// finish completes candidate d whose essential contributions sum to s (and
+// are in ss.contrib): non-essential lists are probed from the largest
+// bound down while d can still make it, then d is offered. It reports
+// whether e changed.
+func (ms *msState) finish(d uint32, s float64) bool {
+	ss, pl, cs, prefix := ms.ss, ms.ss.pl, ms.cs, ms.prefix
+	lost := false
+	for i := ms.e - 1; i >= 0; i-- {
+		if canSkip(s+prefix[i], ms.theta) {
+			lost = true
+			break
+		}
+		c := cs[i]
+		bb, ok := c.blockBound(d, pl.k1, pl.b)
+		if !ok {
+			continue
+		}
+		rest := 0.0
+		if i > 0 {
+			rest = prefix[i-1]
+		}
+		if canSkip(s+rest+bb, ms.theta) {
+			lost = true
+			break
+		}
+		if c.nextGEQ(d) == d {
+			x := termScore(c.w, c.tf(), c.norm(d, pl.k1, pl.b), pl.k1)
+			ss.contrib[c.qi] = x
+			s += x
+		}
+	}
+	if lost || canSkip(s, ms.theta) {
+		for i := range ss.contrib {
+			ss.contrib[i] = 0
+		}
+		return false
+	}
+	if ss.top.offer(Hit{ExtID: ss.v.Seg.ExtID(d), Score: ss.finalScore(), View: ss.vi, Doc: d}) {
+		ms.theta = ss.top.theta()
+		ms.regionSkip = ms.haveRegion && canSkip(ms.regionBound, ms.theta)
+		e := ms.e
+		ms.raise()
+		return ms.e != e
+	}
+	return false
+}
+
+// multi runs the traversal while two or more lists are essential; it
+// returns true when the lists are exhausted, false when e reached
+// len(cs)-1.
+func (ms *msState) multi() bool {
+	ss, pl, cs := ms.ss, ms.ss.pl, ms.cs
+	for ms.e < len(cs)-1 {
 		d := efEnd
-		for _, c := range cs[e:] {
+		for _, c := range cs[ms.e:] {
 			d = min(d, c.doc())
 		}
 		if d == efEnd {
-			break
+			return true
+		}
+		if ms.skipRegion(d) {
+			if ms.regionEnd >= efEnd-1 {
+				return true
+			}
+			for _, c := range cs[ms.e:] {
+				c.nextGEQ(ms.regionEnd + 1)
+			}
+			continue
 		}
 		if !ss.allowed(d) {
 			// Jump every essential list to the next allowed document.
 			next := ss.nextAllowed(d)
-			for _, c := range cs[e:] {
+			for _, c := range cs[ms.e:] {
 				c.nextGEQ(next)
 			}
 			continue
 		}
 		if ss.excluded(d) {
-			for _, c := range cs[e:] {
+			for _, c := range cs[ms.e:] {
 				if c.doc() == d {
 					c.next()
 				}
@@ -587,54 +820,91 @@ func (ss *segSearch) maxScore() {
 			continue
 		}
 		s := 0.0
-		for _, c := range cs[e:] {
+		for _, c := range cs[ms.e:] {
 			if c.doc() == d {
 				x := termScore(c.w, c.tf(), c.norm(d, pl.k1, pl.b), pl.k1)
 				ss.contrib[c.qi] = x
 				s += x
 			}
 		}
-		lost := false
-		for i := e - 1; i >= 0; i-- {
-			if canSkip(s+prefix[i], theta) {
-				lost = true
-				break
-			}
-			c := cs[i]
-			mt, md, ok := c.shallowBlock(d)
-			if !ok {
-				continue
-			}
-			rest := 0.0
-			if i > 0 {
-				rest = prefix[i-1]
-			}
-			if canSkip(s+rest+termScore(c.w, mt, bm25Norm(md, pl.k1, pl.b, c.avgdl), pl.k1), theta) {
-				lost = true
-				break
-			}
-			if c.nextGEQ(d) == d {
-				x := termScore(c.w, c.tf(), c.norm(d, pl.k1, pl.b), pl.k1)
-				ss.contrib[c.qi] = x
-				s += x
-			}
-		}
-		if lost {
-			for i := range ss.contrib {
-				ss.contrib[i] = 0
-			}
-		} else if ss.top.offer(Hit{ExtID: seg.ExtID(d), Score: ss.finalScore(), View: ss.vi, Doc: d}) {
-			theta = ss.top.theta()
-			for e < len(cs) && canSkip(prefix[e], theta) {
-				e++
-			}
-		}
+		ms.finish(d, s)
 		for _, c := range cs {
 			if c.doc() == d {
 				c.next()
 			}
 		}
 	}
+	return ms.e >= len(cs)
+}
+
+// single runs the traversal while exactly one list is essential: only its
+// documents are candidates. A candidate whose own score plus the
+// non-essential bounds cannot beat theta is dropped before the division
+// (the test is done multiplied out, with the same conservative slack as
+// canSkip). It returns true when the list is exhausted or every list
+// became non-essential.
+func (ms *msState) single() bool {
+	ss, pl := ms.ss, ms.ss.pl
+	c := ms.cs[ms.e]
+	kp1 := pl.k1 + 1
+	for {
+		d := c.doc()
+		if d == efEnd {
+			return true
+		}
+		if ms.skipRegion(d) {
+			if ms.regionEnd >= efEnd-1 {
+				return true
+			}
+			c.nextGEQ(ms.regionEnd + 1)
+			continue
+		}
+		if ss.v.Allow != nil && !ss.v.Allow.Contains(d) {
+			c.nextGEQ(ss.nextAllowed(d))
+			continue
+		}
+		if len(ss.excl) > 0 && ss.excluded(d) {
+			c.next()
+			continue
+		}
+		tf := c.tf()
+		norm := c.norm(d, pl.k1, pl.b)
+		rest := 0.0
+		if ms.e > 0 {
+			rest = ms.prefix[ms.e-1]
+		}
+		// s + rest < theta  <=>  w·tf·(k1+1) < (theta − rest)·(tf + norm).
+		lim := ms.theta - rest - (math.Abs(ms.theta)+rest)*pruneSlack
+		f := float64(tf)
+		if lim > 0 && c.w*f*kp1*(1+pruneSlack) < lim*(f+norm) {
+			c.next()
+			continue
+		}
+		x := termScore(c.w, tf, norm, pl.k1)
+		ss.contrib[c.qi] = x
+		changed := ms.finish(d, x)
+		c.next()
+		if changed {
+			return ms.e >= len(ms.cs)
+		}
+	}
+}
+
+// region moves every list's shallow block pointer to the block that may
+// hold doc d and returns the last doc id those blocks all cover and the sum
+// of their block-max scores (an upper bound on the score of any doc in
+// [d, end]). Exhausted lists contribute nothing.
+func (ss *segSearch) region(cs []*tcur, d uint32) (end uint32, bound float64) {
+	pl := ss.pl
+	end = efEnd - 1
+	for _, c := range cs {
+		if bb, ok := c.blockBound(d, pl.k1, pl.b); ok {
+			bound += bb
+			last, _, _ := c.blockMeta(c.sb)
+			end = min(end, last)
+		}
+	}
+	return end, bound
 }
 
 // conjunctive handles queries with required terms and/or phrases: the
@@ -660,7 +930,6 @@ func (ss *segSearch) conjunctive() {
 	for _, c := range opt {
 		optUB += c.ub
 	}
-	seg := ss.v.Seg
 	d := uint32(0)
 	for {
 		d = req[0].nextGEQ(d)
@@ -695,7 +964,7 @@ func (ss *segSearch) conjunctive() {
 				bound += termScore(c.w, mt, bm25Norm(md, pl.k1, pl.b, pl.avgdl), pl.k1)
 			}
 			if !canSkip(bound, theta) && (len(pl.phrases) == 0 || ss.phrasesMatch(d)) {
-				norm := bm25Norm(seg.DocLen(d), pl.k1, pl.b, pl.avgdl)
+				norm := req[0].norm(d, pl.k1, pl.b)
 				for _, c := range req {
 					ss.contrib[c.qi] = termScore(c.w, c.tf(), norm, pl.k1)
 				}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"sync/atomic"
 )
 
 const (
@@ -277,6 +278,10 @@ type Segment struct {
 	terms     []byte // numTerms records
 	post      []byte
 	postOff   int64
+
+	// norms caches one table of BM25 length normalisations (see
+	// normTable), shared by concurrent queries; replaced, never mutated.
+	norms atomic.Pointer[normTable]
 }
 
 // Open validates data as a segment and returns it. path names the bytes in
