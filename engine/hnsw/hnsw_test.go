@@ -176,3 +176,24 @@ func TestDeterministicBuild(t *testing.T) {
 		}
 	}
 }
+
+func TestSearchRejectsBadQuery(t *testing.T) {
+	ix, err := New(Options{Dim: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ix.Add(1, []float32{1, 0}); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range [][]float32{{float32(math.NaN()), 0}, {0, float32(math.Inf(-1))}} {
+		if _, err := ix.Search(q, 1, SearchParams{}); !errors.Is(err, ErrInvalidVector) {
+			t.Errorf("query %v: err %v, want ErrInvalidVector", q, err)
+		}
+	}
+	if _, err := ix.Search([]float32{1, 0}, -1, SearchParams{}); !errors.Is(err, ErrInvalidK) {
+		t.Errorf("k=-1: err %v, want ErrInvalidK", err)
+	}
+	if r, err := ix.Search([]float32{1, 0}, 0, SearchParams{}); err != nil || len(r) != 0 {
+		t.Errorf("k=0: %v %v, want no results", r, err)
+	}
+}

@@ -189,6 +189,8 @@ var (
 	ErrDimension = errors.New("hnsw: dimension mismatch")
 	// ErrInvalidVector reports a NaN or infinite component.
 	ErrInvalidVector = errors.New("hnsw: invalid vector")
+	// ErrInvalidK is returned by Search for a negative k.
+	ErrInvalidK = errors.New("hnsw: k must be >= 0")
 	// ErrReadOnly is returned by mutations of an index opened from bytes.
 	ErrReadOnly = errors.New("hnsw: index is read-only (opened from a file)")
 	// ErrNotFound reports an id that is not in the index.

@@ -2,6 +2,7 @@ package hnsw
 
 import (
 	"fmt"
+	"math"
 	"sync/atomic"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -175,7 +176,9 @@ const noSkip = ^uint32(0)
 // then SEARCH-LAYER with ef = max(EfSearch, k) at layer 0). With p.Allow
 // set, only allowed ids are returned; a small allow-list is scored
 // exactly (see doc.go, "Filtered search"). Fewer than k results come back only when
-// fewer than k live (allowed) vectors exist. Errors: ErrDimension.
+// fewer than k live (allowed) vectors exist; k = 0 returns none. Errors:
+// ErrDimension, ErrInvalidVector (a NaN or Inf component), ErrInvalidK
+// (k < 0), ErrClosed.
 func (ix *Index) Search(q []float32, k int, p SearchParams) ([]Result, error) {
 	return ix.SearchInto(nil, q, k, p)
 }
@@ -187,7 +190,15 @@ func (ix *Index) SearchInto(dst []Result, q []float32, k int, p SearchParams) ([
 	if len(q) != ix.dim {
 		return dst, fmt.Errorf("%w: query has %d values, index dimension is %d", ErrDimension, len(q), ix.dim)
 	}
-	if k <= 0 {
+	if k < 0 {
+		return dst, fmt.Errorf("%w: k = %d", ErrInvalidK, k)
+	}
+	for i, x := range q {
+		if x != x || x > math.MaxFloat32 || x < -math.MaxFloat32 {
+			return dst, fmt.Errorf("%w: query component %d is %v", ErrInvalidVector, i, x)
+		}
+	}
+	if k == 0 {
 		return dst, nil
 	}
 	ix.mu.RLock()
