@@ -3,6 +3,7 @@ package bm25
 import (
 	"bytes"
 	"errors"
+	"io"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -713,5 +714,14 @@ func TestSegmentInfo(t *testing.T) {
 	}
 	if end != info.Size || info.CRC32C != crcOf(s.data[:len(s.data)-8]) {
 		t.Errorf("sections end at %d of %d; crc %#x", end, info.Size, info.CRC32C)
+	}
+}
+
+func TestNilSegmentsAreErrors(t *testing.T) {
+	if _, err := Search([]View{{Seg: nil}}, Query{Should: []string{"x"}}, DefaultSearchParams(), nil); !errors.Is(err, ErrInvalidOptions) {
+		t.Errorf("Search with a nil segment: %v", err)
+	}
+	if _, err := Merge(io.Discard, []*Segment{nil}, nil); !errors.Is(err, ErrInvalidOptions) {
+		t.Errorf("Merge with a nil segment: %v", err)
 	}
 }

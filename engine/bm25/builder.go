@@ -146,6 +146,11 @@ func (b *Builder) Segment() (*Segment, error) {
 // slice = none) lists the documents to drop. Positions are kept only if
 // every input has them. Cost O(total postings + total terms · log S).
 func Merge(w io.Writer, segs []*Segment, deleted []*roaring.Bitmap) (int64, error) {
+	for i, s := range segs {
+		if s == nil {
+			return 0, fmt.Errorf("%w: segs[%d] is nil", ErrInvalidOptions, i)
+		}
+	}
 	positions := true
 	for _, s := range segs {
 		positions = positions && s.positions

@@ -382,6 +382,11 @@ func Search(views []View, q Query, p SearchParams, st *Stats) ([]Hit, error) {
 // search is Search that also returns how many documents were offered to
 // the top-k heap (fully scored), for pruning tests.
 func search(views []View, q Query, p SearchParams, st *Stats) ([]Hit, int, error) {
+	for i, v := range views {
+		if v.Seg == nil {
+			return nil, 0, fmt.Errorf("%w: views[%d] has no segment", ErrInvalidOptions, i)
+		}
+	}
 	pl, err := planQuery(views, q, p, st)
 	if err != nil {
 		return nil, 0, err
