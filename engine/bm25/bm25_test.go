@@ -3,8 +3,8 @@ package bm25
 import (
 	"bytes"
 	"errors"
-	"io"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"sort"
