@@ -200,6 +200,9 @@ func (c *Collection) validateDocs(docs []contract.Document) error {
 		fes = append(fes, ve.Errors...)
 	}
 	for i := range docs {
+		if fe, bad := c.zeroCosine(docs[i].Vector, []any{"documents", i, "vector"}); bad {
+			fes = append(fes, fe)
+		}
 		for _, f := range sortedKeys(docs[i].Metadata) {
 			ft, ok := c.o.IndexedFields[f]
 			if !ok {
@@ -225,6 +228,22 @@ func (c *Collection) validateDocs(docs []contract.Document) error {
 		return &contract.ValidationError{Errors: fes}
 	}
 	return nil
+}
+
+// zeroCosine reports a zero vector in a cosine collection: it has no
+// direction, so every cosine similarity to it would be an arbitrary 0.
+func (c *Collection) zeroCosine(v []float32, loc []any) (contract.FieldError, bool) {
+	if c.o.Metric != "cosine" || len(v) == 0 {
+		return contract.FieldError{}, false
+	}
+	for _, x := range v {
+		if x != 0 {
+			return contract.FieldError{}, false
+		}
+	}
+	return contract.FieldError{Loc: loc, InputValue: "zero vector", ErrorType: contract.ErrTypeOutOfRange,
+		Message:        "a cosine collection cannot hold or search with a zero vector (it has no direction)",
+		ExpectedDomain: "a vector with at least one non-zero component"}, true
 }
 
 func fieldDomain(ft FieldType) string {

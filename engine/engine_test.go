@@ -904,3 +904,22 @@ func TestFilterBitmapsAgainstMatch(t *testing.T) {
 		t.Fatal("filter on an undeclared field compiled")
 	}
 }
+
+func TestZeroVectorCosineAndMaxDim(t *testing.T) {
+	c := newColl(t, CollectionOptions{Dim: 2, Metric: "cosine"})
+	_, err := c.Upsert(context.Background(), []contract.Document{doc("z", "zero", []float32{0, 0})})
+	var ve *contract.ValidationError
+	if !errors.As(err, &ve) || fmt.Sprint(ve.Errors[0].Loc) != "[documents 0 vector]" {
+		t.Fatalf("zero vector upsert: %v", err)
+	}
+	if _, err := c.Search(context.Background(), contract.Query{Vector: []float32{0, 0}, Mode: contract.Dense}); !errors.As(err, &ve) {
+		t.Fatalf("zero vector query: %v", err)
+	}
+	l2 := newColl(t, CollectionOptions{Dim: 2, Metric: "l2"})
+	mustUpsert(t, l2, doc("z", "zero", []float32{0, 0})) // fine under L2
+	o := CollectionOptions{Dim: MaxDim + 1}
+	o.EnsureDefaults()
+	if err := o.Validate(); err == nil {
+		t.Fatal("Dim above MaxDim accepted")
+	}
+}

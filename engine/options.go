@@ -66,10 +66,14 @@ const (
 	OnStaleReread = "reread"
 )
 
+// MaxDim is the largest vector dimension a collection may have (the HNSW
+// segment index's limit).
+const MaxDim = 65536
+
 // CollectionOptions configures a collection. They are recorded in the
 // collection's config file when it is created and restored by Open.
 type CollectionOptions struct {
-	// Dim is the vector dimension d (≥ 1). Required.
+	// Dim is the vector dimension d, 1..MaxDim. Required.
 	Dim int `json:"dim"`
 	// Metric is the vector metric: "l2", "ip" or "cosine". Default "cosine".
 	Metric string `json:"metric"`
@@ -169,8 +173,8 @@ func (o *CollectionOptions) EnsureDefaults() {
 // Validate reports every problem with o (call after EnsureDefaults).
 func (o *CollectionOptions) Validate() error {
 	var errs []error
-	if o.Dim < 1 {
-		errs = append(errs, fmt.Errorf("engine: collection option Dim = %d, want ≥ 1", o.Dim))
+	if o.Dim < 1 || o.Dim > MaxDim {
+		errs = append(errs, fmt.Errorf("engine: collection option Dim = %d, want 1..%d", o.Dim, MaxDim))
 	}
 	switch o.Metric {
 	case "l2", "ip", "cosine":

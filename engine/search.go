@@ -104,6 +104,9 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 	if err := q.Validate(c.o.Dim, c.validateOpts()); err != nil {
 		return res, nil, err
 	}
+	if fe, bad := c.zeroCosine(q.Vector, []any{"query", "vector"}); bad {
+		return res, nil, &contract.ValidationError{Errors: []contract.FieldError{fe}}
+	}
 	if len(q.Vector) == 0 && (q.Mode == contract.Dense || q.Mode == contract.Hybrid) {
 		ve := &contract.ValidationError{Errors: []contract.FieldError{{
 			Loc: []any{"query", "vector"}, InputValue: nil, ErrorType: contract.ErrTypeMissing,
