@@ -44,6 +44,10 @@ var RecallTargets = []float64{0.90, 0.95, 0.99}
 // Peer engine names of the ann suite.
 const (
 	EngineStrata        = "strata-hnsw"
+	EngineStrataIVFPQ8  = "strata-ivfpq8"   // engine/ivfpq, 8-bit ADC + refine
+	EngineStrataIVFPQ4  = "strata-ivfpq4fs" // engine/ivfpq, 4-bit fast-scan + refine
+	PeerFAISSIVFPQ8     = "faiss-ivfpq8"    // IndexRefineFlat(IVF{nlist},PQ{M})
+	PeerFAISSIVFPQ4     = "faiss-ivfpq4fs"  // IndexRefineFlat(IVF{nlist},PQ{M}x4fs)
 	PeerHnswlibNative   = "hnswlib-native"
 	PeerHnswlibPython   = "hnswlib-python"
 	PeerUSearch         = "usearch"
@@ -57,8 +61,23 @@ const (
 	hnswlibServerSource = "hnswlib_server.cc"
 )
 
-// ANNPeers is the peer list of the ann suite, in run order.
+// ANNPeers is the HNSW peer list of the ann suite, in run order.
 var ANNPeers = []string{PeerHnswlibNative, PeerUSearch, PeerFAISSHNSW, PeerHnswlibPython}
+
+// ANNIVFPeers are the IVF-PQ peers, each compared with the Strata engine
+// ivfPairs names.
+var ANNIVFPeers = []string{PeerFAISSIVFPQ8, PeerFAISSIVFPQ4}
+
+// ivfPairs maps an IVF-PQ peer to the Strata engine it is compared with.
+var ivfPairs = map[string]string{PeerFAISSIVFPQ8: EngineStrataIVFPQ8, PeerFAISSIVFPQ4: EngineStrataIVFPQ4}
+
+// strataFor is the Strata engine a peer's ratios are computed against.
+func strataFor(peer string) string {
+	if s, ok := ivfPairs[peer]; ok {
+		return s
+	}
+	return EngineStrata
+}
 
 type annSuite struct{}
 
@@ -77,13 +96,16 @@ type annData struct {
 	minTime             time.Duration // per search point and round
 	rounds              int           // sweeps over all engines; best kept
 	basePath, queryPath string
+	ivf                 ivfSetup
 }
 
-// engine is one participant of a data set's comparison.
+// engine is one participant of a data set's comparison. The search
+// parameter is efSearch for HNSW engines and nprobe for IVF-PQ engines.
 type annEngine interface {
 	name() string
+	params() ANNParams
 	build() (ANNRun, error)
-	search(ef int, minTime time.Duration) (ANNPoint, []int64, error)
+	search(param int, minTime time.Duration) (ANNPoint, []int64, error)
 	close()
 }
 
@@ -142,6 +164,7 @@ type peerDriver struct {
 	name string
 	argv []string // before the data arguments
 	env  []string
+	ivf  bool // an IVF-PQ peer (ANNIVFPeers)
 }
 
 // preparePeers checks every peer, builds the C++ driver and installs the
@@ -189,6 +212,9 @@ func preparePeers(ctx context.Context, cfg Config) ([]peerDriver, error) {
 		{name: PeerUSearch, argv: []string{"node", filepath.Join(dir, "usearch_server.js")}, env: []string{"NODE_PATH=" + filepath.Join(nm, "node_modules")}},
 		{name: PeerFAISSHNSW, argv: []string{systemPython, py, PeerFAISSHNSW}, env: []string{"OMP_NUM_THREADS=1"}},
 		{name: PeerHnswlibPython, argv: []string{systemPython, py, PeerHnswlibPython}},
+		// One OpenMP and one OpenBLAS thread: FAISS's k-means calls BLAS.
+		{name: PeerFAISSIVFPQ8, argv: []string{systemPython, py, PeerFAISSIVFPQ8}, env: []string{"OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1"}, ivf: true},
+		{name: PeerFAISSIVFPQ4, argv: []string{systemPython, py, PeerFAISSIVFPQ4}, env: []string{"OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1"}, ivf: true},
 	}, nil
 }
 
@@ -231,6 +257,7 @@ func loadANNData(ctx context.Context, cfg Config, name string) (*annData, error)
 		d.metric = datasets.InnerProduct
 		d.info.Source = bp + ", " + qp
 		d.info.M, d.info.EfConst = 16, 200
+		d.ivf = ivfSetup{nlist: 64, m8: 64, m4: 128}
 	case DatasetFashion, DatasetGloVe:
 		cache, err := datasets.CacheDir()
 		if err != nil {
@@ -238,9 +265,11 @@ func loadANNData(ctx context.Context, cfg Config, name string) (*annData, error)
 		}
 		cname := datasets.FashionMNIST
 		d.info.M, d.info.EfConst = 16, 200
+		d.ivf = ivfSetup{nlist: 256, m8: 56, m4: 56}
 		if name == DatasetGloVe {
 			cname = datasets.GloVe6B100
 			d.info.M = 32
+			d.ivf = ivfSetup{nlist: 1024, m8: 50, m4: 50}
 		}
 		a, err := datasets.LoadANN(cache, cname, datasets.DefaultK)
 		if err != nil {
@@ -286,6 +315,7 @@ func loadANNData(ctx context.Context, cfg Config, name string) (*annData, error)
 		d.efs = []int{10, 16, 32, 64, 128, 256}
 		d.minTime, d.rounds = 100*time.Millisecond, 2
 	}
+	d.ivf.finish(d.base.N, d.base.D, d.metric, cfg.Quick)
 	return d, finishData(cfg, d)
 }
 
@@ -325,6 +355,8 @@ func syntheticData(ctx context.Context, cfg Config) (*annData, error) {
 	d.info.GTNote = fmt.Sprintf("exact top-%d by brute force (datasets.ComputeGroundTruth)", annK)
 	d.efs = []int{10, 20, 40, 80}
 	d.minTime, d.rounds = 20*time.Millisecond, 2
+	d.ivf = ivfSetup{nlist: 16, m8: s.D / 2, m4: s.D / 2}
+	d.ivf.finish(d.base.N, d.base.D, d.metric, false)
 	return d, finishData(cfg, d)
 }
 
@@ -346,6 +378,7 @@ func normalise(v []float32) {
 func finishData(cfg Config, d *annData) error {
 	d.info.Metric = d.metric.String()
 	d.info.N, d.info.NQ, d.info.D = d.base.N, d.queries.N, d.base.D
+	d.info.IVF = d.ivf.note
 	dir := filepath.Join(cfg.WorkDir, d.info.Name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -375,69 +408,137 @@ func finishData(cfg Config, d *annData) error {
 	return nil
 }
 
-// runANNDataset runs all engines on one data set and appends runs and ratios.
+// runANNDataset runs all engines on one data set and appends runs and
+// ratios: first the HNSW engines over the efSearch sweep, then the IVF-PQ
+// engines (Strata's two paths and their FAISS peers) over the nprobe sweep.
 func runANNDataset(ctx context.Context, cfg Config, res *Results, d *annData, drivers []peerDriver) error {
 	m := d.info.M
 	params := ANNParams{M: m, EfConstruction: d.info.EfConst, K: annK, EfSearch: d.efs, Threads: 1}
 	cfg.logf("%s: n=%d nq=%d d=%d metric=%s M=%d efC=%d", d.info.Name, d.base.N, d.queries.N, d.base.D, d.info.Metric, m, d.info.EfConst)
-	engines := []annEngine{&strataEngine{d: d, params: params}}
+	engines := []annEngine{&strataEngine{d: d, p: params}}
 	defer func() {
 		for _, e := range engines {
 			e.close()
 		}
 	}()
 	for _, pd := range drivers {
+		if pd.ivf {
+			continue
+		}
 		argv := append(append([]string(nil), pd.argv...), d.basePath, d.queryPath, d.info.Metric,
 			strconv.Itoa(m), strconv.Itoa(d.info.EfConst), strconv.Itoa(annK))
-		p, err := startPeer(pd.name, argv, pd.env)
+		e, err := startPeerEngine(res, d, pd, argv, params)
 		if err != nil {
 			return err
 		}
-		if p.hello.N != d.base.N || p.hello.NQ != d.queries.N || p.hello.D != d.base.D {
-			p.kill()
-			return fmt.Errorf("peer %s read %d×%d, %d queries; want %d×%d, %d", pd.name, p.hello.N, p.hello.D, p.hello.NQ, d.base.N, d.base.D, d.queries.N)
-		}
-		engines = append(engines, &peerEngine{p: p, d: d, params: params})
-		addPeerInfo(res, PeerInfo{Engine: pd.name, Version: p.hello.Version, Driver: strings.Join(pd.argv, " ")})
+		engines = append(engines, e)
 	}
-	runs := make([]ANNRun, len(engines))
-	// Builds, in an order rotated per data set.
 	rot := len(res.Datasets)
+	first := len(res.ANN)
+	runs, err := runEngines(ctx, cfg, d, engines, d.efs, rot)
+	if err != nil {
+		return err
+	}
+	res.ANN = append(res.ANN, runs...)
+	// IVF-PQ: Strata 8-bit, FAISS 8-bit, Strata 4-bit, FAISS 4-bit.
+	v := d.ivf
+	cfg.logf("%s: IVF-PQ %s", d.info.Name, v.note)
+	var ivf []annEngine
+	defer func() {
+		for _, e := range ivf {
+			e.close()
+		}
+	}()
+	for _, nbits := range []int{8, 4} {
+		p := v.params(nbits)
+		ivf = append(ivf, &strataIVFEngine{d: d, p: p})
+		for _, pd := range drivers {
+			if !pd.ivf || (nbits == 8) != (pd.name == PeerFAISSIVFPQ8) {
+				continue
+			}
+			argv := append(append([]string(nil), pd.argv...), d.basePath, d.queryPath, d.info.Metric,
+				strconv.Itoa(p.M), strconv.Itoa(p.Nlist), strconv.Itoa(annK),
+				strconv.Itoa(p.Nbits), strconv.Itoa(p.KFactor), strconv.Itoa(b2i(p.ByResidual)))
+			e, err := startPeerEngine(res, d, pd, argv, p)
+			if err != nil {
+				return err
+			}
+			ivf = append(ivf, e)
+		}
+	}
+	if runs, err = runEngines(ctx, cfg, d, ivf, v.nprobe, rot); err != nil {
+		return err
+	}
+	res.ANN = append(res.ANN, runs...)
+	res.Datasets = append(res.Datasets, d.info)
+	res.Ratios = append(res.Ratios, annRatios(res.ANN, first, len(res.ANN)-first)...)
+	return nil
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// startPeerEngine starts a peer process on d and records its version.
+func startPeerEngine(res *Results, d *annData, pd peerDriver, argv []string, params ANNParams) (*peerEngine, error) {
+	p, err := startPeer(pd.name, argv, pd.env)
+	if err != nil {
+		return nil, err
+	}
+	if p.hello.N != d.base.N || p.hello.NQ != d.queries.N || p.hello.D != d.base.D {
+		p.kill()
+		return nil, fmt.Errorf("peer %s read %d×%d, %d queries; want %d×%d, %d", pd.name, p.hello.N, p.hello.D, p.hello.NQ, d.base.N, d.base.D, d.queries.N)
+	}
+	addPeerInfo(res, PeerInfo{Engine: pd.name, Version: p.hello.Version, Driver: strings.Join(pd.argv, " ")})
+	return &peerEngine{p: p, d: d, p2: params, ivf: pd.ivf}, nil
+}
+
+// runEngines builds engines in an order rotated by rot, then measures the
+// sweep (efSearch or nprobe values) point by point, engines alternating,
+// d.rounds times; each point keeps its best wall and best CPU throughput
+// (ann-benchmarks keeps the best of several runs too). Recall is taken
+// from the first round (searches are deterministic). Alternating spreads
+// the load of other processes on a shared machine over all engines alike.
+func runEngines(ctx context.Context, cfg Config, d *annData, engines []annEngine, sweep []int, rot int) ([]ANNRun, error) {
+	runs := make([]ANNRun, len(engines))
 	for i := range engines {
 		j := (i + rot) % len(engines)
 		if err := ctx.Err(); err != nil {
-			return err
+			return nil, err
 		}
 		r, err := engines[j].build()
 		if err != nil {
-			return err
+			return nil, err
 		}
-		cfg.logf("  %-16s build %.2f s wall, %.2f s cpu, %.0f B/vector", engines[j].name(), r.BuildWallS, r.BuildCPUS, r.BytesPerVector)
+		if r.TrainCPUS > 0 {
+			cfg.logf("  %-16s build %.2f s wall, %.2f s cpu (train %.2f s cpu, add %.2f s cpu), %.0f B/vector", engines[j].name(), r.BuildWallS, r.BuildCPUS, r.TrainCPUS, r.AddCPUS, r.BytesPerVector)
+		} else {
+			cfg.logf("  %-16s build %.2f s wall, %.2f s cpu, %.0f B/vector", engines[j].name(), r.BuildWallS, r.BuildCPUS, r.BytesPerVector)
+		}
 		runs[j] = r
 	}
-	// The efSearch sweep, engines alternating point by point, d.rounds
-	// times; each point keeps its best wall and best CPU throughput
-	// (ann-benchmarks keeps the best of several runs too). Recall is taken
-	// from the first round (searches are deterministic).
 	for j := range runs {
-		runs[j].Points = make([]ANNPoint, len(d.efs))
+		runs[j].Points = make([]ANNPoint, len(sweep))
 	}
 	for round := 0; round < d.rounds; round++ {
-		for pi, ef := range d.efs {
+		for pi, param := range sweep {
 			for i := range engines {
 				j := (i + pi + rot + round) % len(engines)
 				if err := ctx.Err(); err != nil {
-					return err
+					return nil, err
 				}
-				pt, ids, err := engines[j].search(ef, d.minTime)
+				pt, ids, err := engines[j].search(param, d.minTime)
 				if err != nil {
-					return err
+					return nil, err
 				}
 				pt.Rounds = 1
 				prev := &runs[j].Points[pi]
 				if round == 0 {
 					if pt.Recall, err = recallOf(d, ids); err != nil {
-						return fmt.Errorf("%s: %w", engines[j].name(), err)
+						return nil, fmt.Errorf("%s: %w", engines[j].name(), err)
 					}
 					*prev = pt
 					continue
@@ -450,20 +551,20 @@ func runANNDataset(ctx context.Context, cfg Config, res *Results, d *annData, dr
 			}
 		}
 	}
-	first := len(res.ANN)
 	for j, r := range runs {
 		r.Dataset = d.info.Name
-		r.Params = params
+		r.Params = engines[j].params()
 		r.At = qpsAtTargets(r.Points)
 		for _, pt := range r.Points {
-			cfg.logf("  %-16s ef=%-4d recall %.4f  qps wall %8.0f cpu %8.0f", r.Engine, pt.EfSearch, pt.Recall, pt.QPSWall, pt.QPSCPU)
+			if pt.Nprobe > 0 {
+				cfg.logf("  %-16s nprobe=%-4d recall %.4f  qps wall %8.0f cpu %8.0f", r.Engine, pt.Nprobe, pt.Recall, pt.QPSWall, pt.QPSCPU)
+			} else {
+				cfg.logf("  %-16s ef=%-4d recall %.4f  qps wall %8.0f cpu %8.0f", r.Engine, pt.EfSearch, pt.Recall, pt.QPSWall, pt.QPSCPU)
+			}
 		}
 		runs[j] = r
 	}
-	res.ANN = append(res.ANN, runs...)
-	res.Datasets = append(res.Datasets, d.info)
-	res.Ratios = append(res.Ratios, annRatios(res.ANN, first, len(runs))...)
-	return nil
+	return runs, nil
 }
 
 func addPeerInfo(res *Results, p PeerInfo) {
@@ -550,55 +651,62 @@ func qpsAtTargets(pts []ANNPoint) []QPSAtRecall {
 	return out
 }
 
-// annRatios computes Strata / peer for every peer run among runs[first:first+n].
+// annRatios computes Strata / peer for every peer run among
+// runs[first:first+n], against the Strata engine strataFor names.
 func annRatios(runs []ANNRun, first, n int) []Ratio {
-	si := -1
-	for i := first; i < first+n; i++ {
-		if runs[i].Engine == EngineStrata {
-			si = i
-		}
-	}
-	if si < 0 {
-		return nil
-	}
-	s := runs[si]
 	var out []Ratio
-	add := func(pi int, fig string, a, b float64, note string) {
-		if a > 0 && b > 0 {
-			out = append(out, Ratio{Suite: annSuiteName, Dataset: s.Dataset, Figure: fig, Peer: runs[pi].Engine,
-				Strata: a, PeerVal: b, Value: a / b, StrataRun: si, PeerRun: pi, Note: note})
-		}
-	}
 	for pi := first; pi < first+n; pi++ {
 		p := runs[pi]
 		if !p.Peer {
 			continue
 		}
+		si := -1
+		for i := first; i < first+n; i++ {
+			if !runs[i].Peer && runs[i].Engine == strataFor(p.Engine) {
+				si = i
+			}
+		}
+		if si < 0 {
+			continue
+		}
+		s := runs[si]
+		add := func(fig string, a, b float64, note string) {
+			if a > 0 && b > 0 {
+				out = append(out, Ratio{Suite: annSuiteName, Dataset: s.Dataset, Figure: fig, Peer: p.Engine, StrataEngine: s.Engine,
+					Strata: a, PeerVal: b, Value: a / b, StrataRun: si, PeerRun: pi, Note: note})
+			}
+		}
 		for t := range RecallTargets {
 			if s.At[t].Reached && p.At[t].Reached {
 				note := ""
 				if s.At[t].AboveStart || p.At[t].AboveStart {
-					note = "a curve starts above this recall: its first point (efSearch = k) is used"
+					note = "a curve starts above this recall: its first point (smallest efSearch / nprobe) is used"
 				}
-				add(pi, fmt.Sprintf("qps_wall@recall=%.2f", RecallTargets[t]), s.At[t].QPSWall, p.At[t].QPSWall, note)
-				add(pi, fmt.Sprintf("qps_cpu@recall=%.2f", RecallTargets[t]), s.At[t].QPSCPU, p.At[t].QPSCPU, note)
+				add(fmt.Sprintf("qps_wall@recall=%.2f", RecallTargets[t]), s.At[t].QPSWall, p.At[t].QPSWall, note)
+				add(fmt.Sprintf("qps_cpu@recall=%.2f", RecallTargets[t]), s.At[t].QPSCPU, p.At[t].QPSCPU, note)
 			}
 		}
-		add(pi, "build_wall_s", s.BuildWallS, p.BuildWallS, "")
-		add(pi, "build_cpu_s", s.BuildCPUS, p.BuildCPUS, "")
-		add(pi, "bytes_per_vector", s.BytesPerVector, p.BytesPerVector, "")
+		add("build_wall_s", s.BuildWallS, p.BuildWallS, "")
+		add("build_cpu_s", s.BuildCPUS, p.BuildCPUS, "")
+		add("train_wall_s", s.TrainWallS, p.TrainWallS, "")
+		add("train_cpu_s", s.TrainCPUS, p.TrainCPUS, "")
+		add("add_wall_s", s.AddWallS, p.AddWallS, "")
+		add("add_cpu_s", s.AddCPUS, p.AddCPUS, "")
+		add("bytes_per_vector", s.BytesPerVector, p.BytesPerVector, "")
 	}
 	return out
 }
 
 // strataEngine runs engine/hnsw in this process, on one goroutine.
 type strataEngine struct {
-	d      *annData
-	params ANNParams
-	ix     *hnsw.Index
+	d  *annData
+	p  ANNParams
+	ix *hnsw.Index
 }
 
 func (e *strataEngine) name() string { return EngineStrata }
+
+func (e *strataEngine) params() ANNParams { return e.p }
 
 func (e *strataEngine) build() (ANNRun, error) {
 	metric := hnsw.L2
@@ -608,7 +716,7 @@ func (e *strataEngine) build() (ANNRun, error) {
 	dim := e.d.base.D
 	runtime.GC()
 	w0, c0 := time.Now(), processCPU()
-	ix, err := hnsw.New(hnsw.Options{Dim: dim, Metric: metric, M: e.params.M, EfConstruction: e.params.EfConstruction, Seed: 42, InitialCapacity: e.d.base.N})
+	ix, err := hnsw.New(hnsw.Options{Dim: dim, Metric: metric, M: e.p.M, EfConstruction: e.p.EfConstruction, Seed: 42, InitialCapacity: e.d.base.N})
 	if err != nil {
 		return ANNRun{}, err
 	}
@@ -678,29 +786,45 @@ func point(ef, reps, nq int, wall, cpu float64) ANNPoint {
 
 // peerEngine is a peer process.
 type peerEngine struct {
-	p      *peerProc
-	d      *annData
-	params ANNParams
+	p   *peerProc
+	d   *annData
+	p2  ANNParams
+	ivf bool // IVF-PQ peer: the search parameter is nprobe
 }
 
 func (e *peerEngine) name() string { return e.p.name }
+
+func (e *peerEngine) params() ANNParams { return e.p2 }
 
 func (e *peerEngine) build() (ANNRun, error) {
 	b, err := e.p.build()
 	if err != nil {
 		return ANNRun{}, err
 	}
-	return ANNRun{Engine: e.p.name, Version: e.p.hello.Version, Peer: true, PID: e.p.cmd.Process.Pid,
+	r := ANNRun{Engine: e.p.name, Version: e.p.hello.Version, Peer: true, PID: e.p.cmd.Process.Pid,
 		BuildWallS: b.WallS, BuildCPUS: b.CPUS, BytesPerVector: float64(b.RSSAfter-b.RSSBefore) / float64(e.d.base.N),
-		BytesMethod: "process RSS growth over the build / n", RSSBytes: b.RSSAfter}, nil
+		BytesMethod: "process RSS growth over the build / n", RSSBytes: b.RSSAfter}
+	if e.ivf {
+		if b.BytesPerVector <= 0 || b.TrainCPUS < 0 || b.AddCPUS < 0 {
+			return ANNRun{}, fmt.Errorf("bench: peer %s: build reply lacks the IVF-PQ fields (bytes_per_vector %g)", e.p.name, b.BytesPerVector)
+		}
+		r.TrainWallS, r.TrainCPUS, r.AddWallS, r.AddCPUS = b.TrainWallS, b.TrainCPUS, b.AddWallS, b.AddCPUS
+		r.BytesPerVector, r.Index = b.BytesPerVector, b.IndexDesc
+		r.BytesMethod = ivfBytesMethod
+	}
+	return r, nil
 }
 
-func (e *peerEngine) search(ef int, minTime time.Duration) (ANNPoint, []int64, error) {
-	s, err := e.p.search(ef, minTime, e.d.queries.N, annK)
+func (e *peerEngine) search(param int, minTime time.Duration) (ANNPoint, []int64, error) {
+	s, err := e.p.search(param, minTime, e.d.queries.N, annK)
 	if err != nil {
 		return ANNPoint{}, nil, err
 	}
-	return point(ef, s.Reps, e.d.queries.N, s.WallS, s.CPUS), s.IDs, nil
+	pt := point(param, s.Reps, e.d.queries.N, s.WallS, s.CPUS)
+	if e.ivf {
+		pt.EfSearch, pt.Nprobe = 0, param
+	}
+	return pt, s.IDs, nil
 }
 
 func (e *peerEngine) close() { e.p.close() }

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stratasearch/strata/datasets"
 )
 
 // peersMissing reports why the ann peers cannot run here, or "".
@@ -71,10 +73,11 @@ func TestHarnessSynthetic(t *testing.T) {
 	if err := dec.Decode(&res); err != nil {
 		t.Fatal(err)
 	}
-	if len(res.ANN) != 1+len(ANNPeers) {
-		t.Fatalf("%d runs, want Strata + %d peers", len(res.ANN), len(ANNPeers))
+	allPeers := append(append([]string(nil), ANNPeers...), ANNIVFPeers...)
+	if len(res.ANN) != 3+len(allPeers) {
+		t.Fatalf("%d runs, want 3 Strata engines + %d peers", len(res.ANN), len(allPeers))
 	}
-	for _, p := range ANNPeers {
+	for _, p := range allPeers {
 		found := false
 		for _, r := range res.ANN {
 			if r.Engine == p {
@@ -96,18 +99,24 @@ func TestHarnessSynthetic(t *testing.T) {
 		}
 	}
 	for _, r := range res.ANN {
-		if len(r.Points) != len(r.Params.EfSearch) {
-			t.Errorf("%s: %d points for %d efSearch values", r.Engine, len(r.Points), len(r.Params.EfSearch))
+		sweep := r.Params.EfSearch
+		if r.Params.Nlist > 0 {
+			sweep = r.Params.Nprobe
+			checkIVFRun(t, r)
+		}
+		if len(r.Points) != len(sweep) || len(sweep) == 0 {
+			t.Fatalf("%s: %d points for %d sweep values", r.Engine, len(r.Points), len(sweep))
 		}
 		if r.BuildWallS <= 0 || r.BuildCPUS <= 0 {
 			t.Errorf("%s: build %g s wall, %g s cpu", r.Engine, r.BuildWallS, r.BuildCPUS)
 		}
 		last := r.Points[len(r.Points)-1]
-		// Every engine is an HNSW with M=16, efC=200: at ef=80 on 2,000
-		// clustered 24-d points recall must be near 1. This proves the ids
-		// came back in the base order and the ground truth is shared.
+		// HNSW engines (M=16, efC=200) at ef=80, and IVF-PQ engines at
+		// nprobe = nlist (every list) with refinement, on 2,000 clustered
+		// 24-d points: recall must be near 1. This proves the ids came back
+		// in the base order and the ground truth is shared.
 		if last.Recall < 0.95 {
-			t.Errorf("%s: recall@10 %.3f at ef=%d, want ≥ 0.95", r.Engine, last.Recall, last.EfSearch)
+			t.Errorf("%s: recall@10 %.3f at ef=%d nprobe=%d, want ≥ 0.95", r.Engine, last.Recall, last.EfSearch, last.Nprobe)
 		}
 		for _, p := range r.Points {
 			if p.Rounds != 2 || p.Reps < 1 || p.QPSWall <= 0 || p.QPSCPU <= 0 || p.Recall < 0 || p.Recall > 1 {
@@ -125,8 +134,11 @@ func TestHarnessSynthetic(t *testing.T) {
 			t.Fatalf("ratio %+v: run index out of range", q)
 		}
 		s, p := res.ANN[q.StrataRun], res.ANN[q.PeerRun]
-		if s.Engine != EngineStrata || s.Peer || !p.Peer || p.Engine != q.Peer || p.PID <= 0 || len(p.Points) == 0 {
-			t.Fatalf("ratio %+v: not Strata (%s) against a real peer run (%s, pid %d)", q, s.Engine, p.Engine, p.PID)
+		if s.Engine != strataFor(q.Peer) || s.Engine != q.StrataEngine || s.Peer || !p.Peer || p.Engine != q.Peer || p.PID <= 0 || len(p.Points) == 0 {
+			t.Fatalf("ratio %+v: not its Strata engine (%s) against a real peer run (%s, pid %d)", q, s.Engine, p.Engine, p.PID)
+		}
+		if s.Params.Nlist != p.Params.Nlist || s.Params.M != p.Params.M || s.Params.Nbits != p.Params.Nbits || s.Params.KFactor != p.Params.KFactor {
+			t.Errorf("ratio %+v: parameters differ: %+v vs %+v", q, s.Params, p.Params)
 		}
 		want := func(r ANNRun) float64 {
 			switch q.Figure {
@@ -136,6 +148,14 @@ func TestHarnessSynthetic(t *testing.T) {
 				return r.BuildCPUS
 			case "bytes_per_vector":
 				return r.BytesPerVector
+			case "train_wall_s":
+				return r.TrainWallS
+			case "train_cpu_s":
+				return r.TrainCPUS
+			case "add_wall_s":
+				return r.AddWallS
+			case "add_cpu_s":
+				return r.AddCPUS
 			}
 			for i, tr := range RecallTargets {
 				switch q.Figure {
@@ -152,10 +172,18 @@ func TestHarnessSynthetic(t *testing.T) {
 			t.Errorf("ratio %+v does not match the runs (strata %g, peer %g)", q, ws, wp)
 		}
 		perPeer[q.Peer]++
+		perPeer[q.Peer+"|"+q.Figure]++
 	}
 	for _, p := range ANNPeers {
 		if perPeer[p] < 2 {
 			t.Errorf("peer %s: %d ratios, want build ratios at least", p, perPeer[p])
+		}
+	}
+	for _, p := range ANNIVFPeers {
+		for _, f := range []string{"train_cpu_s", "build_cpu_s", "bytes_per_vector"} {
+			if perPeer[p+"|"+f] != 1 {
+				t.Errorf("peer %s: %d %s ratios, want 1", p, perPeer[p+"|"+f], f)
+			}
 		}
 	}
 	for _, f := range []string{"report.md", "recall-qps-00-synthetic-24.png"} {
@@ -164,9 +192,81 @@ func TestHarnessSynthetic(t *testing.T) {
 		}
 	}
 	rep, _ := os.ReadFile(filepath.Join(out, "report.md"))
-	for _, want := range []string{"## Machine", "ratios Strata / peer", "hnswlib-native", "usearch", "faiss-hnswflat"} {
+	for _, want := range []string{"## Machine", "ratios Strata / peer", "hnswlib-native", "usearch", "faiss-hnswflat",
+		"strata-ivfpq8 / faiss-ivfpq8", "strata-ivfpq4fs / faiss-ivfpq4fs", "IndexRefineFlat(IVF16,PQ12x4fs", "nprobe=16"} {
 		if !strings.Contains(string(rep), want) {
 			t.Errorf("report.md lacks %q", want)
+		}
+	}
+}
+
+// checkIVFRun checks an IVF-PQ run of the synthetic data set (d = 24:
+// nlist 16, M 12) against the configuration and the code sizes.
+func checkIVFRun(t *testing.T, r ANNRun) {
+	t.Helper()
+	p := r.Params
+	wantKF := map[int]int{8: ivfKFactor8, 4: ivfKFactor4}[p.Nbits]
+	if p.Nlist != 16 || p.M != 12 || wantKF == 0 || p.KFactor != wantKF || !p.ByResidual || len(p.EfSearch) != 0 {
+		t.Errorf("%s: params %+v", r.Engine, p)
+	}
+	if got, want := fmt.Sprint(p.Nprobe), "[1 2 4 8 16]"; got != want {
+		t.Errorf("%s: nprobe sweep %s, want %s", r.Engine, got, want)
+	}
+	if r.TrainCPUS <= 0 || r.TrainWallS <= 0 || r.AddWallS <= 0 || r.AddCPUS < 0 ||
+		r.TrainCPUS+r.AddCPUS > r.BuildCPUS*1.001+1e-9 || r.Index == "" {
+		t.Errorf("%s: train %g/%g s, add %g/%g s, build %g s cpu, index %q", r.Engine, r.TrainWallS, r.TrainCPUS, r.AddWallS, r.AddCPUS, r.BuildCPUS, r.Index)
+	}
+	// Code bytes M·nbits/8 plus the id: 4 bytes in Strata, 8 (idx_t) in FAISS.
+	id := 4.0
+	if r.Peer {
+		id = 8
+	}
+	if want := float64(p.M*p.Nbits)/8 + id; r.BytesPerVector != want {
+		t.Errorf("%s: %g bytes per vector, want %g", r.Engine, r.BytesPerVector, want)
+	}
+	for _, pt := range r.Points {
+		if pt.EfSearch != 0 || pt.Nprobe < 1 {
+			t.Errorf("%s: point %+v is not an nprobe point", r.Engine, pt)
+		}
+	}
+	if pt := r.Points; len(pt) > 1 && pt[len(pt)-1].Recall < pt[0].Recall {
+		t.Errorf("%s: recall falls from %.3f at nprobe 1 to %.3f at nprobe = nlist", r.Engine, pt[0].Recall, pt[len(pt)-1].Recall)
+	}
+}
+
+// TestIVFSetup checks quick-mode nlist scaling and the nprobe sweep.
+func TestIVFSetup(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		v             ivfSetup
+		n, d          int
+		metric        datasets.Metric
+		quick         bool
+		nlist, m8, m4 int
+		residual      bool
+		sweep         string
+	}{
+		{"glove quick", ivfSetup{nlist: 1024, m8: 50, m4: 50}, 20000, 100, datasets.InnerProduct, true, 566, 50, 50, false, "[1 2 4 8 16 32 64 128 256]"},
+		{"glove full", ivfSetup{nlist: 1024, m8: 50, m4: 50}, 331479, 100, datasets.InnerProduct, false, 1024, 50, 50, false, "[1 2 4 8 16 32 64 128 256]"},
+		{"fashion quick", ivfSetup{nlist: 256, m8: 56, m4: 56}, 20000, 784, datasets.L2, true, 256, 56, 56, true, "[1 2 4 8 16 32 64]"},
+		{"vaswani quick", ivfSetup{nlist: 64, m8: 64, m4: 128}, 11429, 512, datasets.InnerProduct, true, 64, 64, 128, false, "[1 2 4 8 16 32 64]"},
+		{"tiny quick", ivfSetup{nlist: 64, m8: 7, m4: 8}, 400, 16, datasets.L2, true, 64, 16, 8, true, "[1 2 4 8 16 32 64]"},
+		{"odd nlist", ivfSetup{nlist: 20, m8: 4, m4: 4}, 5000, 8, datasets.L2, false, 20, 4, 4, true, "[1 2 4 8 16 20]"},
+		{"small quick", ivfSetup{nlist: 128, m8: 4, m4: 4}, 400, 8, datasets.L2, true, 80, 4, 4, true, "[1 2 4 8 16 32 64]"},
+	} {
+		v := c.v
+		v.finish(c.n, c.d, c.metric, c.quick)
+		if v.nlist != c.nlist || v.m8 != c.m8 || v.m4 != c.m4 || v.residual != c.residual || fmt.Sprint(v.nprobe) != c.sweep {
+			t.Errorf("%s: nlist %d m %d/%d residual %v sweep %v; want %d %d/%d %v %s", c.name, v.nlist, v.m8, v.m4, v.residual, v.nprobe, c.nlist, c.m8, c.m4, c.residual, c.sweep)
+		}
+		if c.quick && v.nlist < v.refNlist && !strings.Contains(v.note, "quick mode") {
+			t.Errorf("%s: note %q does not say nlist was scaled", c.name, v.note)
+		}
+		for _, nb := range []int{8, 4} {
+			p := v.params(nb)
+			if p.Nbits != nb || p.Nlist != v.nlist || p.K != annK || p.Threads != 1 {
+				t.Errorf("%s: params(%d) = %+v", c.name, nb, p)
+			}
 		}
 	}
 }

@@ -29,6 +29,20 @@
 //     here for every engine from the ids it returned, against one exact
 //     ground truth, with eval's tie rule; QPS is interpolated at recall
 //     0.90/0.95/0.99.
+//     IVF-PQ (ann_ivf.go), per data set: engine/ivfpq's 8-bit ADC path
+//     (strata-ivfpq8) and 4-bit fast-scan path (strata-ivfpq4fs), both
+//     refined with exact vectors, against FAISS IndexRefineFlat over
+//     IVF{nlist},PQ{M} (faiss-ivfpq8) and IVF{nlist},PQ{M}x4fs
+//     (faiss-ivfpq4fs), Debian python3-faiss with one OpenMP and one
+//     OpenBLAS thread (the BLAS mapped into the peer is recorded in its
+//     version). Same nlist, M, nbits, refine k_factor (8-bit 4, 4-bit 10),
+//     residual encoding (on for L2, off for IP) and nprobe sweep
+//     (1..64, plus 128 and 256 when nlist ≥ 512); parameters from
+//     REFERENCE.md (fashion IVF256,PQ56; GloVe IVF1024,PQ50; Vaswani nlist
+//     64, M 64 / 128). Training and add time are reported separately, and
+//     bytes per vector count the list entry (code + id) on both sides.
+//     Ratios pair each FAISS peer with its Strata engine
+//     (Ratio.StrataEngine).
 //
 // Planned suites (lexical, hybrid, ingest, staleness, server) add a file
 // with a Suite and an init() that calls Register, append their runs to a
@@ -52,7 +66,8 @@
 //
 // --quick keeps the first QuickBase (20,000) base vectors and the first
 // QuickQueries (500) queries of each data set, recomputes the exact ground
-// truth on that subset by brute force, sweeps fewer efSearch values and
+// truth on that subset by brute force, scales the IVF nlist down to
+// min(nlist, round(4·√n)) (GloVe: 566), sweeps fewer efSearch values and
 // times each point for 0.1 s in 2 rounds (full: 0.2 s, 3 rounds); the
 // report states the subsampling.
 package bench

@@ -14,13 +14,17 @@ import (
 
 // Peer line protocol. A peer is a long-lived child process started as
 //
-//	DRIVER BASE.fvecs QUERIES.fvecs l2|ip M EFC K
+//	DRIVER BASE.fvecs QUERIES.fvecs l2|ip M EFC K                         (HNSW peers)
+//	DRIVER BASE.fvecs QUERIES.fvecs l2|ip M NLIST K NBITS KFACTOR RESIDUAL (IVF-PQ peers)
 //
 // It prints a hello line {"engine","version","n","nq","d"} and then answers
 // each command read from stdin with one JSON line on stdout:
 //
 //	build         {"build_wall_s","build_cpu_s","rss_before_bytes","rss_after_bytes"}
+//	              IVF-PQ peers add {"train_wall_s","train_cpu_s","add_wall_s",
+//	              "add_cpu_s","bytes_per_vector","index_desc"}
 //	search EF S   {"ef","reps","wall_s","cpu_s","ids":[nq·k ids, best first, -1 = none]}
+//	              (EF is efSearch for HNSW peers, nprobe for IVF-PQ peers)
 //	              (whole query set, one batch call per pass, one thread, passes
 //	              repeated until S seconds have passed; ids of the first pass)
 //	quit
@@ -45,7 +49,14 @@ type peerBuild struct {
 	CPUS      float64 `json:"build_cpu_s"`
 	RSSBefore int64   `json:"rss_before_bytes"`
 	RSSAfter  int64   `json:"rss_after_bytes"`
-	Error     string  `json:"error"`
+	// IVF-PQ peers only.
+	TrainWallS     float64 `json:"train_wall_s"`
+	TrainCPUS      float64 `json:"train_cpu_s"`
+	AddWallS       float64 `json:"add_wall_s"`
+	AddCPUS        float64 `json:"add_cpu_s"`
+	BytesPerVector float64 `json:"bytes_per_vector"`
+	IndexDesc      string  `json:"index_desc"`
+	Error          string  `json:"error"`
 }
 
 type peerSearch struct {

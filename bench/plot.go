@@ -59,6 +59,8 @@ func writePlots(dir string, res *Results) ([]string, error) {
 			if r.Engine == EngineStrata {
 				l.Width = vg.Points(2.5)
 				l.Color, s.Color = color.RGBA{R: 200, A: 255}, color.RGBA{R: 200, A: 255}
+			} else if !r.Peer { // the Strata IVF-PQ engines: heavy, solid
+				l.Width = vg.Points(2.5)
 			} else {
 				l.Dashes = plotutil.Dashes(i)
 			}

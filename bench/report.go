@@ -66,8 +66,33 @@ func Report(res *Results, plots []string) string {
 			figs = append(figs, fmt.Sprintf("qps_cpu@recall=%.2f", t), fmt.Sprintf("qps_wall@recall=%.2f", t))
 		}
 		figs = append(figs, "build_cpu_s", "build_wall_s", "bytes_per_vector")
-		for _, ds := range names {
-			w("### %s\n\n| peer |", ds)
+		ivfFigs := []string{}
+		for _, t := range RecallTargets[:2] {
+			ivfFigs = append(ivfFigs, fmt.Sprintf("qps_cpu@recall=%.2f", t), fmt.Sprintf("qps_wall@recall=%.2f", t))
+		}
+		ivfFigs = append(ivfFigs, "train_cpu_s", "add_cpu_s", "train_wall_s", "add_wall_s", "bytes_per_vector")
+		table := func(ratios []Ratio, figs []string, ivf bool) {
+			var peers []string
+			val := map[string]float64{}
+			star := map[string]bool{}
+			for _, r := range ratios {
+				if _, isIVF := ivfPairs[r.Peer]; isIVF != ivf {
+					continue
+				}
+				if !contains(peers, r.Peer) {
+					peers = append(peers, r.Peer)
+				}
+				val[r.Peer+"|"+r.Figure] = r.Value
+				star[r.Peer+"|"+r.Figure] = r.Note != ""
+			}
+			if len(peers) == 0 {
+				return
+			}
+			if ivf {
+				w("IVF-PQ + refine, Strata engine / FAISS peer (same nlist, M, nbits, k_factor, nprobe sweep):\n\n| Strata / peer |")
+			} else {
+				w("| peer |")
+			}
 			for _, f := range figs {
 				w(" %s |", strings.NewReplacer("@recall=", " @", "_", " ").Replace(f))
 			}
@@ -76,18 +101,12 @@ func Report(res *Results, plots []string) string {
 				w("---|")
 			}
 			w("\n")
-			var peers []string
-			val := map[string]float64{}
-			star := map[string]bool{}
-			for _, r := range byDS[ds] {
-				if !contains(peers, r.Peer) {
-					peers = append(peers, r.Peer)
-				}
-				val[r.Peer+"|"+r.Figure] = r.Value
-				star[r.Peer+"|"+r.Figure] = r.Note != ""
-			}
 			for _, p := range peers {
-				w("| %s |", p)
+				if ivf {
+					w("| %s / %s |", strataFor(p), p)
+				} else {
+					w("| %s |", p)
+				}
 				for _, f := range figs {
 					if v, ok := val[p+"|"+f]; ok {
 						mark := ""
@@ -103,6 +122,11 @@ func Report(res *Results, plots []string) string {
 			}
 			w("\n")
 		}
+		for _, ds := range names {
+			w("### %s\n\n", ds)
+			table(byDS[ds], figs, false)
+			table(byDS[ds], ivfFigs, true)
+		}
 		if len(plots) > 0 {
 			w("Recall@10 against QPS per CPU second of the engine's process (log scale; equal to single-thread wall QPS on an idle machine), one figure per data set:\n\n")
 			for _, p := range plots {
@@ -110,6 +134,11 @@ func Report(res *Results, plots []string) string {
 			}
 		}
 		w("## ANN: absolute figures (machine-specific)\n\n")
+		for _, ds := range res.Datasets {
+			if ds.IVF != "" {
+				w("IVF-PQ on %s: %s.\n\n", ds.Name, ds.IVF)
+			}
+		}
 		for _, ds := range res.Datasets {
 			w("### %s\n\n| engine | build wall s | build cpu s | bytes/vector | QPS cpu @0.90 | @0.95 | @0.99 |\n|---|---|---|---|---|---|---|\n", ds.Name)
 			for _, r := range res.ANN {
@@ -128,18 +157,33 @@ func Report(res *Results, plots []string) string {
 				}
 				w("\n")
 			}
-			w("\n| engine | efSearch | recall@10 | QPS wall | QPS cpu |\n|---|---|---|---|---|\n")
+			ivfHead := false
+			for _, r := range res.ANN {
+				if r.Dataset != ds.Name || r.Params.Nlist == 0 {
+					continue
+				}
+				if !ivfHead {
+					w("\n| IVF-PQ engine | index | train wall s | train cpu s | add wall s | add cpu s | bytes/vector |\n|---|---|---|---|---|---|---|\n")
+					ivfHead = true
+				}
+				w("| %s | %s | %.2f | %.2f | %.2f | %.2f | %.0f |\n", r.Engine, r.Index, r.TrainWallS, r.TrainCPUS, r.AddWallS, r.AddCPUS, r.BytesPerVector)
+			}
+			w("\n| engine | efSearch / nprobe | recall@10 | QPS wall | QPS cpu |\n|---|---|---|---|---|\n")
 			for _, r := range res.ANN {
 				if r.Dataset != ds.Name {
 					continue
 				}
 				for _, p := range r.Points {
-					w("| %s | %d | %.4f | %.0f | %.0f |\n", r.Engine, p.EfSearch, p.Recall, p.QPSWall, p.QPSCPU)
+					par := fmt.Sprintf("ef=%d", p.EfSearch)
+					if p.Nprobe > 0 {
+						par = fmt.Sprintf("nprobe=%d", p.Nprobe)
+					}
+					w("| %s | %s | %.4f | %.0f | %.0f |\n", r.Engine, par, p.Recall, p.QPSWall, p.QPSCPU)
 				}
 			}
 			w("\n")
 		}
-		w("Bytes per vector: Strata from hnsw.Index.MemoryBytes; peers from the growth of their process RSS over the build (includes allocator slack).\n\n")
+		w("Bytes per vector: HNSW engines: Strata from hnsw.Index.MemoryBytes; peers from the growth of their process RSS over the build (includes allocator slack). IVF-PQ engines: %s.\n\n", ivfBytesMethod)
 	}
 	if len(res.Kernels) > 0 {
 		w("## Kernels (asm): speed-up over generic and share of memory bandwidth\n\n")

@@ -63,6 +63,9 @@ type DatasetInfo struct {
 	GTNote  string `json:"ground_truth"`     // how the ground truth was obtained
 	M       int    `json:"M"`
 	EfConst int    `json:"efConstruction"`
+	// IVF describes the IVF-PQ parameters of the data set (nlist, M per
+	// path, refine k_factor, residual encoding, how nlist was chosen).
+	IVF string `json:"ivf,omitempty"`
 }
 
 // KernelPoint is one asm kernel at one dispatch level.
@@ -81,7 +84,8 @@ type KernelPoint struct {
 	SpeedupVsGeneric float64 `json:"speedup_vs_generic"`
 }
 
-// ANNRun is one engine on one data set: a build and an efSearch sweep.
+// ANNRun is one engine on one data set: a build and an efSearch sweep
+// (HNSW) or an nprobe sweep (IVF-PQ).
 type ANNRun struct {
 	Engine  string    `json:"engine"` // "strata-hnsw" or a peer
 	Version string    `json:"version"`
@@ -94,20 +98,40 @@ type ANNRun struct {
 	BuildCPUS  float64 `json:"build_cpu_s"`
 	// BytesPerVector: index memory / n. For Strata, hnsw.Index.MemoryBytes
 	// (used); for peers, the growth of the process RSS over the build.
-	BytesPerVector float64       `json:"bytes_per_vector"`
-	BytesMethod    string        `json:"bytes_method"`
-	RSSBytes       int64         `json:"rss_bytes"` // process RSS after the build
-	Points         []ANNPoint    `json:"points"`
-	At             []QPSAtRecall `json:"qps_at_recall"`
+	// IVF-PQ runs (both sides): code + id bytes per list entry, refine
+	// vectors excluded (BytesMethod says so).
+	BytesPerVector float64 `json:"bytes_per_vector"`
+	BytesMethod    string  `json:"bytes_method"`
+	RSSBytes       int64   `json:"rss_bytes"` // process RSS after the build
+	// IVF-PQ runs only: the build split into training (k-means of the
+	// coarse quantizer and the PQ codebooks) and adding (assignment and
+	// encoding of the base vectors), wall and CPU seconds, one thread.
+	TrainWallS float64 `json:"train_wall_s,omitempty"`
+	TrainCPUS  float64 `json:"train_cpu_s,omitempty"`
+	AddWallS   float64 `json:"add_wall_s,omitempty"`
+	AddCPUS    float64 `json:"add_cpu_s,omitempty"`
+	// Index names the index structure for IVF-PQ runs, e.g.
+	// "IndexRefineFlat(IVF256,PQ56x4fs, k_factor=10, by_residual=True)".
+	Index  string        `json:"index,omitempty"`
+	Points []ANNPoint    `json:"points"`
+	At     []QPSAtRecall `json:"qps_at_recall"`
 }
 
-// ANNParams are the build and search parameters shared by all engines.
+// ANNParams are the build and search parameters shared by all engines of
+// one comparison. HNSW runs set M, EfConstruction and EfSearch; IVF-PQ runs
+// set M (PQ sub-quantizers), Nlist, Nbits, KFactor (refine), ByResidual and
+// Nprobe (the sweep), and leave EfConstruction and EfSearch empty.
 type ANNParams struct {
 	M              int   `json:"M"`
 	EfConstruction int   `json:"efConstruction"`
 	K              int   `json:"k"`
 	EfSearch       []int `json:"efSearch"`
 	Threads        int   `json:"threads"`
+	Nlist          int   `json:"nlist,omitempty"`
+	Nbits          int   `json:"nbits,omitempty"`
+	KFactor        int   `json:"k_factor,omitempty"`
+	ByResidual     bool  `json:"by_residual,omitempty"`
+	Nprobe         []int `json:"nprobe,omitempty"`
 }
 
 // ANNPoint is one efSearch: recall@k against the shared ground truth, and
@@ -117,8 +141,9 @@ type ANNParams struct {
 // QPSWall and QPSCPU are the best of the rounds, Reps/WallS/CPUS belong to
 // the round with the best QPSWall.
 type ANNPoint struct {
-	EfSearch int     `json:"efSearch"`
-	Recall   float64 `json:"recall"` // recall@k with eval's tie rule
+	EfSearch int     `json:"efSearch"`         // HNSW runs; 0 for IVF-PQ
+	Nprobe   int     `json:"nprobe,omitempty"` // IVF-PQ runs
+	Recall   float64 `json:"recall"`           // recall@k with eval's tie rule
 	Rounds   int     `json:"rounds"`
 	Reps     int     `json:"reps"`
 	WallS    float64 `json:"wall_s"`
@@ -143,13 +168,17 @@ type QPSAtRecall struct {
 // Ratio is Strata / peer for one figure. For QPS above 1 means Strata is
 // faster; for build time below 1 means Strata is faster.
 type Ratio struct {
-	Suite   string  `json:"suite"`
-	Dataset string  `json:"dataset"`
-	Figure  string  `json:"figure"` // e.g. "qps_cpu@recall=0.95", "build_cpu_s"
-	Peer    string  `json:"peer"`
-	Strata  float64 `json:"strata"`
-	PeerVal float64 `json:"peer_value"`
-	Value   float64 `json:"ratio"`
+	Suite   string `json:"suite"`
+	Dataset string `json:"dataset"`
+	Figure  string `json:"figure"` // e.g. "qps_cpu@recall=0.95", "build_cpu_s", "train_cpu_s"
+	Peer    string `json:"peer"`
+	// StrataEngine is the Strata engine compared (strata-hnsw,
+	// strata-ivfpq8 or strata-ivfpq4fs); empty in files written before the
+	// IVF-PQ engines existed, meaning strata-hnsw.
+	StrataEngine string  `json:"strata_engine,omitempty"`
+	Strata       float64 `json:"strata"`
+	PeerVal      float64 `json:"peer_value"`
+	Value        float64 `json:"ratio"`
 	// StrataRun and PeerRun index Results.ANN: the runs the two figures
 	// were taken from.
 	StrataRun int `json:"strata_run"`
