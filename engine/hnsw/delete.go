@@ -132,7 +132,10 @@ func (ix *Index) RepairDeleted(maxNodes int) (more bool, err error) {
 	defer ix.mu.RUnlock()
 	ctx := ix.getCtx()
 	defer ix.putCtx(ctx)
-	end := ix.nextSnapshot()
+	// Ids reserved by a concurrent Add whose arrays are not grown yet
+	// (alloc before ensureCap) are not present: stop at the capacity,
+	// which cannot change while mu is read-locked.
+	end := min(ix.nextSnapshot(), uint32(len(ix.levels)))
 	budget := maxNodes
 	if r.phase == 1 {
 		stop := uint32(min(uint64(r.cursor)+uint64(budget), uint64(end)))

@@ -346,7 +346,10 @@ func openBytes(data []byte, path string) (*Index, error) {
 	ix.numDeleted.Store(ndel)
 	for id := 0; id < n; id++ {
 		lv := int(ix.levels[id])
-		if lv > int(maxL) {
+		// A node may sit above the entry point's level only if it is
+		// deleted: deleting the top entry point moves the entry to the
+		// highest live level (replaceEntry), leaving taller tombstones.
+		if lv > maxLevelCap || (lv > int(maxL) && ix.present[id>>5]&(1<<(id&31)) != 0 && ix.deleted[id>>5]&(1<<(id&31)) == 0) {
 			return nil, bad(offOf(2, int64(id), 1), "node %d level %d above max level %d", id, lv, maxL)
 		}
 		if lv > 0 && uint64(ix.upperOff[id])+uint64(lv) > uint64(slots) {
