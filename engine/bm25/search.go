@@ -131,12 +131,17 @@ func bm25Norm(dl uint32, k1, b, avgdl float64) float64 {
 	if avgdl <= 0 {
 		return k1
 	}
-	return k1 * (1 - b + b*float64(dl)/avgdl)
+	// The explicit conversion rounds the product here, so no caller can
+	// have it fused into an FMA (Go fuses on arm64, ppc64, s390x): the
+	// cached norm table and the inline path must give identical scores.
+	return float64(k1 * (1 - b + b*float64(dl)/avgdl))
 }
 
 func termScore(w float64, tf uint32, norm, k1 float64) float64 {
 	f := float64(tf)
-	return w * (f * (k1 + 1) / (f + norm))
+	// Rounded explicitly (see bm25Norm): a caller's s += termScore(...)
+	// must not fuse into an FMA differently on different paths.
+	return float64(w * (f * (k1 + 1) / (f + norm)))
 }
 
 // View is one segment as a query sees it. Allow, when non-nil, lists the
