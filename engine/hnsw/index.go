@@ -278,6 +278,9 @@ func (ix *Index) AddBatch(labels []uint64, vecs []float32, threads int) (first u
 	}
 	threads = min(threads, n)
 	var nextJob atomic.Int64
+	// stopAt bounds a worker's claims; seeding uses it to build the
+	// first nodes of an empty graph sequentially.
+	stopAt := int64(n)
 	work := func() {
 		ix.mu.RLock()
 		defer ix.mu.RUnlock()
@@ -285,7 +288,8 @@ func (ix *Index) AddBatch(labels []uint64, vecs []float32, threads int) (first u
 		defer ix.putCtx(ctx)
 		for {
 			i := int(nextJob.Add(1) - 1)
-			if i >= n {
+			if int64(i) >= atomic.LoadInt64(&stopAt) {
+				nextJob.Add(-1)
 				return
 			}
 			id := first + uint32(i)
@@ -297,6 +301,15 @@ func (ix *Index) AddBatch(labels []uint64, vecs []float32, threads int) (first u
 		work()
 		return first, nil
 	}
+	// While a graph is tiny, concurrent inserts miss each other's links
+	// (each sees a graph without the others), which costs measurable
+	// recall: seed the first parallelSeed nodes of a small graph one at a
+	// time, as a sequential build would, then fan out.
+	if seed := int64(parallelSeed) - int64(first); seed > 0 {
+		atomic.StoreInt64(&stopAt, min(seed, int64(n)))
+		work()
+		atomic.StoreInt64(&stopAt, int64(n))
+	}
 	var wg sync.WaitGroup
 	for range threads {
 		wg.Go(work)
@@ -304,6 +317,10 @@ func (ix *Index) AddBatch(labels []uint64, vecs []float32, threads int) (first u
 	wg.Wait()
 	return first, nil
 }
+
+// parallelSeed is how many nodes AddBatch inserts sequentially into an
+// empty graph before it goes parallel.
+const parallelSeed = 256
 
 // store writes a node's vector and metadata. Caller holds mu.RLock.
 func (ix *Index) store(id uint32, level int, off uint32, label uint64, vec []float32) {
