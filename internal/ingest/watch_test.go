@@ -49,7 +49,19 @@ func TestWatchNoStaleHits(t *testing.T) {
 			tombs.Add(int64(e.Tombstoned))
 		})
 	}()
-	time.Sleep(50 * time.Millisecond) // let the watcher register
+	// Wait until the watcher is registered: rewrite a sentinel file until
+	// a re-index pass reports it (a fixed sleep raced under -race on a
+	// loaded 2-core machine).
+	sentinel := filepath.Join(root, "sentinel.txt")
+	for deadline := time.Now().Add(10 * time.Second); passes.Load() == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("watcher saw no event within 10s")
+		}
+		if err := os.WriteFile(sentinel, []byte(time.Now().String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	found := func(word string, verify bool) int {
 		res, err := col.Search(ctx, contract.Query{Text: word, TopK: 5, Verify: verify})
 		if err != nil {
