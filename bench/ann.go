@@ -34,7 +34,7 @@ var ANNDatasets = []string{DatasetVaswani, DatasetFashion, DatasetGloVe}
 // Quick-mode subsampling: the first QuickBase base vectors and the first
 // QuickQueries queries; the ground truth is recomputed by brute force.
 const (
-	QuickBase    = 20000
+	QuickBase    = 10000
 	QuickQueries = 500
 )
 
@@ -117,10 +117,14 @@ func (annSuite) Run(ctx context.Context, cfg Config, res *Results) error {
 	if cfg.Threads != 1 {
 		return fmt.Errorf("the ann suite compares single-thread search only (got --threads %d)", cfg.Threads)
 	}
-	// Every peer is required: fail before any data is loaded.
-	drivers, err := preparePeers(ctx, cfg)
-	if err != nil {
-		return err
+	// Every peer is required: fail before any data is loaded. Only an
+	// emulated run may go without (Config.NoPeers, checked by Validate).
+	var drivers []peerDriver
+	if !cfg.NoPeers {
+		var err error
+		if drivers, err = preparePeers(ctx, cfg); err != nil {
+			return err
+		}
 	}
 	var sets []func() (*annData, error)
 	if cfg.Synthetic != nil {
@@ -145,6 +149,16 @@ func (annSuite) Run(ctx context.Context, cfg Config, res *Results) error {
 		}
 		if err := runANNDataset(ctx, cfg, res, d, drivers); err != nil {
 			return err
+		}
+	}
+	if cfg.Emulated && cfg.Synthetic != nil {
+		// The emulated smoke run is a correctness check: at the widest
+		// sweep point every engine must find nearly all true neighbours of
+		// the clustered synthetic set (the harness test asks ≥ 0.95 natively).
+		for _, r := range res.ANN {
+			if n := len(r.Points); n == 0 || r.Points[n-1].Recall < 0.9 {
+				return fmt.Errorf("emulated smoke: %s on %s: recall@10 at the last sweep point below 0.9 (%+v)", r.Engine, r.Dataset, r.Points)
+			}
 		}
 	}
 	return nil

@@ -8,7 +8,9 @@
 //	               style: recall on x, QPS on a log y axis, one line per engine)
 //
 // Command: go run ./bench/cmd/strata-bench SUITE... [--quick] [--threads N]
-// [--out DIR] [--datasets a,b].
+// [--out DIR] [--datasets a,b] [--synthetic N,NQ,D] [--emulated --no-peers].
+// `make bench-quick` runs every suite (kernels ann lexical hybrid ingest
+// staleness server) in quick mode, `make bench` in full mode.
 //
 // # Suites
 //
@@ -19,6 +21,10 @@
 //     as a speed-up over the pure-Go generic level, with GFLOP/s or codes/s
 //     and the input GB/s as a fraction of asm.Bandwidth (single-thread
 //     read bandwidth). Streaming kernels read 128 MiB (quick: 64 MiB).
+//     Each level's output must match the generic level's (floats within
+//     a relative 10⁻³, integer kernels exactly), so an emulated run is a
+//     correctness check of the asm on that architecture.
+//
 //   - ann: engine/hnsw against hnswlib 0.6.2 (our C++ driver, g++ -O3
 //     -march=native against Debian's libhnswlib-dev, and Debian's
 //     python3-hnswlib for reference), USearch (npm usearch@2.26.2, Node)
@@ -44,9 +50,43 @@
 //     Ratios pair each FAISS peer with its Strata engine
 //     (Ratio.StrataEngine).
 //
-// Planned suites (lexical, hybrid, ingest, staleness, server) add a file
-// with a Suite and an init() that calls Register, append their runs to a
-// new Results field and their ratios to Results.Ratios.
+//   - lexical (bench/lexical, adapter in suites_ext.go): Strata BM25
+//     against Xapian, SQLite FTS5 and Bleve v2 (bench/peers/bleve, its own
+//     Go module built by the harness with `go build`, so the main go.mod
+//     does not depend on Bleve): quality on Cranfield and Vaswani (nDCG@10,
+//     MAP, R@100) and speed on the Go source tree (OR, AND and phrase QPS,
+//     index time and bytes). Its ratios are copied into Results.Ratios
+//     (suite "lexical"); the full report is OUT/lexical/report.md.
+//
+//   - hybrid (bench/hybrid): the fusion quality study, OUT/hybrid.
+//
+//   - ingest (ingest.go): end-to-end `searchd index` throughput through
+//     internal/ingest (files/s, MB/s, chunks/s, with the collection options
+//     searchd creates) on $(go env GOROOT)/src (quick: its net, go,
+//     runtime and crypto subtrees), and α_storage = tier bytes / raw bytes for the hot tier (collection
+//     directory before any flush), the warm tier (segment bytes after
+//     Flush) and the cold tier (archive bytes after Collection.Archive).
+//
+//   - staleness (staleness.go): E_stale under concurrent edits, through
+//     the engine API (writers Upsert while readers Search; a hit older than
+//     the newest version acknowledged before the query began is stale;
+//     overlapping reads counted) and through internal/ingest.Watch
+//     (`searchd index --watch`: edit a file, search its replaced text at
+//     once with Query.Verify; the unverified count and the freshness lag
+//     are reported too). E_stale > 0 fails the suite.
+//
+//   - server (server.go): `searchd loadtest` (quick 5 s, full 30 s, 8
+//     clients; in-process server on loopback): p50 / p99 / max latency,
+//     throughput and errors per operation. The command fails on errors or
+//     on goroutines / heap not returning to baseline, and so does the suite.
+//
+// A suite that fails stops the run; what was measured is still written,
+// with the error in Results.Errors and a FAILED line in report.md, and the
+// command exits non-zero.
+//
+// New suites add a file with a Suite and an init() that calls Register,
+// append their runs to a new Results field and their ratios to
+// Results.Ratios.
 //
 // # Fairness
 //
@@ -64,10 +104,44 @@
 //
 // # Quick mode
 //
-// --quick keeps the first QuickBase (20,000) base vectors and the first
+// --quick keeps the first QuickBase (10,000) base vectors and the first
 // QuickQueries (500) queries of each data set, recomputes the exact ground
 // truth on that subset by brute force, scales the IVF nlist down to
-// min(nlist, round(4·√n)) (GloVe: 566), sweeps fewer efSearch values and
+// min(nlist, round(4·√n)) (GloVe: 400), sweeps fewer efSearch values and
 // times each point for 0.1 s in 2 rounds (full: 0.2 s, 3 rounds); the
-// report states the subsampling.
+// lexical suite runs 1 round of 1 pass with 200 phrase queries (Bleve
+// answers phrases at a few dozen per second: 1,000 of them took over a
+// minute); ingest indexes four subtrees of $(go env GOROOT)/src (net, go,
+// runtime, crypto: about 29 MB read); staleness runs 2 s and 15 edits;
+// server loads for 5 s. The report header states all of it.
+//
+// Where the quick time went (the last measured quick run of kernels + ann,
+// 2026-11-29, 20,000 base vectors: 245 s): index builds were 170 s of it
+// (IVF-PQ training alone 81 s; FAISS HNSW 30 s), the sweeps about 40 s
+// (points × engines × rounds × 0.1 s), ground truth and peer start-up the
+// rest. Builds are linear in n (k-means training per iteration, HNSW
+// inserts n log n), so QuickBase 10,000 roughly halves them; QPS at recall
+// 0.90 / 0.95 stays interpolatable (the curves still span 0.9–1.0 at
+// efSearch 10–256 and nprobe 1–64). The other quick suites' process CPU
+// seconds (measured 2026-11-29 on the shared machine, load average ~10 on
+// 2 cores, so wall times were 2–4× longer): kernels 3, lexical 61 (index
+// builds of four engines on the 86 MiB corpus, 18 quality runs, the g++
+// build of the Xapian driver), hybrid 17, ingest 3, staleness ≈ 4, server
+// ≈ 10. Expected quick total on 2 quiet cores: about 4 min (ann ≈ 2.5 min
+// is an estimate, not yet measured with QuickBase 10,000). Timings on a
+// machine shared with other jobs are longer and are not figures.
+//
+// # Emulated runs (ARM under qemu)
+//
+// The harness builds for arm64 (GOARCH=arm64 go build ./bench/...). Under
+// qemu-user it detects the emulation (DetectEmulation: /proc/cpuinfo
+// describes another architecture than GOARCH; STRATA_BENCH_EMULATED=1
+// forces it, --emulated too) and labels every timing "emulated, not a
+// performance figure" (report banner, plot titles, results.json
+// "emulated"). `make bench-arm64-smoke` runs the kernels suite (4 MiB
+// inputs, 10 ms per point when emulated) and the ann suite on a tiny
+// synthetic set (--synthetic 2000,50,24) with --no-peers: the peers
+// (g++ -march=native, Debian python, Node) are not available emulated.
+// --no-peers is refused unless the run is emulated. On a real arm64 host
+// nothing is emulated and every suite runs with its peers.
 package bench

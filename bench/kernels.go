@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -19,7 +20,9 @@ type kernelsSuite struct{}
 
 func init() { Register(kernelsSuite{}) }
 
-func (kernelsSuite) Name() string { return "kernels" }
+const kernelsSuiteName = "kernels"
+
+func (kernelsSuite) Name() string { return kernelsSuiteName }
 
 type kernelCase struct {
 	name, shape string
@@ -27,6 +30,44 @@ type kernelCase struct {
 	codes       float64 // codes scanned per call
 	bytes       float64 // input bytes streamed per call
 	fn          func()
+	// result runs the kernel once and returns its output (or a sample of
+	// it); every level must match the generic level within
+	// relTol·(|generic| + scale) per element (0: exactly).
+	result func() []float64
+	relTol float64
+	scale  float64
+}
+
+// sampleF returns 64 evenly spaced elements of xs (all if fewer).
+func sampleF(xs []float32) []float64 {
+	step := max(1, len(xs)/64)
+	var out []float64
+	for i := 0; i < len(xs); i += step {
+		out = append(out, float64(xs[i]))
+	}
+	return out
+}
+
+func sampleU16(xs []uint16) []float64 {
+	step := max(1, len(xs)/64)
+	var out []float64
+	for i := 0; i < len(xs); i += step {
+		out = append(out, float64(xs[i]))
+	}
+	return out
+}
+
+// checkKernel compares a level's result with the generic level's.
+func checkKernel(c kernelCase, level string, got, want []float64) error {
+	if len(got) != len(want) {
+		return fmt.Errorf("bench: kernels: %s %s at level %s: %d outputs, generic %d", c.name, c.shape, level, len(got), len(want))
+	}
+	for i := range got {
+		if d := math.Abs(got[i] - want[i]); d > c.relTol*(math.Abs(want[i])+c.scale) || math.IsNaN(got[i]) != math.IsNaN(want[i]) {
+			return fmt.Errorf("bench: kernels: %s %s at level %s differs from generic: output %d = %g, generic %g", c.name, c.shape, level, i, got[i], want[i])
+		}
+	}
+	return nil
 }
 
 func (kernelsSuite) Run(ctx context.Context, cfg Config, res *Results) error {
@@ -52,6 +93,11 @@ func (kernelsSuite) Run(ctx context.Context, cfg Config, res *Results) error {
 	if cfg.Quick {
 		big = 64 << 20
 		minTime = 50 * time.Millisecond
+	}
+	if cfg.Emulated {
+		// Correctness smoke under qemu: timings mean nothing, keep it short.
+		big = 4 << 20
+		minTime = 10 * time.Millisecond
 	}
 	if res.Machine.BandwidthGBs == 0 {
 		res.Machine.BandwidthGBs = asm.Bandwidth(2 * big)
@@ -100,8 +146,42 @@ func (kernelsSuite) Run(ctx context.Context, cfg Config, res *Results) error {
 		{name: "FastScan4", shape: fmt.Sprintf("m=%d n=%d queries=4", m4, n4), codes: 4 * float64(n4), bytes: float64(len(packed)), fn: func() { asm.FastScan4(packed, nb, m4, luts, outs) }},
 		{name: "SumFloat32", shape: fmt.Sprintf("n=%d", len(sum)), flops: float64(len(sum)), bytes: 4 * float64(len(sum)), fn: func() { sinkF += asm.SumFloat32(sum) }},
 	}
+	one := func(x float32) []float64 { return []float64{float64(x)} }
+	oneU := func(x uint32) []float64 { return []float64{float64(x)} }
+	sumAbs := 0.0
+	for _, v := range sum {
+		sumAbs += math.Abs(float64(v))
+	}
+	results := map[string]func() []float64{
+		"L2Sq":       func() []float64 { return one(asm.L2Sq(a, b)) },
+		"Dot":        func() []float64 { return one(asm.Dot(a, b)) },
+		"L2SqBatch":  func() []float64 { asm.L2SqBatch(q, x, out); return sampleF(out) },
+		"DotBatch":   func() []float64 { asm.DotBatch(q, x, out); return sampleF(out) },
+		"L2SqMany":   func() []float64 { asm.L2SqMany(xm, cm, d, outm); return sampleF(outm) },
+		"DotMany":    func() []float64 { asm.DotMany(xm, cm, d, outm); return sampleF(outm) },
+		"SQ8L2Sq":    func() []float64 { return one(asm.SQ8L2Sq(a, code, scale, offset)) },
+		"SQ8Dot":     func() []float64 { return one(asm.SQ8Dot(a, code, scale, offset)) },
+		"L2SqU8":     func() []float64 { return oneU(asm.L2SqU8(code, code2)) },
+		"DotU8":      func() []float64 { return oneU(asm.DotU8(code, code2)) },
+		"ADCScan8":   func() []float64 { asm.ADCScan8(codes8, m8, lut8, out8); return sampleF(out8) },
+		"FastScan4":  func() []float64 { asm.FastScan4(packed, nb, m4, luts, outs); return sampleU16(outs[len(outs)-1]) },
+		"SumFloat32": func() []float64 { return one(asm.SumFloat32(sum)) },
+	}
+	for i := range cases {
+		c := &cases[i]
+		c.result = results[c.name]
+		c.relTol, c.scale = 1e-3, 1
+		switch c.name {
+		case "L2SqU8", "DotU8", "FastScan4":
+			c.relTol = 0 // integer kernels: exact
+		case "SumFloat32":
+			// Summation order differs between levels: allow 1e-5 of Σ|x|.
+			c.scale = 1e-2 * sumAbs
+		}
+	}
 	for _, c := range cases {
 		generic := 0.0
+		var want []float64
 		for _, l := range asm.SupportedLevels() {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -110,8 +190,16 @@ func (kernelsSuite) Run(ctx context.Context, cfg Config, res *Results) error {
 			if err != nil {
 				return err
 			}
+			got := c.result()
 			ns := timeKernel(c.fn, minTime)
 			restore()
+			if l == asm.Generic {
+				want = got
+			} else if want != nil {
+				if err := checkKernel(c, l.String(), got, want); err != nil {
+					return err
+				}
+			}
 			if l == asm.Generic {
 				generic = ns
 			}

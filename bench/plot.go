@@ -28,6 +28,9 @@ func writePlots(dir string, res *Results) ([]string, error) {
 			sub = ", quick subset"
 		}
 		p.Title.Text = fmt.Sprintf("%s (n=%d, nq=%d, d=%d, %s%s), k=10, 1 thread", ds.Name, ds.N, ds.NQ, ds.D, ds.Metric, sub)
+		if res.Emulated {
+			p.Title.Text += "\n" + EmulatedLabel
+		}
 		p.X.Label.Text = "recall@10"
 		p.Y.Label.Text = "queries per CPU second (log scale)"
 		p.Y.Scale = plot.LogScale{}

@@ -13,13 +13,55 @@ func Report(res *Results, plots []string) string {
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	w("# Strata benchmark report\n\n")
 	w("Command: `%s`  \nSuites: %s. Started %s, finished %s. Schema %s (results.json).\n\n", res.Command, strings.Join(res.Suites, ", "), res.Started, res.Finished, res.Schema)
+	if res.Emulated {
+		w("**EMULATED RUN: every timing below is %s.** The run checks that the suites work on %s.\n\n", EmulatedLabel, res.Machine.GOARCH)
+	}
+	for _, e := range res.Errors {
+		w("**FAILED**:\n\n```\n%s\n```\n\n", strings.TrimSpace(e))
+	}
 	if res.Quick {
-		w("**Quick mode**: data sets are subsampled (see the data set table); figures are indicative only.\n\n")
+		var q []string
+		for _, s := range res.Suites {
+			switch s {
+			case annSuiteName:
+				q = append(q, fmt.Sprintf("real ANN data sets are subsampled to the first %d base vectors and %d queries (see the data set table), 6 efSearch points, 2 rounds of 0.1 s", QuickBase, QuickQueries))
+			case kernelsSuiteName:
+				if res.Emulated {
+					q = append(q, "kernels stream 4 MiB inputs for 10 ms per point (emulated)")
+				} else {
+					q = append(q, "kernels stream 64 MiB inputs for 50 ms per point")
+				}
+			case "lexical":
+				q = append(q, "the lexical suite times 1 round of 1 pass and 200 phrase queries")
+			case "hybrid":
+				q = append(q, "the hybrid bootstrap uses 2,000 resamples")
+			case ingestSuiteName:
+				q = append(q, fmt.Sprintf("the ingest suite indexes $(go env GOROOT)/src/{%s} only", strings.Join(IngestQuickRoots, ",")))
+			case stalenessSuiteName:
+				q = append(q, "the staleness api run lasts 2 s and the watch run makes 15 edits")
+			case serverSuiteName:
+				q = append(q, "the server load lasts 5 s")
+			}
+		}
+		w("**Quick mode**: %s; figures are indicative only.\n\n", strings.Join(q, "; "))
+	}
+	if len(res.SuiteSeconds) > 0 {
+		total := 0.0
+		var parts []string
+		for _, st := range res.SuiteSeconds {
+			total += st.Seconds
+			parts = append(parts, fmt.Sprintf("%s %.0f s", st.Suite, st.Seconds))
+		}
+		w("Suite wall times: %s; total %.0f s.\n\n", strings.Join(parts, ", "), total)
 	}
 	m := res.Machine
 	w("## Machine\n\n")
 	w("| | |\n|---|---|\n")
-	w("| CPU | %s |\n| SIMD flags | %s |\n| cores | %d |\n| memory | %.1f GiB |\n", m.CPUModel, strings.Join(m.CPUFlags, " "), m.Cores, float64(m.MemoryBytes)/(1<<30))
+	host := ""
+	if res.Emulated {
+		host = " (the host CPU, seen through the emulator)"
+	}
+	w("| CPU | %s%s |\n| SIMD flags | %s |\n| cores | %d |\n| memory | %.1f GiB |\n", m.CPUModel, host, strings.Join(m.CPUFlags, " "), m.Cores, float64(m.MemoryBytes)/(1<<30))
 	w("| Go | %s %s/%s |\n| kernel | %s |\n| asm level | %s (supported: %s) |\n", m.GoVersion, m.GOOS, m.GOARCH, m.Kernel, m.AsmLevel, strings.Join(m.AsmLevels, ", "))
 	if m.BandwidthGBs > 0 {
 		w("| read bandwidth | %.2f GB/s (asm.Bandwidth, one thread) |\n", m.BandwidthGBs)
@@ -202,8 +244,100 @@ func Report(res *Results, plots []string) string {
 		}
 		w("\n")
 	}
+	reportOtherRatios(w, res)
+	reportIngest(w, res)
+	reportStaleness(w, res)
+	reportServer(w, res)
 	for _, n := range res.Notes {
 		w("Note: %s\n\n", n)
 	}
 	return b.String()
+}
+
+// reportOtherRatios renders the ratios of the suites other than ann (the
+// lexical suite's headline: Strata / Xapian, FTS5, Bleve).
+func reportOtherRatios(w func(string, ...any), res *Results) {
+	bySuite := map[string][]Ratio{}
+	var suites []string
+	for _, r := range res.Ratios {
+		if r.Suite == annSuiteName {
+			continue
+		}
+		if _, ok := bySuite[r.Suite]; !ok {
+			suites = append(suites, r.Suite)
+		}
+		bySuite[r.Suite] = append(bySuite[r.Suite], r)
+	}
+	for _, s := range suites {
+		w("## %s: ratios Strata / peer (the headline)\n\n", s)
+		w("QPS ratios above 1: Strata is faster; time and bytes ratios below 1: Strata is faster or smaller; nDCG ratios above 1: Strata ranks better. Full tables in %s/report.md.\n\n", s)
+		w("| figure | peer | Strata | peer | Strata / peer | goal |\n|---|---|---:|---:|---:|---|\n")
+		for _, r := range bySuite[s] {
+			w("| %s | %s | %.4g | %.4g | %.3f | %s |\n", r.Figure, r.Peer, r.Strata, r.PeerVal, r.Value, r.Note)
+		}
+		w("\n")
+	}
+}
+
+func reportIngest(w func(string, ...any), res *Results) {
+	if len(res.Ingest) == 0 {
+		return
+	}
+	w("## Ingest: `searchd index` end to end (machine-specific)\n\n")
+	w("internal/ingest.Index into a collection created as `searchd index` creates it (code analyzer, lexical-only, WAL sync always) but with automatic flushing off, one pass, GOMAXPROCS %d; then one timed Flush (hot → warm) and one Archive (warm → cold). α_storage = tier bytes / raw text bytes read.\n\n", res.Ingest[0].GOMAXPRO)
+	w("| tree | files | chunks | raw MB | wall s | cpu s | files/s | MB/s | chunks/s | flush s | hot bytes (α) | warm bytes (α) | cold bytes (α) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	for _, r := range res.Ingest {
+		tier := map[string]TierSize{}
+		for _, t := range r.Tiers {
+			tier[t.Tier] = t
+		}
+		cold := tier["cold"].Skipped
+		if cold == "" {
+			cold = fmt.Sprintf("%d (%.3f)", tier["cold"].Bytes, tier["cold"].Alpha)
+		}
+		w("| %s | %d | %d | %.1f | %.2f | %.2f | %.0f | %.2f | %.0f | %.2f | %d (%.3f) | %d (%.3f) | %s |\n", r.Subset, r.Files, r.Chunks, float64(r.RawBytes)/1e6, r.WallS, r.CPUS, r.FilesS, r.MBs, r.ChunksS, r.FlushS,
+			tier["hot"].Bytes, tier["hot"].Alpha, tier["warm"].Bytes, tier["warm"].Alpha, cold)
+	}
+	w("\n")
+	for _, t := range res.Ingest[0].Tiers {
+		if t.Method != "" {
+			w("- %s: %s\n", t.Tier, t.Method)
+		}
+	}
+	w("\n")
+}
+
+func reportStaleness(w func(string, ...any), res *Results) {
+	if len(res.Staleness) == 0 {
+		return
+	}
+	w("## Staleness: E_stale under concurrent edits (must be 0)\n\n")
+	w("| mode | seconds | docs | writers / readers | writes | queries | overlapping reads | hits checked | **E_stale** | unverified stale | fresh lag p50 / max ms |\n|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---|\n")
+	for _, r := range res.Staleness {
+		lag := ""
+		if r.Mode == "watch" {
+			lag = fmt.Sprintf("%.1f / %.1f", r.LagP50Ms, r.LagMaxMs)
+		}
+		w("| %s | %.1f | %d | %d / %d | %d | %d | %d | %d | **%d** | %d | %s |\n", r.Mode, r.Seconds, r.Docs, r.Writers, r.Readers, r.Writes, r.Queries, r.Overlapping, r.Hits, r.EStale, r.UnverifiedStale, lag)
+	}
+	w("\n")
+	for _, r := range res.Staleness {
+		w("- %s: %s\n", r.Mode, r.Note)
+	}
+	w("\n")
+}
+
+func reportServer(w func(string, ...any), res *Results) {
+	if len(res.Server) == 0 {
+		return
+	}
+	w("## Server: bounded loopback load (machine-specific)\n\n")
+	for _, r := range res.Server {
+		w("`%s` (%s); the client and the server share this machine's cores.\n\n", r.Command, r.Params)
+		w("| op | count | ops/s | p50 ms | p99 ms | max ms | errors |\n|---|---:|---:|---:|---:|---:|---:|\n")
+		for _, o := range r.Ops {
+			w("| %s | %d | %.0f | %.2f | %.2f | %.2f | %d |\n", o.Op, o.Count, o.OpsS, o.P50Ms, o.P99Ms, o.MaxMs, o.Errors)
+		}
+		w("\n")
+	}
 }

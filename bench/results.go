@@ -22,7 +22,28 @@ type Results struct {
 	Kernels  []KernelPoint `json:"kernels,omitempty"`
 	ANN      []ANNRun      `json:"ann,omitempty"`
 	Ratios   []Ratio       `json:"ratios"`
-	Notes    []string      `json:"notes,omitempty"`
+	// Ingest and Staleness are the runs of the ingest and staleness
+	// suites (ingest.go, staleness.go).
+	Ingest    []IngestRun    `json:"ingest,omitempty"`
+	Staleness []StalenessRun `json:"staleness,omitempty"`
+	// Server holds the server suite's `searchd loadtest` runs.
+	Server []ServerRun `json:"server,omitempty"`
+	// Emulated is set when the run was under an emulator: no timing in
+	// the file is a performance figure.
+	Emulated bool     `json:"emulated,omitempty"`
+	Notes    []string `json:"notes,omitempty"`
+	// SuiteSeconds is each finished suite's wall time (the quick-mode
+	// budget is checked against it).
+	SuiteSeconds []SuiteTime `json:"suite_seconds,omitempty"`
+	// Errors lists suites that failed (the run stopped there; the command
+	// exits non-zero). Empty on success.
+	Errors []string `json:"errors,omitempty"`
+}
+
+// SuiteTime is one suite's wall time in seconds.
+type SuiteTime struct {
+	Suite   string  `json:"suite"`
+	Seconds float64 `json:"seconds"`
 }
 
 // Machine is the header every report carries.

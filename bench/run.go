@@ -12,10 +12,17 @@ import (
 )
 
 // Run runs the named suites in order and writes cfg.OutDir/results.json,
-// report.md and the PNG plots. It returns the results also on a suite
-// error (partial, not written).
+// report.md and the PNG plots. A suite error stops the run: what was
+// measured so far is still written, with the error in Results.Errors, and
+// the error is returned (the command exits non-zero).
 func Run(ctx context.Context, cfg Config, suites []string) (*Results, error) {
 	cfg = cfg.EnsureDefaults()
+	if !cfg.Emulated {
+		if emu, why := DetectEmulation(); emu {
+			cfg.Emulated = true
+			cfg.logf("emulation detected (%s): timings are %s", why, EmulatedLabel)
+		}
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -40,21 +47,36 @@ func Run(ctx context.Context, cfg Config, suites []string) (*Results, error) {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
 	res := &Results{
-		Schema:  SchemaVersion,
-		Command: cfg.Command,
-		Started: time.Now().UTC().Format(time.RFC3339),
-		Suites:  suites,
-		Quick:   cfg.Quick,
-		Threads: cfg.Threads,
-		Machine: probeMachine(),
-		Peers:   []PeerInfo{},
-		Ratios:  []Ratio{},
+		Schema:   SchemaVersion,
+		Command:  cfg.Command,
+		Started:  time.Now().UTC().Format(time.RFC3339),
+		Suites:   suites,
+		Quick:    cfg.Quick,
+		Threads:  cfg.Threads,
+		Machine:  probeMachine(),
+		Peers:    []PeerInfo{},
+		Ratios:   []Ratio{},
+		Emulated: cfg.Emulated,
+	}
+	if cfg.Emulated {
+		res.Notes = append(res.Notes, "Every timing in this run is "+EmulatedLabel+" (user-mode emulation): the run checks that the suites work on this architecture.")
+	}
+	if cfg.NoPeers {
+		res.Notes = append(res.Notes, "Peers disabled (--no-peers, emulated run): peer engines are not available emulated, so no ratios were computed.")
 	}
 	for _, s := range ss {
 		cfg.logf("== suite %s", s.Name())
+		t0 := time.Now()
 		if err := s.Run(ctx, cfg, res); err != nil {
-			return res, fmt.Errorf("bench: suite %s: %w", s.Name(), err)
+			err = fmt.Errorf("bench: suite %s: %w", s.Name(), err)
+			res.Errors = append(res.Errors, err.Error())
+			res.Finished = time.Now().UTC().Format(time.RFC3339)
+			if werr := WriteOutputs(cfg.OutDir, res); werr != nil {
+				cfg.logf("writing partial results: %v", werr)
+			}
+			return res, err
 		}
+		res.SuiteSeconds = append(res.SuiteSeconds, SuiteTime{Suite: s.Name(), Seconds: time.Since(t0).Seconds()})
 	}
 	res.Finished = time.Now().UTC().Format(time.RFC3339)
 	if err := WriteOutputs(cfg.OutDir, res); err != nil {

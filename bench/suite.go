@@ -34,6 +34,23 @@ type Config struct {
 	// Synthetic, when set, replaces the real data sets of the ann suite
 	// with this generated one (used by the harness's own test).
 	Synthetic *SyntheticSpec
+	// IngestRoot, when set, is the tree the ingest suite indexes instead
+	// of $(go env GOROOT)/src (tests).
+	IngestRoot string
+	// Staleness, when set, sizes the staleness suite (tests); default
+	// stalenessParams.
+	Staleness *StalenessParams
+	// Server, when set, sizes the server suite (tests); default
+	// serverParams (quick: 5 s, full: 30 s; 8 clients).
+	Server *ServerParams
+	// Emulated marks a run under an emulator (qemu-user): every timing is
+	// labelled "emulated, not a performance figure". Default: detected
+	// (DetectEmulation), or forced by STRATA_BENCH_EMULATED=1.
+	Emulated bool
+	// NoPeers runs the suites without peer engines (only allowed together
+	// with Emulated: peers are not available emulated). Suites that need
+	// a peer then measure Strata alone and say so.
+	NoPeers bool
 	// Log receives progress lines. Default io.Discard.
 	Log io.Writer
 	// Command is recorded in results.json.
@@ -56,6 +73,12 @@ func (c Config) Validate() error {
 	}
 	if c.Threads < 0 {
 		errs = append(errs, fmt.Sprintf("bench: Config.Threads = %d, want ≥ 1", c.Threads))
+	}
+	if c.NoPeers && !c.Emulated {
+		errs = append(errs, "bench: Config.NoPeers is only allowed for emulated runs (a missing peer is an error)")
+	}
+	if s := c.Staleness; s != nil && (s.Docs < 1 || s.Writers < 1 || s.Readers < 1 || s.Writers > s.Docs || s.Duration <= 0 || s.Edits < 1) {
+		errs = append(errs, fmt.Sprintf("bench: Staleness %+v: want Docs ≥ Writers ≥ 1, Readers ≥ 1, Duration > 0, Edits ≥ 1", *s))
 	}
 	if s := c.Synthetic; s != nil {
 		if s.N < 20 || s.NQ < 1 || s.D < 1 {

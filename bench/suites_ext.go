@@ -39,6 +39,13 @@ func (lexicalSuite) Run(ctx context.Context, cfg Config, res *Results) error {
 	if err := writeSub(dir, r, r.Markdown()); err != nil {
 		return err
 	}
+	plots, err := writeLexicalPlots(dir, r, cfg.Emulated)
+	if err != nil {
+		return err
+	}
+	for _, p := range plots {
+		res.Notes = append(res.Notes, "lexical suite: bar chart lexical/"+p)
+	}
 	for _, p := range r.Peers {
 		res.Peers = append(res.Peers, PeerInfo{Engine: p.Engine, Version: p.Version, Driver: p.Driver})
 	}

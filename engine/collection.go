@@ -34,6 +34,8 @@ type Collection struct {
 	// see no concurrent write between listing and deleting.
 	writeMu sync.Mutex
 	closed  atomic.Bool
+	shape   shapeState         // shape.go: cursor key, retained snapshots
+	emb     collectionEmbedder // embedding.go: the live embedder
 
 	// testHookRetriever, if set, runs at the start of each retriever
 	// ("lexical", "dense") in Search. Tests only.
@@ -87,6 +89,10 @@ func openCollection(db *DB, name, dir string, o CollectionOptions) (*Collection,
 		return nil, fmt.Errorf("engine: collection %q: %w", name, err)
 	}
 	c.store = st
+	if err := c.attachConfiguredEmbedder(); err != nil { // embedding.go
+		_ = st.Close()
+		return nil, fmt.Errorf("engine: collection %q: %w", name, err)
+	}
 	return c, nil
 }
 
@@ -109,6 +115,7 @@ func (c *Collection) close() error {
 	}
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
+	c.shape.releaseAll() // shape.go
 	return c.store.Close()
 }
 
@@ -144,7 +151,10 @@ func (c *Collection) validateOpts() contract.ValidateOptions {
 // and never the replaced ones. docs are validated first
 // (contract.ValidateDocuments plus the collection's IndexedFields schema):
 // every problem comes back in one *contract.ValidationError. A document
-// without a VersionHash gets BLAKE3-256 of its Content. Errors: validation,
+// without a VersionHash gets BLAKE3-256 of its Content. Documents with
+// content and no vector are embedded by the collection's live embedder, in
+// one call, before the WAL append (embedding.go; ErrNoEmbedder when the
+// collection records a model and none is attached). Errors: validation,
 // ErrConflict (IfMatch), ErrClosed, the context's error, tier write errors
 // (tier.ErrReadOnly after an I/O failure).
 func (c *Collection) Upsert(ctx context.Context, docs []contract.Document, opts ...WriteOption) (uint64, error) {
@@ -156,6 +166,15 @@ func (c *Collection) Upsert(ctx context.Context, docs []contract.Document, opts 
 		o(&wo)
 	}
 	if err := c.validateDocs(docs); err != nil {
+		return 0, err
+	}
+	// Redaction at ingest (redact.go), before anything derives from the
+	// text (embedding, postings, doc store).
+	docs = c.redactDocs(docs)
+	// Embedding (embedding.go): text-only documents get vectors from the
+	// live embedder, in one call, before the WAL append.
+	docs, err := c.embedDocs(ctx, docs)
+	if err != nil {
 		return 0, err
 	}
 	var b tier.Batch

@@ -62,9 +62,9 @@
 // Collection.Search(ctx, contract.Query) (contract.Result, error):
 //
 //  1. defaults and validation (dimension, multi-tenancy, principal);
-//     a dense or hybrid query with Text and no Vector fails with
-//     ErrNoEmbedder (collections have no embedder yet) — never silently
-//     lexical;
+//     a dense or hybrid query with Text and no Vector is embedded by the
+//     collection's live embedder (see "Embedding"), and without one fails
+//     with ErrNoEmbedder — never silently lexical;
 //  2. scope (namespace prefix, URI prefix) + principal ACL (an empty
 //     document ACL means readable by every principal allowed its
 //     namespace) + metadata filter (contract.Filter.Match semantics) are
@@ -218,10 +218,108 @@
 // the live hash ("reread"). Other URI schemes cannot be checked and are
 // kept as they are.
 //
+// # Redaction
+//
+// CollectionOptions.Redact ("auto", the default: external_unverified
+// documents only; "always"; "off") removes credentials and high-entropy
+// secrets in Upsert, after validation and before anything derives from the
+// text (embedding, postings, vectors, the WAL and the doc store): once a
+// secret is in an index it cannot be taken back without a rebuild.
+// RedactSecrets replaces each one in Content and in string (and
+// string-list) metadata values with "[REDACTED:<rule-id>]". The rules are a
+// curated subset of gitleaks v8.30.1's default rules, embedded as data with
+// their keyword pre-filters and entropy thresholds (MIT licence; cloud
+// keys: AWS AKIA/ASIA…, GCP API keys, Azure AD client secrets; PEM private
+// keys, also inside a GCP service-account JSON; GitHub, GitLab, Slack,
+// Stripe, npm, PyPI, OpenAI, Anthropic … tokens; JWTs; gitleaks'
+// generic-api-key: a high-entropy value assigned to a secret-ish name),
+// plus "bearer-token" and "password-assignment" (password= / secret: /
+// api_key= with a literal value). Why not import gitleaks itself, with
+// measurements: redact.go. A redacted document gets metadata
+// MetaRedactions ("redactions", the count) and MetaRedactionRules
+// ("redaction_rules", sorted rule ids); its VersionHash, when not given, is
+// BLAKE3-256 of the Content before redaction (the source bytes). A
+// document without a secret is stored byte-identical, without those keys.
+// The caller's documents are never modified. Vectors supplied by the
+// caller are stored as given (embed redacted text to keep secrets out of
+// them); SourceURI, ID and namespace are not redacted.
+// Cost (BenchmarkRedactSecrets on the shared 2-core dev machine, under
+// load, so noisy): 13–37 MB/s on Go source (net/http/transport.go);
+// 2–7 MB/s on text where nearly every line holds password, token or key.
+// On 1.5 MB of Go standard-library source (net/http, strings,
+// encoding/json, os) no rule fired.
+//
+// # Result shaping
+//
+// Search pages, collapses and highlights (shape.go) around the pipeline
+// above; the shaping sits between fusion and verification:
+//
+//   - Pagination: a full page (TopK hits) whose MaxTopK window is not
+//     exhausted carries Result.NextCursor; pass it as Query.Cursor with
+//     the same query (only TopK — the page size —, Budget and Cursor may
+//     change; anything else, including the principal or the collection, is
+//     a *contract.ValidationError at query.cursor, as is a forged or
+//     corrupted cursor). The cursor is base64url of (format version, epoch,
+//     a 16-byte query fingerprint, FNV-1a-32 hashes of the doc ids already
+//     returned, ≤ 1000 × 4 bytes), signed with HMAC-SHA256 (16 bytes) under
+//     a per-DB 32-byte key in <db dir>/cursor.key (CursorKeyFile, created
+//     atomically by the first search that issues a cursor; reopening keeps
+//     it). Page p is computed at depth = hits returned so far + TopK ≤
+//     MaxTopK (so a client can page through at most the top 1000) and is
+//     the next TopK hits of that list not returned before; dropped hits
+//     (stale, below min_score) count as returned. Pages are read at the
+//     epoch of page 1: the snapshot is retained for CursorRetention (60 s)
+//     after each page, at most 32 per collection (a retained snapshot holds
+//     back compaction of what it sees). When it is gone (expired, evicted,
+//     reopened), the page is computed at the newest epoch (Result.Epoch
+//     says which): a hit already returned is never repeated, but documents
+//     written, changed or deleted since may appear, move past the page
+//     boundary unseen, or vanish. At one epoch the pages concatenate to
+//     the single top-(p·TopK) result wherever retrieval is exact (BM25,
+//     the MemTable scan, and warm HNSW while the depth stays ≤ its
+//     efSearch, 64); deeper HNSW pages can differ from one big query as
+//     any two efSearch values do, still without duplicates. A seen-id hash
+//     collision (probability ≈ returned/2³² per candidate) would skip a hit.
+//   - Collapse: Query.Collapse = n keeps at most n hits per source file
+//     (SourceURI without its #fragment; hits without a SourceURI are never
+//     collapsed) in rank order; hits of earlier pages count towards their
+//     file's quota. Retrieval starts 4× deeper and is repeated 4× deeper
+//     (up to MaxTopK) while the page is short and the list was full, so a
+//     collapsed query returns TopK hits whenever that many remain within
+//     the top 1000. Collapsed hits are not listed in Result.Dropped.
+//   - Highlighting: Query.Highlight sets Envelope.Highlights, the byte
+//     spans [start, end) in the final (verified, staged) Content of every
+//     token the collection's analyzer turns into a query term: the query's
+//     should, must and phrase terms and identifier parts (so userName
+//     marks user_name's "user" and "name" and getUserName's "UserName"),
+//     stemmed forms under the prose analyzer, prefix* expansions; not
+//     -excluded terms. Phrases mark their terms wherever they occur.
+//     Spans are sorted, overlapping or touching ones merged, and start and
+//     end on rune boundaries.
+//
+// # Embedding
+//
+// A collection records its embedding model in its config
+// (CollectionOptions.Embedding: model name and dimension = Dim). The live
+// embedder (an embed.Embedder, e.g. embed.Client for an OpenAI-compatible
+// server) is attached by model name at open or create time
+// (Options.Embedders) or later (Collection.SetEmbedder); a model name or
+// dimension that differs is ErrEmbedderMismatch, and so is attaching one
+// to a collection that records no model. With it attached, a dense or
+// hybrid query with text and no vector is embedded (one Embed call,
+// before the Budget deadline starts), and Upsert embeds, in one Embed
+// call, the (redacted) Content of every document with content and no
+// vector before the WAL append; the output is checked (count, dimension,
+// finite, non-zero in a cosine collection) and a failure writes nothing.
+// Without one, such queries fail with ErrNoEmbedder (a validation error),
+// and so do such writes in a collection that records a model; a
+// collection without a model stores them without vectors (lexical only).
+// Code: embedding.go.
+//
 // # Errors
 //
 // ErrClosed, ErrNotFound, ErrExists, ErrBadName, ErrConflict,
-// ErrNoEmbedder, ErrCorrupt (a malformed collection config, naming the
+// ErrNoEmbedder, ErrEmbedderMismatch, ErrCorrupt (a malformed collection config, naming the
 // file); *contract.ValidationError for invalid input; tier errors
 // (tier.ErrReadOnly after a WAL I/O failure, tier.ErrCorrupt with file and
 // offset) wrapped with the collection name.
@@ -235,7 +333,7 @@
 // lazily from the mapping), and the first query after the segment set
 // changes builds the catalog (metadata decoded per row).
 // The number column is in version order, not sorted by value. There is no
-// embedder, redaction, cursor pagination, collapse, highlighting, Flush,
+// Flush,
 // Compact, Archive, Promote or Snapshot method yet, and no selectivity-based
 // choice between pre-filtering and exact scoring (the hot tier is always
 // scanned exactly).

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stratasearch/strata/engine/embed"
 	"github.com/stratasearch/strata/engine/tier/wal"
 )
 
@@ -18,6 +19,12 @@ type Options struct {
 	// Logger receives recovery warnings from every collection's store.
 	// Default slog.Default().
 	Logger *slog.Logger
+	// Embedders are live embedders by model name (embed.Embedder.Model()):
+	// a collection whose config records an embedding model
+	// (CollectionOptions.Embedding) gets the one of that name attached when
+	// it is opened or created; Collection.SetEmbedder attaches one later.
+	// See embedding.go. Default none.
+	Embedders map[string]embed.Embedder
 }
 
 // EnsureDefaults fills zero fields with their defaults.
@@ -27,9 +34,9 @@ func (o *Options) EnsureDefaults() {
 	}
 }
 
-// Validate reports every problem with o (none are possible today; it exists
-// so every package's options are handled alike).
-func (o *Options) Validate() error { return nil }
+// Validate reports every problem with o: an Embedders entry that is nil or
+// whose key is not its model name.
+func (o *Options) Validate() error { return errors.Join(o.validateEmbedders()...) }
 
 // FieldType is the type of an indexed metadata field.
 type FieldType string
@@ -120,6 +127,18 @@ type CollectionOptions struct {
 	// DefaultMemTableSizeBytes = 64 MiB; a negative value turns automatic
 	// flushing off.
 	MemTableSizeBytes int64 `json:"memtable_size_bytes,omitempty"`
+	// Redact is the redaction-at-ingest policy (engine/redact.go): "auto"
+	// (the default: documents whose Trust is external_unverified),
+	// "always" or "off". Credentials and high-entropy secrets are replaced
+	// by "[REDACTED:<rule-id>]" before the text reaches postings, vectors
+	// or the doc store; see RedactSecrets and the package doc "Redaction".
+	Redact string `json:"redact,omitempty"`
+	// Embedding records the embedding model of the collection's vectors
+	// (embedding.go): its name and dimension (= Dim). With it, a live
+	// embedder of that model (Options.Embedders, Collection.SetEmbedder)
+	// embeds text-only queries and documents. Default nil: no model, the
+	// collection takes only caller-supplied vectors.
+	Embedding *EmbeddingConfig `json:"embedding,omitempty"`
 }
 
 // DefaultMemTableSizeBytes is CollectionOptions.MemTableSizeBytes's
@@ -168,6 +187,14 @@ func (o *CollectionOptions) EnsureDefaults() {
 	if o.MemTableSizeBytes == 0 {
 		o.MemTableSizeBytes = DefaultMemTableSizeBytes
 	}
+	if o.Redact == "" {
+		o.Redact = RedactAuto
+	}
+	if o.Embedding != nil && o.Embedding.Dim == 0 { // embedding.go
+		e := *o.Embedding
+		e.Dim = o.Dim
+		o.Embedding = &e
+	}
 }
 
 // Validate reports every problem with o (call after EnsureDefaults).
@@ -210,6 +237,12 @@ func (o *CollectionOptions) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("engine: collection option HybridDefault = %q, want rerank-maxnorm or rrf", o.HybridDefault))
 	}
+	switch o.Redact {
+	case RedactAuto, RedactAlways, RedactOff:
+	default:
+		errs = append(errs, fmt.Errorf("engine: collection option Redact = %q, want auto, always or off", o.Redact))
+	}
+	errs = append(errs, o.validateEmbedding()...) // embedding.go
 	names := make([]string, 0, len(o.IndexedFields))
 	for f := range o.IndexedFields {
 		names = append(names, f)

@@ -52,6 +52,9 @@ type retrieved struct {
 //     global statistics) and dense (MemTable brute force + warm HNSW) run
 //     in parallel under the deadline q.Budget. If it expires
 //     first, the result holds what completed, with Partial and Reason set.
+//     When q.Tiers includes cold, the cold archives join both (archive.go
+//     addCold: in-memory BM25 per archive, ADC scan + exact rerank); hot
+//     and warm are always searched.
 //  4. Hybrid results are fused: with no fusion parameter set, by the
 //     collection's HybridDefault ("rerank-maxnorm": the BM25 top
 //     RerankWindow re-ranked with their exact dense similarity by
@@ -67,8 +70,14 @@ type retrieved struct {
 //     MaxTokensPerHit set, hits are staged (contract.Stage) and Hits hold
 //     the sanitised, possibly truncated envelopes (SearchStaged also returns
 //     the framed text).
+//  7. Result shaping (shape.go; package doc "Result shaping"): between
+//     fusion and verification the fused list is cut to the page a
+//     Query.Cursor asks for and collapsed by source file (Query.Collapse);
+//     Result.NextCursor continues a full page; Query.Highlight sets
+//     Envelope.Highlights on the final contents.
 //
-// Errors: validation, ErrNoEmbedder, ErrClosed, context cancellation by the
+// Errors: validation (including a cursor of another query, or forged),
+// ErrNoEmbedder, ErrClosed, context cancellation by the
 // caller (a Budget expiry is a Partial result, not an error).
 func (c *Collection) Search(ctx context.Context, q contract.Query) (contract.Result, error) {
 	res, _, err := c.search(ctx, q)
@@ -98,6 +107,11 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 	if err := c.check(ctx); err != nil {
 		return res, nil, err
 	}
+	// Result shaping (shape.go): cursor, collapse, highlight and
+	// NextCursor wrap this search, which they call with a shaper.
+	if shaperFrom(ctx) == nil {
+		return c.searchShaped(ctx, q)
+	}
 	fusionUnset := q.Fusion.Method == "" && q.Fusion.K == 0 && len(q.Fusion.Weights) == 0 && q.Fusion.Window == 0
 	q.EnsureDefaults()
 	rerank := q.Mode == contract.Hybrid && fusionUnset && c.o.HybridDefault != HybridRRF
@@ -107,13 +121,10 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 	if fe, bad := c.zeroCosine(q.Vector, []any{"query", "vector"}); bad {
 		return res, nil, &contract.ValidationError{Errors: []contract.FieldError{fe}}
 	}
-	if len(q.Vector) == 0 && (q.Mode == contract.Dense || q.Mode == contract.Hybrid) {
-		ve := &contract.ValidationError{Errors: []contract.FieldError{{
-			Loc: []any{"query", "vector"}, InputValue: nil, ErrorType: contract.ErrTypeMissing,
-			Message:        fmt.Sprintf("%s mode needs a query vector: the collection has no embedder configured to embed the text", q.Mode),
-			ExpectedDomain: fmt.Sprintf("float32[%d]", c.o.Dim),
-		}}}
-		return res, nil, fmt.Errorf("%w: %w", ErrNoEmbedder, ve)
+	// Query embedding (embedding.go): text and no vector in dense or
+	// hybrid mode → the live embedder, or ErrNoEmbedder.
+	if err := c.embedQuery(ctx, &q); err != nil {
+		return res, nil, err
 	}
 	parent := ctx
 	if q.Budget > 0 {
@@ -122,23 +133,23 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 		defer cancel()
 	}
 
-	sn := c.store.Snapshot()
+	sn, release := c.shapeSnapshot(ctx) // shape.go: the cursor's pinned epoch
 	res.Epoch = sn.Epoch()
 	// Key space of this query: the warm rows (catalog order), then the
 	// MemTable's versions (key nW + version).
 	hot, _ := sn.MemLexical().(*hotIndex)
 	if hot == nil {
-		sn.Close()
+		release()
 		return res, nil, fmt.Errorf("engine: MemTable has no lexical index")
 	}
 	wc, err := c.warmCatalog(sn)
 	if err != nil {
-		sn.Close()
+		release()
 		return res, nil, err
 	}
 	seg, memInfos, err := hot.view()
 	if err != nil {
-		sn.Close()
+		release()
 		return res, nil, err
 	}
 	nW := uint32(len(wc.infos))
@@ -215,6 +226,17 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 		}
 	}
 
+	// --- cold tier hook (archive.go): only when q.Tiers includes cold ---
+	if q.HasTier(contract.Cold) {
+		cq := coldQuery{sn: sn, infos: infos, views: views, bases: bases, keyOf: keyOf, allowDoc: allowDoc}
+		if err := c.addCold(&q, &cq); err != nil {
+			release()
+			return res, nil, err
+		}
+		sn, infos, views, bases, keyOf = cq.sn, cq.infos, cq.views, cq.bases, cq.keyOf
+	}
+	// --- end cold tier hook ---
+
 	depth, denseDepth := q.TopK, q.TopK
 	switch {
 	case rerank:
@@ -277,7 +299,7 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 	}
 	// The snapshot stays pinned until every retriever returned, even those
 	// a deadline left behind.
-	go func() { wg.Wait(); sn.Close() }()
+	go func() { wg.Wait(); release() }()
 
 	got := map[string]retrieved{}
 	var missing []string
@@ -318,6 +340,7 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 	if err != nil {
 		return res, nil, err
 	}
+	hits = shaperFrom(ctx).page(hits) // shape.go: cursor page + collapse
 	hits, dropped := c.verifyHits(&q, hits)
 	res.Dropped = append(res.Dropped, dropped...)
 	kept := hits[:0]

@@ -13,6 +13,18 @@ cd "$(dirname "$0")/.."
 # qemu-user for the emulated CPU paths; the peer engines for the bench harness test.
 "$(dirname "$0")/ensure-apt.sh" qemu-user-static
 "$(dirname "$0")/peers.sh"
+# Node tools the tests drive (pinned by their package-lock.json files):
+# DuckDB reads the cold tier's Parquet files back (engine/tier), and the
+# bundled USE-Lite embed server backs the hybrid main-job test
+# (cmd/searchd). Under CI=true a test whose tool is missing fails.
+if command -v node >/dev/null; then
+	for d in tools/parquet-check tools/embed-server; do
+		if [ ! -d "$d/node_modules" ] || [ "$d/package-lock.json" -nt "$d/node_modules" ]; then
+			(cd "$d" && npm ci --no-audit --no-fund --loglevel=error)
+		fi
+	done
+	if [ "${CI:-}" = true ]; then export STRATA_REQUIRE_EMBEDDER=1; fi
+fi
 
 step() { printf '\n=== %s (%s)\n' "$*" "$(date +%T)"; }
 start=$(date +%s)

@@ -113,13 +113,16 @@ func TestTopKAgreesWithXapian(t *testing.T) {
 		t.Fatal(err)
 	}
 	views := []bm25.View{{Seg: seg}}
-	for _, op := range []string{"or", "and"} {
+	for _, op := range []string{"or", "and", "phrase"} {
 		want := make([][]int64, len(queries))
 		all := make([][]int64, len(queries))
 		for i, q := range queries {
 			query := bm25.Query{Should: q}
-			if op == "and" {
+			switch op {
+			case "and":
 				query = bm25.Query{Must: q}
+			case "phrase":
+				query = phraseQuery(q)
 			}
 			p := bm25.DefaultSearchParams()
 			for _, k := range []int{10, 100} {
@@ -153,27 +156,53 @@ func TestTopKAgreesWithXapian(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkReport(t, r, len(queries))
+			if op == "phrase" {
+				// Phrase weights differ (Xapian: the sum of the slot
+				// weights, no phrase frequency); compare match sets.
+				r, err = xp.query(ctx, qfile, op, 100, 1, len(queries))
+				if err != nil {
+					t.Fatal(err)
+				}
+				sameSets(t, "xapian "+op, qlines, r.Results, all)
+				continue
+			}
 			for i := range queries {
 				if !slices.Equal(r.Results[i], want[i]) {
 					t.Errorf("%s pretok=%v query %q: xapian %v, strata %v", op, mode, qlines[i], r.Results[i], want[i])
 				}
 			}
 		}
-		fp := peerConfig{engine: PeerFTS5, bin: dr.FTS5, index: filepath.Join(dir, "f.db"), analysis: "unicode61"}
-		if _, err := fp.buildIndex(ctx, corpus); err != nil {
-			t.Fatal(err)
-		}
-		r, err := fp.query(ctx, qfile, op, 100, 1, len(queries))
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkReport(t, r, len(queries))
-		for i := range queries {
-			got := slices.Sorted(slices.Values(r.Results[i]))
-			exp := slices.Sorted(slices.Values(all[i]))
-			if !slices.Equal(got, exp) {
-				t.Errorf("%s fts5 query %q: matches %v, strata %v", op, qlines[i], got, exp)
+		// FTS5 and Bleve use other BM25 variants (Bleve: avgdl from the
+		// vocabulary size); they must return the same matching sets.
+		for _, p := range []peerConfig{
+			{engine: PeerFTS5, bin: dr.FTS5, index: filepath.Join(dir, "f.db"), analysis: "unicode61"},
+			{engine: PeerBleve, bin: dr.Bleve, index: filepath.Join(dir, "b-pretok"), analysis: "none", pretok: true},
+			{engine: PeerBleve, bin: dr.Bleve, index: filepath.Join(dir, "b-raw"), analysis: "none"},
+		} {
+			ir, err := p.buildIndex(ctx, corpus)
+			if err != nil {
+				t.Fatal(err)
 			}
+			if ir.Docs != len(docs) || ir.IndexBytes <= 0 || ir.Version == "" {
+				t.Fatalf("%s index report %+v", p.engine, ir)
+			}
+			r, err := p.query(ctx, qfile, op, 100, 1, len(queries))
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkReport(t, r, len(queries))
+			sameSets(t, p.engine+" "+p.mode()+" "+op, qlines, r.Results, all)
+		}
+	}
+}
+
+func sameSets(t *testing.T, what string, qlines []string, got, want [][]int64) {
+	t.Helper()
+	for i := range qlines {
+		g := slices.Sorted(slices.Values(got[i]))
+		w := slices.Sorted(slices.Values(want[i]))
+		if !slices.Equal(g, w) {
+			t.Errorf("%s query %q: matches %v, strata %v", what, qlines[i], g, w)
 		}
 	}
 }
@@ -248,25 +277,25 @@ func TestRunSchema(t *testing.T) {
 	if m["schema"] != SchemaVersion {
 		t.Errorf("schema %v", m["schema"])
 	}
-	if len(res.Peers) != 2 || res.Peers[0].Version == "" || res.Peers[1].Version == "" {
+	if len(res.Peers) != 3 || res.Peers[0].Version == "" || res.Peers[1].Version == "" || res.Peers[2].Version == "" {
 		t.Errorf("peers %+v", res.Peers)
 	}
-	if res.Corpus.Files != 60 || res.Corpus.Queries != 50 {
+	if res.Corpus.Files != 60 || res.Corpus.Queries != 50 || res.Corpus.Phrases != 50 {
 		t.Errorf("corpus %+v", res.Corpus)
 	}
-	if len(res.Speed) != 3 {
+	if len(res.Speed) != 4 {
 		t.Fatalf("%d speed rows", len(res.Speed))
 	}
 	byEngine := map[string]SpeedRow{}
 	for _, s := range res.Speed {
 		byEngine[s.Engine] = s
-		if s.IndexBytes <= 0 || s.IndexWallS <= 0 || s.OR.QPSWall <= 0 || s.AND.QPSWall <= 0 || len(s.OR.PassWallS) != 4 {
+		if s.IndexBytes <= 0 || s.IndexWallS <= 0 || s.OR.QPSWall <= 0 || s.AND.QPSWall <= 0 || s.Phrase.QPSWall <= 0 || len(s.OR.PassWallS) != 4 {
 			t.Errorf("speed row %s incomplete: %+v", s.Engine, s)
 		}
 		// Same tokens, same queries: the engines must agree on how many
 		// documents match (each OR query returns min(10, matches)).
-		if s.OR.Hits != res.Speed[0].OR.Hits || s.AND.Hits != res.Speed[0].AND.Hits {
-			t.Errorf("%s hits OR %d AND %d, strata %d %d", s.Engine, s.OR.Hits, s.AND.Hits, res.Speed[0].OR.Hits, res.Speed[0].AND.Hits)
+		if s.OR.Hits != res.Speed[0].OR.Hits || s.AND.Hits != res.Speed[0].AND.Hits || s.Phrase.Hits != res.Speed[0].Phrase.Hits {
+			t.Errorf("%s hits OR %d AND %d phrase %d, strata %d %d %d", s.Engine, s.OR.Hits, s.AND.Hits, s.Phrase.Hits, res.Speed[0].OR.Hits, res.Speed[0].AND.Hits, res.Speed[0].Phrase.Hits)
 		}
 	}
 	if len(byEngine["strata"].ORByWords) == 0 || len(byEngine[PeerXapian].ORByWords) != len(byEngine["strata"].ORByWords) {
@@ -285,8 +314,8 @@ func TestRunSchema(t *testing.T) {
 			}
 		}
 	}
-	if nr != 14 {
-		t.Errorf("%d speed ratios, want 14", nr)
+	if nr != 27 {
+		t.Errorf("%d speed ratios, want 27 (9 per peer)", nr)
 	}
 	if md := res.Markdown(); !strings.Contains(md, "or_qps_wall") || !strings.Contains(md, "xapian") {
 		t.Errorf("markdown lacks the ratio table:\n%s", md)
@@ -304,17 +333,17 @@ func TestRunSchema(t *testing.T) {
 			t.Errorf("%s %s %s: nDCG@10 %.4f, REFERENCE.md %.4f ± %.3f", q.Collection, q.Engine, q.Config, q.NDCG10, q.Reference, tol)
 		}
 	}
-	if len(res.Quality) != 14 {
-		t.Errorf("%d quality rows, want 14", len(res.Quality))
+	if len(res.Quality) != 18 {
+		t.Errorf("%d quality rows, want 18", len(res.Quality))
 	}
 }
 
 func TestOptionsValidate(t *testing.T) {
-	err := Options{Rounds: -1, Passes: -1, Queries: -1, MaxFiles: -1, SkipQuality: true, SkipSpeed: true}.Validate()
+	err := Options{Rounds: -1, Passes: -1, Queries: -1, Phrases: -1, MaxFiles: -1, SkipQuality: true, SkipSpeed: true}.Validate()
 	if err == nil {
 		t.Fatal("no error")
 	}
-	for _, s := range []string{"Rounds", "Passes", "Queries", "MaxFiles", "nothing to run"} {
+	for _, s := range []string{"Rounds", "Passes", "Queries", "Phrases", "MaxFiles", "nothing to run"} {
 		if !strings.Contains(err.Error(), s) {
 			t.Errorf("error %q lacks %q", err, s)
 		}

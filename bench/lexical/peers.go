@@ -16,6 +16,7 @@ import (
 const (
 	PeerXapian = "xapian"
 	PeerFTS5   = "fts5"
+	PeerBleve  = "bleve"
 )
 
 // Peer driver sources, relative to the module root, and the headers whose
@@ -23,6 +24,9 @@ const (
 const (
 	xapianSource = "bench/peers/xapian/driver.cc"
 	fts5Source   = "bench/peers/fts5/driver.c"
+	// bleveModule is the Bleve driver's own Go module (so the main go.mod
+	// does not depend on Bleve).
+	bleveModule  = "bench/peers/bleve"
 	xapianHeader = "/usr/include/xapian.h"
 	sqliteHeader = "/usr/include/sqlite3.h"
 )
@@ -31,6 +35,7 @@ const (
 type Drivers struct {
 	Xapian string // path of the Xapian C++ driver binary
 	FTS5   string // path of the SQLite FTS5 C driver binary
+	Bleve  string // path of the Bleve v2 Go driver binary
 	// Commands are the compiler invocations that built them, with the
 	// build directory shown as $WORK and source paths relative to the
 	// module root.
@@ -43,7 +48,7 @@ type Drivers struct {
 // ./scripts/ensure-apt.sh libxapian-dev libsqlite3-dev g++).
 func PeersAvailable() error {
 	var missing []string
-	for _, tool := range []string{"g++", "gcc"} {
+	for _, tool := range []string{"g++", "gcc", "go"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			missing = append(missing, tool)
 		}
@@ -60,21 +65,32 @@ func PeersAvailable() error {
 }
 
 // BuildDrivers compiles the peer drivers from repoRoot's sources into dir
-// with -O2 (g++ for Xapian, gcc for FTS5).
+// with -O2 (g++ for Xapian, gcc for FTS5) and `go build` in the Bleve
+// driver's module (GOWORK=off; its dependencies come from the module
+// cache, filled by `make peers` or on first use through the proxy).
 func BuildDrivers(ctx context.Context, repoRoot, dir string) (*Drivers, error) {
 	if err := PeersAvailable(); err != nil {
 		return nil, err
 	}
-	d := &Drivers{Xapian: filepath.Join(dir, "xapian_driver"), FTS5: filepath.Join(dir, "fts5_driver")}
+	d := &Drivers{Xapian: filepath.Join(dir, "xapian_driver"), FTS5: filepath.Join(dir, "fts5_driver"), Bleve: filepath.Join(dir, "bleve_driver")}
 	for _, argv := range [][]string{
 		{"g++", "-O2", "-std=c++17", "-o", d.Xapian, filepath.Join(repoRoot, xapianSource), "-lxapian"},
 		{"gcc", "-O2", "-o", d.FTS5, filepath.Join(repoRoot, fts5Source), "-lsqlite3"},
+		{"go", "build", "-trimpath", "-o", d.Bleve, "."},
 	} {
 		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+		if argv[0] == "go" {
+			cmd.Dir = filepath.Join(repoRoot, bleveModule)
+			// The driver is always built for the host: it runs here.
+			cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-buildvcs=false", "GOOS=", "GOARCH=", "CGO_ENABLED=0")
+		}
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return nil, fmt.Errorf("lexical: building peer driver (%s): %v: %s", strings.Join(argv, " "), err, out)
 		}
 		shown := strings.ReplaceAll(strings.Join(argv, " "), dir, "$WORK")
+		if argv[0] == "go" {
+			shown = "(cd " + bleveModule + " && " + shown + ")"
+		}
 		d.Commands = append(d.Commands, strings.ReplaceAll(shown, repoRoot+string(filepath.Separator), ""))
 	}
 	return d, nil
@@ -116,6 +132,9 @@ type QueryReport struct {
 // runDriver runs argv and decodes its single JSON line into v.
 func runDriver(ctx context.Context, argv []string, v interface{ errText() string }) error {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	// Single thread for every peer: the Bleve driver (Go) would otherwise
+	// spread its search and background merging over every core.
+	cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -137,12 +156,12 @@ func (r *QueryReport) errText() string { return r.Error }
 // peerConfig is one peer configuration: which driver, where its index
 // lives and how it analyses text.
 type peerConfig struct {
-	engine string // PeerXapian or PeerFTS5
+	engine string // PeerXapian, PeerFTS5 or PeerBleve
 	bin    string
-	index  string // Xapian db directory or SQLite file
-	// analysis: Xapian "none"/"english"; FTS5 tokenizer.
+	index  string // Xapian / Bleve index directory or SQLite file
+	// analysis: Xapian and Bleve "none"/"english"; FTS5 tokenizer.
 	analysis string
-	pretok   bool // Xapian only: the text is already space-separated tokens
+	pretok   bool // Xapian and Bleve: the text is already space-separated tokens
 }
 
 func (p peerConfig) mode() string {
@@ -154,7 +173,7 @@ func (p peerConfig) mode() string {
 
 func (p peerConfig) buildIndex(ctx context.Context, corpus string) (*IndexReport, error) {
 	var argv []string
-	if p.engine == PeerXapian {
+	if p.engine == PeerXapian || p.engine == PeerBleve {
 		argv = []string{p.bin, "index", p.index, corpus, p.analysis, p.mode()}
 	} else {
 		argv = []string{p.bin, "index", p.index, corpus, p.analysis}
@@ -171,7 +190,7 @@ func (p peerConfig) buildIndex(ctx context.Context, corpus string) (*IndexReport
 
 func (p peerConfig) query(ctx context.Context, queries, op string, k, passes int, wantQueries int) (*QueryReport, error) {
 	var argv []string
-	if p.engine == PeerXapian {
+	if p.engine == PeerXapian || p.engine == PeerBleve {
 		argv = []string{p.bin, "query", p.index, queries, p.analysis, p.mode(), op, strconv.Itoa(k), strconv.Itoa(passes)}
 	} else {
 		argv = []string{p.bin, "query", p.index, queries, p.analysis, op, strconv.Itoa(k), strconv.Itoa(passes)}

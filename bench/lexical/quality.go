@@ -21,7 +21,7 @@ const QualityDepth = 1000
 // QualityRow is one engine configuration on one collection.
 type QualityRow struct {
 	Collection string  `json:"collection"`
-	Engine     string  `json:"engine"` // "strata", PeerXapian or PeerFTS5
+	Engine     string  `json:"engine"` // "strata", PeerXapian, PeerFTS5 or PeerBleve
 	Config     string  `json:"config"` // e.g. "oracle", "stemmed", "porter unicode61"
 	Stemmed    bool    `json:"stemmed"`
 	K1         float64 `json:"k1"`
@@ -179,6 +179,8 @@ func runQuality(ctx context.Context, o *Options, dr *Drivers, work string) ([]Qu
 			{engine: PeerXapian, config: "english", stemmed: true, peer: peerConfig{engine: PeerXapian, bin: dr.Xapian, index: filepath.Join(work, name+"-xapian-english"), analysis: "english"}},
 			{engine: PeerFTS5, config: "unicode61", peer: peerConfig{engine: PeerFTS5, bin: dr.FTS5, index: filepath.Join(work, name+"-fts5-u.db"), analysis: "unicode61"}},
 			{engine: PeerFTS5, config: "porter unicode61", stemmed: true, peer: peerConfig{engine: PeerFTS5, bin: dr.FTS5, index: filepath.Join(work, name+"-fts5-p.db"), analysis: "porter unicode61"}},
+			{engine: PeerBleve, config: "none", peer: peerConfig{engine: PeerBleve, bin: dr.Bleve, index: filepath.Join(work, name+"-bleve-none"), analysis: "none"}},
+			{engine: PeerBleve, config: "english", stemmed: true, peer: peerConfig{engine: PeerBleve, bin: dr.Bleve, index: filepath.Join(work, name+"-bleve-english"), analysis: "english"}},
 		}
 		for _, cf := range cfgs {
 			if err := ctx.Err(); err != nil {

@@ -9,7 +9,7 @@ import (
 // and speed tables with absolute (machine-specific) figures.
 func (r *Result) Markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Lexical benchmark: Strata vs Xapian vs SQLite FTS5\n\n")
+	fmt.Fprintf(&b, "# Lexical benchmark: Strata vs Xapian vs SQLite FTS5 vs Bleve\n\n")
 	if r.Command != "" {
 		fmt.Fprintf(&b, "Command: `%s`  \n", r.Command)
 	}
@@ -41,9 +41,10 @@ func (r *Result) Markdown() string {
 		if c.Subset != "" {
 			fmt.Fprintf(&b, "; subset: %s", c.Subset)
 		}
-		fmt.Fprintf(&b, ".\n\n| engine | version | OR QPS wall | OR QPS cpu | AND QPS wall | AND QPS cpu | OR hits | AND hits | index s wall / cpu | index MiB | OR top-10 overlap with Strata |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		fmt.Fprintf(&b, "; %d phrases (2–3 consecutive tokens, seed %d)", c.Phrases, PhraseSeed)
+		fmt.Fprintf(&b, ".\n\n| engine | version | OR QPS wall | OR QPS cpu | AND QPS wall | AND QPS cpu | phrase QPS wall | phrase QPS cpu | OR hits | AND hits | phrase hits | index s wall / cpu | index MiB | OR top-10 overlap with Strata |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		for _, s := range r.Speed {
-			fmt.Fprintf(&b, "| %s | %s | %.0f | %.0f | %.0f | %.0f | %d | %d | %.2f / %.2f | %.1f | %.3f |\n", s.Engine, s.Version, s.OR.QPSWall, s.OR.QPSCPU, s.AND.QPSWall, s.AND.QPSCPU, s.OR.Hits, s.AND.Hits, s.IndexWallS, s.IndexCPUS, float64(s.IndexBytes)/(1<<20), s.OverlapWithStrata)
+			fmt.Fprintf(&b, "| %s | %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %d | %d | %d | %.2f / %.2f | %.1f | %.3f |\n", s.Engine, s.Version, s.OR.QPSWall, s.OR.QPSCPU, s.AND.QPSWall, s.AND.QPSCPU, s.Phrase.QPSWall, s.Phrase.QPSCPU, s.OR.Hits, s.AND.Hits, s.Phrase.Hits, s.IndexWallS, s.IndexCPUS, float64(s.IndexBytes)/(1<<20), s.OverlapWithStrata)
 		}
 		fmt.Fprintf(&b, "\nOR throughput by query length (one extra round, CPU-time QPS; wall in parentheses):\n\n| engine | 1 word | 2 words | 3 words |\n|---|---:|---:|---:|\n")
 		for _, s := range r.Speed {

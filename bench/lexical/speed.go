@@ -34,6 +34,8 @@ type CorpusInfo struct {
 	Tokens  int64  `json:"tokens"`  // token occurrences after analysis
 	Terms   int    `json:"terms"`   // distinct terms
 	Queries int    `json:"queries"` // 1–3 distinct words, seed QuerySeed
+	// Phrases is the number of phrase queries (GeneratePhrases).
+	Phrases int    `json:"phrases"`
 	Subset  string `json:"subset,omitempty"`
 }
 
@@ -62,6 +64,8 @@ type SpeedRow struct {
 	UncompactedBytes int64    `json:"uncompacted_bytes,omitempty"`
 	OR               OpResult `json:"or"`
 	AND              OpResult `json:"and"`
+	// Phrase is the throughput of the phrase queries (GeneratePhrases).
+	Phrase OpResult `json:"phrase"`
 	// OverlapWithStrata is the mean fraction of this engine's OR top-10
 	// that Strata also returned (1 for Strata itself): a sanity check that
 	// the engines answer the same queries, not an accuracy figure (the
@@ -170,6 +174,38 @@ func GenerateQueries(seg *bm25.Segment, n int) [][]string {
 		qs = append(qs, q)
 	}
 	return qs
+}
+
+// PhraseSeed seeds GeneratePhrases.
+const PhraseSeed = 43
+
+// GeneratePhrases draws n phrase queries of 2–3 consecutive tokens from
+// the pre-tokenised docs with seed PhraseSeed: a random document with at
+// least 3 tokens, a random start position. Every phrase therefore matches
+// at least one document; common phrases ("if err") and rare ones both
+// occur, as in the corpus.
+func GeneratePhrases(docs []string, n int) [][]string {
+	r := rand.New(rand.NewPCG(PhraseSeed, 0))
+	var qs [][]string
+	for tries := 0; len(qs) < n && tries < 100*n+1000; tries++ {
+		toks := strings.Fields(docs[r.IntN(len(docs))])
+		if len(toks) < 3 {
+			continue
+		}
+		k := 2 + r.IntN(2)
+		at := r.IntN(len(toks) - k + 1)
+		qs = append(qs, toks[at:at+k])
+	}
+	return qs
+}
+
+// phraseQuery is the Strata query for the consecutive words ws.
+func phraseQuery(ws []string) bm25.Query {
+	ph := make([]bm25.PhraseTerm, len(ws))
+	for i, w := range ws {
+		ph[i] = bm25.PhraseTerm{Term: w, Offset: i}
+	}
+	return bm25.Query{Phrases: [][]bm25.PhraseTerm{ph}}
 }
 
 // strataIndex builds one Strata segment over the pre-tokenised docs
@@ -294,19 +330,32 @@ func runSpeed(ctx context.Context, o *Options, dr *Drivers, work string, raw []s
 		orQ[i] = bm25.Query{Should: q}
 		andQ[i] = bm25.Query{Must: q}
 	}
+	pwords := GeneratePhrases(docs, o.Phrases)
+	info.Phrases = len(pwords)
+	plines := make([]string, len(pwords))
+	phQ := make([]bm25.Query, len(pwords))
+	for i, q := range pwords {
+		plines[i] = strings.Join(q, " ")
+		phQ[i] = phraseQuery(q)
+	}
 	corpus, queries := filepath.Join(work, "gostdlib.corpus"), filepath.Join(work, "gostdlib.queries")
+	phrases := filepath.Join(work, "gostdlib.phrases")
 	if err := writeLines(corpus, docs); err != nil {
 		return nil, err
 	}
 	if err := writeLines(queries, qlines); err != nil {
 		return nil, err
 	}
+	if err := writeLines(phrases, plines); err != nil {
+		return nil, err
+	}
 	strata := SpeedRow{Engine: "strata", Version: "dev", Config: "oracle analysis, 64-rune cap, BM25 k1 1.2 b 0.75, Block-Max MaxScore",
 		IndexWallS: iw, IndexCPUS: ic, IndexBytes: size, OverlapWithStrata: 1}
 	xp := peerConfig{engine: PeerXapian, bin: dr.Xapian, index: filepath.Join(work, "gostdlib-xapian"), analysis: "none", pretok: true}
 	fp := peerConfig{engine: PeerFTS5, bin: dr.FTS5, index: filepath.Join(work, "gostdlib-fts5.db"), analysis: "unicode61"}
+	bp := peerConfig{engine: PeerBleve, bin: dr.Bleve, index: filepath.Join(work, "gostdlib-bleve"), analysis: "none", pretok: true}
 	rows := []*SpeedRow{&strata}
-	peers := []peerConfig{xp, fp}
+	peers := []peerConfig{xp, fp, bp}
 	for _, p := range peers {
 		o.logf("speed: indexing %s", p.engine)
 		r, err := p.buildIndex(ctx, corpus)
@@ -317,22 +366,28 @@ func runSpeed(ctx context.Context, o *Options, dr *Drivers, work string, raw []s
 			return nil, fmt.Errorf("lexical: %s indexed %d documents, want %d", p.engine, r.Docs, len(docs))
 		}
 		cfg := "no stemming, add_posting per token (positions), one transaction then Database::compact (FULL), BM25Weight(1.2, 0, 1, 0.75, 0.5), Enquire top-10"
-		if p.engine == PeerFTS5 {
+		switch p.engine {
+		case PeerFTS5:
 			cfg = "contentless, tokenize=unicode61, optimize + VACUUM, ORDER BY rank LIMIT 10"
+		case PeerBleve:
+			cfg = "scorch, whitespace tokenizer over the pre-tokenised text, field not stored, no doc values, term vectors on, batches of 1,000, ForceMerge to one segment; BM25 scoring model (k1 1.2, b 0.75, avgdl = ceil(|V|/N) in Bleve), MatchQuery / MatchPhraseQuery top-10, GOMAXPROCS=1"
 		}
 		rows = append(rows, &SpeedRow{Engine: p.engine, Version: r.Version, Config: cfg,
 			IndexWallS: r.IndexWallS, IndexCPUS: r.IndexCPUS, IndexBytes: r.IndexBytes, UncompactedBytes: r.UncompactedBytes})
 	}
 	var strataRes [][]int64
-	for _, op := range []string{"or", "and"} {
+	for _, op := range []string{"or", "and", "phrase"} {
 		for round := 0; round < o.Rounds; round++ {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			qs := orQ
+			qs, qfile := orQ, queries
 			res := &strata.OR
-			if op == "and" {
+			switch op {
+			case "and":
 				qs, res = andQ, &strata.AND
+			case "phrase":
+				qs, qfile, res = phQ, phrases, &strata.Phrase
 			}
 			walls, cpus, hits, results, err := strataPasses(seg, qs, o.Passes)
 			if err != nil {
@@ -345,15 +400,18 @@ func runSpeed(ctx context.Context, o *Options, dr *Drivers, work string, raw []s
 			}
 			o.logf("speed %s round %d: strata %.0f QPS wall, %.0f QPS cpu", op, round, float64(len(qs))/minOf(walls), float64(len(qs))/minOf(cpus))
 			for pi, p := range peers {
-				r, err := p.query(ctx, queries, op, SpeedK, o.Passes, len(qs))
+				r, err := p.query(ctx, qfile, op, SpeedK, o.Passes, len(qs))
 				if err != nil {
 					return nil, err
 				}
 				row := rows[pi+1]
 				res := &row.OR
-				if op == "and" {
+				switch op {
+				case "and":
 					res = &row.AND
-				} else {
+				case "phrase":
+					res = &row.Phrase
+				default:
 					row.OverlapWithStrata = overlap(strataRes, r.Results)
 				}
 				res.Hits = r.Hits
@@ -392,6 +450,7 @@ func runSpeed(ctx context.Context, o *Options, dr *Drivers, work string, raw []s
 	}
 	os.RemoveAll(xp.index)
 	os.Remove(fp.index)
+	os.RemoveAll(bp.index)
 	out := make([]SpeedRow, len(rows))
 	for i, r := range rows {
 		out[i] = *r

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -25,9 +26,10 @@ import (
 // defaultData is every subcommand's default --data directory.
 const defaultData = "./strata-data"
 
-// codeDim is the vector dimension of collections the CLI creates: 512, the
-// Universal Sentence Encoder Lite embedder the issue plans. No vectors are
-// written yet (lexical-only).
+// codeDim is the vector dimension of lexical-only collections the CLI
+// creates (no vectors are written to them): 512, the dimension of the
+// bundled Universal Sentence Encoder Lite embedder. With --embedder the
+// collection takes the embedder's dimension (embedder.go).
 const codeDim = 512
 
 // parseArgs parses fl over args allowing flags before and after the
@@ -56,31 +58,7 @@ func openCollection(dir, name string, create bool) (*engine.DB, *engine.Collecti
 // openCollectionSync is openCollection with the WAL sync policy of a
 // collection it creates ("" = the engine's default, always).
 func openCollectionSync(dir, name string, create bool, sync string) (*engine.DB, *engine.Collection, error) {
-	if !create {
-		if _, err := os.Stat(filepath.Join(dir, "collections", name)); err != nil {
-			return nil, nil, fmt.Errorf("no collection %q in %s (run 'searchd index PATH --data %s' first)", name, dir, dir)
-		}
-	}
-	db, err := engine.Open(dir, engine.Options{})
-	if err != nil {
-		return nil, nil, err
-	}
-	col, err := db.Collection(name)
-	if errors.Is(err, engine.ErrNotFound) && create {
-		col, err = db.CreateCollection(name, engine.CollectionOptions{
-			Dim: codeDim, Metric: "cosine", Analyzer: engine.AnalyzerCode, Sync: sync,
-			IndexedFields: map[string]engine.FieldType{
-				ingest.MetaLang: engine.FieldKeyword, ingest.MetaKind: engine.FieldKeyword,
-				ingest.MetaSymbol: engine.FieldKeyword, ingest.MetaPath: engine.FieldKeyword,
-				ingest.MetaNames: engine.FieldKeyword,
-			},
-		})
-	}
-	if err != nil {
-		db.Close()
-		return nil, nil, err
-	}
-	return db, col, nil
+	return openStore(dir, name, create, sync, nil) // embedder.go
 }
 
 // manifestPath is where index keeps a collection's ingest manifest.
@@ -98,6 +76,7 @@ func runIndex(args []string) error {
 	syncPolicy := fl.String("sync", "always", "WAL sync policy of a collection this creates: always | interval | none")
 	watch := fl.Bool("watch", false, "after indexing, keep watching PATH (fsnotify) until interrupted: tombstone changed files at once, re-index in the background")
 	noProgress := fl.Bool("no-progress", false, "no progress bar (also off when stdout is not a terminal)")
+	embFlags := addEmbedderFlags(fl) // embedder.go: --embedder URL, --embedder-model, --embedder-batch
 	fl.Usage = func() {
 		fmt.Fprintf(fl.Output(), "usage: searchd index PATH [flags]\n\nIndex a directory tree (incremental on re-runs).\n\n")
 		fl.PrintDefaults()
@@ -129,10 +108,27 @@ func runIndex(args []string) error {
 	}
 	out := os.Stdout
 	fmt.Fprintf(out, "searchd index: %s → collection %q in %s\n", root, *colName, *data)
-	fmt.Fprintln(out, "mode: lexical-only (BM25). No embedder is configured: no vectors are written, dense and hybrid search are unavailable.")
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	emb, err := embFlags.client(ctx)
+	if err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	if emb != nil {
+		o.Embedder, o.EmbedBatch = emb, *embFlags.batch
+		fmt.Fprintf(out, "mode: lexical (BM25) + dense: chunks are embedded by %s (model %s, %d-d, %d per request)\n", *embFlags.url, emb.Model(), emb.Dim(), *embFlags.batch)
+	} else {
+		fmt.Fprintln(out, "mode: lexical-only (BM25). No embedder is configured (--embedder URL): no vectors are written, dense and hybrid search are unavailable.")
+	}
 
 	tOpen := time.Now()
-	db, col, err := openCollectionSync(*data, *colName, true, *syncPolicy)
+	var db *engine.DB
+	var col *engine.Collection
+	if emb != nil {
+		db, col, err = openStore(*data, *colName, true, *syncPolicy, emb)
+	} else {
+		db, col, err = openCollectionSync(*data, *colName, true, *syncPolicy)
+	}
 	if err != nil {
 		return err
 	}
@@ -150,17 +146,35 @@ func runIndex(args []string) error {
 				progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish(),
 				progressbar.OptionSetDescription("indexing"))
 		}
+		// Advance runs on the indexing goroutine, Embedded on the writer
+		// goroutine: shared counters are atomic (the bar itself is safe for
+		// concurrent use).
+		var doneN, embedded atomic.Int64
+		describe := func() {
+			secs := max(time.Since(start).Seconds(), 1e-9)
+			dn := doneN.Load()
+			d := fmt.Sprintf("files %d/%d (%.0f files/s)", dn, files, float64(dn)/secs)
+			if emb != nil {
+				en := embedded.Load()
+				d += fmt.Sprintf(", embedded %d (%.1f/s)", en, float64(en)/secs)
+			}
+			bar.Describe(d)
+		}
 		prog.Advance = func(b int64) {
 			done++
+			doneN.Store(int64(done))
 			if done%50 == 0 || done == files {
-				rate := float64(done) / max(time.Since(start).Seconds(), 1e-9)
-				bar.Describe(fmt.Sprintf("files %d/%d (%.0f files/s)", done, files, rate))
+				describe()
 			}
 			bar.Add64(b)
 		}
+		if emb != nil {
+			prog.Embedded = func(n int, _ int64) {
+				embedded.Add(int64(n))
+				describe()
+			}
+		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	ix, ierr := ingest.NewIndexer(col, manifestPath(*data, *colName), o)
 	var st ingest.Stats
 	if ierr == nil {
@@ -217,6 +231,11 @@ func printIndexSummary(w io.Writer, st ingest.Stats, size int64, openTime, close
 		float64(st.Bytes)/(1<<20), st.Elapsed.Round(time.Millisecond), float64(st.Bytes)/1e6/secs, float64(st.Read)/secs)
 	fmt.Fprintf(w, "time:    walk %v, engine writes %v, read+chunk+hash the rest (%d cores)\n",
 		st.WalkTime.Round(time.Millisecond), st.WriteTime.Round(time.Millisecond), runtime.GOMAXPROCS(0))
+	if st.Embedded > 0 {
+		es := max(st.EmbedTime.Seconds(), 1e-9)
+		fmt.Fprintf(w, "embed:   %d chunks (%.1f KiB of text) in %v: %.1f chunks/s, %.1f KB/s (overlapping the reading and chunking)\n",
+			st.Embedded, float64(st.EmbedBytes)/1024, st.EmbedTime.Round(time.Millisecond), float64(st.Embedded)/es, float64(st.EmbedBytes)/1e3/es)
+	}
 	fmt.Fprintf(w, "store:   open %v (WAL replay), close %v; size on disk %.1f MiB\n",
 		openTime.Round(time.Millisecond), closeTime.Round(time.Millisecond), float64(size)/(1<<20))
 }

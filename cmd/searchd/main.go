@@ -2,21 +2,27 @@
 //
 // Subcommands:
 //
-//	searchd index PATH [--data DIR] [--collection C]   walk, chunk and index a tree (incremental)
-//	searchd search "query" [--data DIR] [--top-k 5] [--mode lexical] [--scope PREFIX] [--json]
+//	searchd index PATH [--data DIR] [--collection C] [--embedder URL] [--watch]   walk, chunk and index a tree (incremental)
+//	searchd search "query" [--data DIR] [--top-k 5] [--mode lexical|dense|hybrid] [--scope PREFIX] [--json]
+//	searchd serve [--data DIR] [--addr 127.0.0.1:7700] [--api-keys FILE] [--embedder URL]   the HTTP/JSON API
+//	searchd loadtest [--duration 30s] [--clients 8] [--url URL]   loopback load test of the API
+//	searchd inspect [--json] FILE|DIR...                header, sections and checksums of Strata files
 //	searchd version
 //	searchd demo [-skip-code] [-skip-ir]                quality demo on real input
 //
-// index and search use the embedded engine (package engine) in --data DIR,
-// default ./strata-data; no service is needed. Indexing is lexical-only
-// (BM25) until an embedder exists. The store is opened by one process at a
-// time (an exclusive lock): a running `index --watch` and a `search` cannot
-// share it until `serve` exists. demo runs code search over the Go standard
-// library with the bare BM25 index and its code-aware analyzer, then loads
-// the judged Cranfield and Vaswani collections into the engine and runs
-// lexical, dense (exact cosine over the USE-512 sentence vectors) and hybrid
-// retrieval, printing nDCG@10, MAP and R@100. The server (serve) is not
-// written yet.
+// Every subcommand works on the embedded engine (package engine) in --data
+// DIR, default ./strata-data; index and search need no service. Indexing
+// is lexical-only (BM25) unless --embedder URL names an OpenAI-compatible
+// embeddings server (make embed-server starts the bundled one); then
+// chunks get vectors and search --mode dense|hybrid embeds the query. The
+// store is opened by one process at a time (an exclusive lock): while
+// `serve` (or `index --watch`) runs, other processes use the HTTP API
+// (internal/server documents the resources; GET /v1/openapi.json serves
+// the spec). demo runs code search over the Go standard library with the
+// bare BM25 index and its code-aware analyzer, then loads the judged
+// Cranfield and Vaswani collections into the engine and runs lexical,
+// dense (exact cosine over the USE-512 sentence vectors) and hybrid
+// retrieval, printing nDCG@10, MAP and R@100.
 package main
 
 import (
@@ -30,6 +36,9 @@ func usage() {
 commands:
   index    index a directory tree into the embedded store (--data DIR, default ./strata-data)
   search   search it: searchd search "query" [--top-k 5] [--scope PREFIX] [--json]
+  inspect  header, sections and checksums of Strata files: searchd inspect [--json] FILE|DIR...
+  serve    serve the HTTP/JSON API: searchd serve [--data DIR] [--addr 127.0.0.1:7700] [--api-keys FILE]
+  loadtest loopback load test of the API: searchd loadtest [--duration 30s] [--clients 8] [--url URL]
   version  print the version
   demo     index real input (Go stdlib source, Cranfield, Vaswani) and answer queries
 
@@ -50,6 +59,12 @@ func main() {
 		err = runIndex(os.Args[2:])
 	case "search":
 		err = runSearch(os.Args[2:])
+	case "serve":
+		err = runServe(os.Args[2:])
+	case "loadtest":
+		err = runLoadtest(os.Args[2:])
+	case "inspect":
+		err = runInspect(os.Args[2:])
 	case "version", "-version", "--version":
 		err = runVersion(os.Args[2:])
 	case "-h", "-help", "--help", "help":

@@ -24,13 +24,15 @@ func runSearch(args []string) error {
 	data := fl.String("data", defaultData, "data directory (embedded store)")
 	colName := fl.String("collection", "code", "collection name")
 	topK := fl.Int("top-k", 5, "number of hits (1..1000)")
-	mode := fl.String("mode", "lexical", "lexical | dense | hybrid (dense and hybrid need an embedder: none yet)")
+	mode := fl.String("mode", "lexical", "lexical | dense | hybrid (dense and hybrid embed the query: they need --embedder and a collection indexed with it)")
 	scope := fl.String("scope", "", "only sources under this path or file:// URI prefix")
 	asJSON := fl.Bool("json", false, "print the result as JSON envelopes (contract.Result)")
 	verify := fl.Bool("verify", true, "re-read every hit's source span and drop stale hits (--verify=false to skip)")
 	budget := fl.Duration("budget", 0, "search deadline (0 = none)")
 	batch := fl.Bool("batch", false, "each argument is a separate query, answered from one store opening (--json: an array of results)")
 	plain := fl.Bool("plain", false, "plain BM25 order (no definitions-first for identifier-like query words)")
+	explain := fl.Bool("explain", false, "print each hit's retriever ranks (lexical rank, dense rank, fused score)")
+	embFlags := addEmbedderFlags(fl) // embedder.go
 	fl.Usage = func() {
 		fmt.Fprintf(fl.Output(), "usage: searchd search \"query\" [flags]\n       searchd search --batch \"query 1\" \"query 2\" ... [flags]\n\n")
 		fl.PrintDefaults()
@@ -48,7 +50,17 @@ func runSearch(args []string) error {
 		texts = pos
 	}
 	t0 := time.Now()
-	db, col, err := openCollection(*data, *colName, false)
+	emb, err := embFlags.client(context.Background())
+	if err != nil {
+		return fmt.Errorf("search: %w", err)
+	}
+	var db *engine.DB
+	var col *engine.Collection
+	if emb != nil {
+		db, col, err = openStore(*data, *colName, false, "", emb)
+	} else {
+		db, col, err = openCollection(*data, *colName, false)
+	}
 	if err != nil {
 		return err
 	}
@@ -70,7 +82,7 @@ func runSearch(args []string) error {
 		res, err := search(context.Background(), col, q)
 		searchTime := time.Since(t1)
 		if errors.Is(err, engine.ErrNoEmbedder) {
-			return fmt.Errorf("search: --mode %s needs an embedder and none is configured (this index is lexical-only): %w", *mode, err)
+			return noEmbedderHelp(col, *mode, err) // embedder.go
 		}
 		if err != nil {
 			return err
@@ -86,6 +98,13 @@ func runSearch(args []string) error {
 			fmt.Printf("query %q:\n", text)
 		}
 		printHits(os.Stdout, text, res)
+		if *explain {
+			fmt.Println("explain ranks (1-based; — = not in that retriever's list):")
+			for i, h := range res.Hits {
+				fmt.Printf("  %d. ", i+1)
+				printExplain(os.Stdout, h.Explain, q.Mode) // embedder.go
+			}
+		}
 		fmt.Printf("(%d hits, mode %s, epoch %d; search %v)\n", len(res.Hits), q.Mode, res.Epoch, searchTime.Round(time.Microsecond))
 	}
 	if *asJSON {
@@ -188,6 +207,6 @@ func runVersion(args []string) error {
 			}
 		}
 	}
-	fmt.Printf("searchd %s%s %s %s/%s (lexical-only: no embedder)\n", v, rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	fmt.Printf("searchd %s%s %s %s/%s (dense/hybrid with --embedder URL)\n", v, rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return nil
 }

@@ -8,7 +8,11 @@
 //
 // Query = ⟨Text and/or Vector, Scope, Freshness, TopK, Budget, Filter, Mode,
 // Tiers, Fusion, MinScore σ_min, TokenBudget S_budget, MaxTokensPerHit S_max,
-// Verify⟩. Query.EnsureDefaults fills TopK = 10, Mode (hybrid for text +
+// Verify⟩ plus result shaping: Cursor (continue a Result.NextCursor),
+// Collapse (at most n hits per source file) and Highlight
+// (Envelope.Highlights: byte spans [start, end) of the query terms in
+// Content); the engine implements them (package engine, "Result
+// shaping"). Query.EnsureDefaults fills TopK = 10, Mode (hybrid for text +
 // vector, lexical for text only, dense for vector only), Tiers = hot + warm
 // (cold is scanned only when asked) and Fusion = rrf with k = 60.
 //

@@ -22,6 +22,9 @@ type queryWire struct {
 	TokenBudget     int             `json:"token_budget,omitempty"`
 	MaxTokensPerHit int             `json:"max_tokens_per_hit,omitempty"`
 	Verify          bool            `json:"verify,omitempty"`
+	Cursor          string          `json:"cursor,omitempty"`
+	Collapse        int             `json:"collapse,omitempty"`
+	Highlight       bool            `json:"highlight,omitempty"`
 }
 
 // maxMS is the largest millisecond count a time.Duration holds.
@@ -42,6 +45,7 @@ func (q Query) MarshalJSON() ([]byte, error) {
 		Text: q.Text, Vector: q.Vector, FreshnessMS: msPtr(q.Freshness), TopK: q.TopK,
 		BudgetMS: msPtr(q.Budget), Mode: q.Mode, Tiers: q.Tiers, MinScore: q.MinScore,
 		TokenBudget: q.TokenBudget, MaxTokensPerHit: q.MaxTokensPerHit, Verify: q.Verify,
+		Cursor: q.Cursor, Collapse: q.Collapse, Highlight: q.Highlight,
 	}
 	if q.Scope != (Scope{}) {
 		b, err := json.Marshal(q.Scope)
@@ -78,6 +82,7 @@ func (q *Query) UnmarshalJSON(data []byte) error {
 	out := Query{
 		Text: w.Text, Vector: w.Vector, TopK: w.TopK, Mode: w.Mode, Tiers: w.Tiers,
 		MinScore: w.MinScore, TokenBudget: w.TokenBudget, MaxTokensPerHit: w.MaxTokensPerHit, Verify: w.Verify,
+		Cursor: w.Cursor, Collapse: w.Collapse, Highlight: w.Highlight,
 	}
 	if len(w.Scope) > 0 {
 		if err := strictUnmarshal(w.Scope, &out.Scope); err != nil {

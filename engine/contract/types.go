@@ -348,7 +348,8 @@ const (
 //	 "freshness_ms":60000,"top_k":10,"budget_ms":25,"filter":{…},
 //	 "mode":"hybrid","tiers":["hot","warm"],
 //	 "fusion":{"method":"rrf","k":60,"weights":{"lexical":1,"dense":1},"window":100},
-//	 "min_score":0.2,"token_budget":4000,"max_tokens_per_hit":800,"verify":true}
+//	 "min_score":0.2,"token_budget":4000,"max_tokens_per_hit":800,"verify":true,
+//	 "cursor":"…","collapse":2,"highlight":true}
 type Query struct {
 	// Text is the query text (lexical; also embedded for dense when no Vector).
 	Text string
@@ -384,6 +385,44 @@ type Query struct {
 	// Principal is who runs the query; set by the server from the API key,
 	// never decoded from JSON. Nil = trusted embedded caller.
 	Principal *Principal
+	// Cursor continues a previous result: the Result.NextCursor of a query
+	// that was identical except for TopK (the page size), Budget and Cursor.
+	// Opaque, signed by the engine; at most MaxCursorBytes of base64url.
+	// Empty = the first page. JSON: cursor.
+	Cursor string
+	// Collapse keeps at most Collapse hits per source file (the
+	// SourceURI without its #fragment; hits without a SourceURI are
+	// never collapsed), filling TopK from deeper candidates. 0 = off;
+	// 0..MaxTopK. JSON: collapse.
+	Collapse int
+	// Highlight asks for Envelope.Highlights: the byte spans of the
+	// query's terms in each hit's Content. JSON: highlight.
+	Highlight bool
+}
+
+// MaxCursorBytes bounds Query.Cursor (a cursor records up to MaxTopK
+// returned hits in 4 bytes each).
+const MaxCursorBytes = 8192
+
+// Span is a byte range [Start, End) of an Envelope's Content. JSON:
+// [start, end].
+type Span struct {
+	Start, End int
+}
+
+// MarshalJSON encodes s as [start, end].
+func (s Span) MarshalJSON() ([]byte, error) {
+	return json.Marshal([2]int{s.Start, s.End})
+}
+
+// UnmarshalJSON decodes [start, end].
+func (s *Span) UnmarshalJSON(b []byte) error {
+	var a [2]int
+	if err := json.Unmarshal(b, &a); err != nil {
+		return err
+	}
+	s.Start, s.End = a[0], a[1]
+	return nil
 }
 
 // EnsureDefaults fills omitted fields: TopK 10; Mode hybrid when both Text
@@ -499,6 +538,13 @@ type Envelope struct {
 	// content was re-read from the source.
 	Reread  bool    `json:"reread,omitempty"`
 	Explain Explain `json:"explain"`
+	// Highlights are the byte spans [start, end) in Content of the
+	// query's terms as the collection's analyzer matches them (identifier
+	// parts, stemmed forms), sorted, non-overlapping, never inside a UTF-8
+	// sequence; set only when Query.Highlight is. They are computed on the
+	// final Content (after a verification re-read and staging's truncation
+	// and sanitising).
+	Highlights []Span `json:"highlights,omitempty"`
 }
 
 // DropReason says why a hit was left out of a result.
@@ -544,4 +590,7 @@ type Result struct {
 	// Dropped lists every hit removed after retrieval (verification,
 	// structural checks, σ_min, token budget), never silently.
 	Dropped []Dropped `json:"dropped,omitempty"`
+	// NextCursor continues this result (Query.Cursor) when the page was
+	// full and the MaxTopK window is not exhausted; empty otherwise.
+	NextCursor string `json:"next_cursor,omitempty"`
 }

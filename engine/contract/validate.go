@@ -31,7 +31,10 @@ type ValidateOptions struct {
 // weights known retrievers, finite, ≥ 0 and not all 0, window ≥ 0; min_score
 // in [0,1]; token_budget and max_tokens_per_hit ≥ 0; lexical needs text,
 // dense and hybrid need text or a vector, and a query with neither is
-// rejected; the filter tree (Filter.Validate); a MultiTenant collection needs
+// rejected; collapse in 0..1000; cursor base64url of at most
+// MaxCursorBytes (its signature and query fingerprint are checked by the
+// engine, which reports a mismatch in this same error shape); the filter
+// tree (Filter.Validate); a MultiTenant collection needs
 // scope.namespace; a Principal may name only namespaces its ACL allows.
 func (q *Query) Validate(dim int, opts ValidateOptions) error {
 	var c collector
@@ -117,6 +120,15 @@ func (q *Query) Validate(dim int, opts ValidateOptions) error {
 	}
 	if q.MaxTokensPerHit < 0 {
 		c.add(at(root, "max_tokens_per_hit"), q.MaxTokensPerHit, ErrTypeOutOfRange, "max_tokens_per_hit must not be negative", "integer ≥ 0 (0 = no limit)")
+	}
+
+	if q.Collapse < 0 || q.Collapse > MaxTopK {
+		c.add(at(root, "collapse"), q.Collapse, ErrTypeOutOfRange, "collapse out of range", "integer 0..1000 (0 = off)")
+	}
+	if len(q.Cursor) > MaxCursorBytes {
+		c.add(at(root, "cursor"), len(q.Cursor), ErrTypeOutOfRange, "cursor is too long", "a next_cursor of a previous result (at most 8192 bytes)")
+	} else if !isBase64URL(q.Cursor) {
+		c.add(at(root, "cursor"), q.Cursor, ErrTypeInvalidFormat, "cursor is malformed", "a next_cursor of a previous result (base64url)")
 	}
 
 	if q.Filter != nil {
@@ -247,6 +259,17 @@ func (d *Document) validate(c *collector, root []any, dim int, opts ValidateOpti
 	if d.VersionHash != "" && !isHash(d.VersionHash) {
 		c.add(at(root, "version_hash"), d.VersionHash, ErrTypeInvalidFormat, "version_hash must be BLAKE3-256 as 64 lowercase hex digits", "64 lowercase hex digits")
 	}
+}
+
+// isBase64URL reports whether s holds only unpadded base64url characters.
+func isBase64URL(s string) bool {
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		if !(ch >= 'A' && ch <= 'Z' || ch >= 'a' && ch <= 'z' || ch >= '0' && ch <= '9' || ch == '-' || ch == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // isHash reports whether s is 64 lowercase hex digits.

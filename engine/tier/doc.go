@@ -83,8 +83,40 @@
 //     expose them to a lexical search across tiers; ReplayedRecords
 //     reports how much WAL Open replayed.
 //
-// Not in this landing: IVF-PQ segments, the cold Parquet tier,
-// backup/restore and write backpressure.
+//   - Cold tier (cold.go): Store.Archive writes warm segments' live rows
+//     to one Parquet archive (parquet-go, zstd; layout below) with an
+//     18-byte code per vector (engine/ivfpq ColdCodec: 2-byte IVF
+//     centroid + 16 8-bit PQ codes, trained per archive on its vectors,
+//     zero-padded to a multiple of 16 dimensions; cosine vectors are
+//     normalised and coded for inner product) and, unless
+//     ArchiveOptions.OmitVectors, the exact vectors. Write: temp → fsync
+//     → rename → fsync dir, then ONE manifest edit {remove the segments,
+//     add the archive, tombstones ≤ durable epoch of rows that died while
+//     it was built}. An archive is decoded into memory when opened (ids,
+//     epochs, documents, codes, vectors): the tier saves disk, not RAM.
+//     Epochs: an archive row has a death column like a warm row; an
+//     upsert or delete of its id ends it in the same locked step
+//     (applyLocked: warm segments first, then archives), Flush persists
+//     those deaths as manifest tombstones naming the archive (archives
+//     share the segment id space), and WAL replay rebuilds later ones by
+//     id. Get, LiveIDs and therefore every delete path see cold rows;
+//     vector search sees them only through Snapshot.SearchCold or a
+//     WithCold handle (the engine asks when a query's Tiers include cold):
+//     an ADC scan of every code, visibility and filter checked per code
+//     before it may enter the heap, then exact rerank of the best 4·k.
+//     Store.Promote rebuilds a warm segment from an archive's live rows
+//     (same ids, contents, metadata, epochs, vectors) and swaps the
+//     manifest {remove archive, add segment} in one edit.
+//
+//   - Backup (backup.go): Store.Backup hard-links (or copies) the
+//     manifest's segment and archive files, copies the WAL, and writes a
+//     fresh manifest into a directory while writes continue; Open on that
+//     directory restores. Flush/Compact/Archive/Promote wait meanwhile.
+//
+//   - Storage amplification: Snapshot.StorageStats reports bytes, bytes
+//     per vector and α_storage = bytes / raw text bytes per tier.
+//
+// Not in this landing: IVF-PQ warm segments and write backpressure.
 //
 // Document is a local, simplified type until engine/contract exists (see
 // its comment).
@@ -97,6 +129,7 @@
 //	wal/wal-<seq>.log    WAL segments (see package wal)
 //	seg-<id>.sst         warm segments (below); seg-*.sst.tmp and files the
 //	                     manifest does not list are deleted at Open
+//	cold-<id>.parquet    cold archives (below); same cleanup rule
 //
 // # Batch payload (WAL record type 1, version byte 1)
 //
@@ -148,7 +181,45 @@
 // memory under other file systems; the doc store is decoded into memory at
 // open.
 //
-// # Manifest records (record types 16 checkpoint, 17 edit; payload version 2)
+// # Cold archive file (cold-<id>.parquet, cold format version 1)
+//
+// Standard Parquet (readable by any Parquet reader; DuckDB checks it in
+// TestColdArchiveDuckDB), parquet-go's default row groups, every column
+// zstd-compressed, rows in the archived segments' row order:
+//
+//	id            BYTE_ARRAY (STRING)            required
+//	content       BYTE_ARRAY (STRING)            required
+//	metadata      BYTE_ARRAY (JSON)              required  {"key":"value",...}, sorted keys
+//	namespace     BYTE_ARRAY (STRING)            required
+//	source_uri    BYTE_ARRAY (STRING)            required
+//	trust         INT32 (INT(8,false))           required  tier.Trust
+//	acl           LIST<BYTE_ARRAY (STRING)>      required
+//	e_birth       INT64 (INT(64,false))          required
+//	e_death       INT64 (INT(64,false))          required  2^64-1 = live when written
+//	version_hash  FIXED_LEN_BYTE_ARRAY(32)       required  BLAKE3-256
+//	committed     INT64 (TIMESTAMP(NANOS,UTC))   required
+//	code          FIXED_LEN_BYTE_ARRAY(18)       optional  null = no vector
+//	vector        LIST<FLOAT>                    optional  null = no vector / omitted
+//
+// Key-value metadata:
+//
+//	strata.format_version  "1" (a newer version is refused with a clear error)
+//	strata.archive         JSON {dim, metric, rows, min_epoch, max_epoch,
+//	                       codec_dim, vectors (bool), nlist}
+//	strata.codec           base64 of the engine/ivfpq ColdCodec (an Index
+//	                       file: coarse centroids + PQ codebooks), absent
+//	                       when no row has a vector
+//
+// The reader first walks the Thrift footer and rejects any list or string
+// length larger than the bytes left (parquet-go would allocate it before
+// checking), then checks the schema against the one above, the key-value
+// entries against the store (dim, metric), every row (non-empty id, epochs
+// within [min_epoch, max_epoch], code iff vector, vector length, centroid
+// id < nlist) and the row count. Damage is ErrCorrupt naming the file and
+// a byte offset (the footer's for metadata problems, 0 for row problems:
+// Parquet gives no per-row offsets); parquet-go panics are recovered.
+//
+// # Manifest records (record types 16 checkpoint, 17 edit; payload version 3)
 //
 //	+-----+----------------------+-----------------------+
 //	| 0x02| uvarint durableEpoch | uvarint nextSegmentID |
@@ -159,7 +230,11 @@
 //	            uvarint rows | uvarint sizeBytes
 //	tombstone = uvarint segmentID | uvarint row | uvarint e_death
 //
-// Version 1 payloads (no tombstone list) are still read. Removing a
+// Version 3 appends the archive lists: uvarint nAddArchive | archive ×
+// nAddArchive | uvarint nRemoveArchive | uvarint id × nRemoveArchive,
+// archive = the segment fields | uvarint crc32c (of the whole file, checked
+// before the file is parsed); a tombstone may name an archive. Version 1 (no
+// tombstone list) and 2 payloads are still read. Removing a
 // segment drops its tombstones. Tombstones are persisted only up to the
 // durable epoch: later deaths are rebuilt by WAL replay, which looks the
 // id up in the segments.

@@ -21,14 +21,18 @@ import (
 type view struct {
 	mem  *memTable
 	segs []*warmSegment
+	cold []*coldArchive // cold.go, ascending ID
 	refs atomic.Int64
 }
 
-func newView(mem *memTable, segs []*warmSegment) *view {
-	v := &view{mem: mem, segs: segs}
+func newView(mem *memTable, segs []*warmSegment, cold []*coldArchive) *view {
+	v := &view{mem: mem, segs: segs, cold: cold}
 	v.refs.Store(1)
 	for _, sg := range segs {
 		sg.ref()
+	}
+	for _, a := range cold {
+		a.ref()
 	}
 	return v
 }
@@ -37,6 +41,9 @@ func (v *view) unref() {
 	if v.refs.Add(-1) == 0 {
 		for _, sg := range v.segs {
 			sg.unref()
+		}
+		for _, a := range v.cold {
+			a.unref()
 		}
 	}
 }
@@ -75,14 +82,16 @@ func (s *Store) newMem() *memTable {
 // segment row at e), then the MemTable. The caller holds applyMu (or is
 // the single-threaded replay in Open), and e is not yet visible.
 func (s *Store) applyLocked(v *view, b *Batch, e uint64) {
-	if !s.o.TestingSkipTombstone && len(v.segs) > 0 {
+	if !s.o.TestingSkipTombstone && (len(v.segs) > 0 || len(v.cold) > 0) {
+	ops:
 		for i := range b.Ops {
 			id := b.Ops[i].Doc.ID
 			for j := len(v.segs) - 1; j >= 0; j-- {
 				if v.segs[j].kill(id, e) {
-					break
+					continue ops
 				}
 			}
+			v.coldKill(id, e) // cold.go: a cold row dies the same way
 		}
 	}
 	v.mem.apply(b, e)
@@ -124,6 +133,9 @@ func (s *Store) openSegments(st ManifestState) ([]*warmSegment, error) {
 	}
 	for _, t := range st.Tombstones {
 		sg := byID[t.Segment]
+		if _, cold := st.archiveRows(t.Segment); sg == nil && cold {
+			continue // an archive's tombstone (openArchives)
+		}
 		if sg == nil || uint64(t.Row) >= sg.meta.Rows {
 			return fail(fmt.Errorf("%w: tier: manifest tombstone %+v names no row", ErrCorrupt, t))
 		}
@@ -249,6 +261,13 @@ func (s *Store) Flush(ctx context.Context) error {
 			}
 		}
 	}
+	for _, a := range v.cold {
+		for r := range a.death {
+			if d := a.death[r].Load(); d != epochLive && d > st.DurableEpoch && d <= F {
+				tombs = append(tombs, Tombstone{Segment: a.meta.ID, Row: uint32(r), Death: d})
+			}
+		}
+	}
 	id := max(st.NextSegmentID, 1)
 	edit := Edit{DurableEpoch: F, NextSegmentID: id + 1, Tombstones: tombs}
 	var seg *warmSegment
@@ -281,7 +300,7 @@ func (s *Store) Flush(ctx context.Context) error {
 	if seg != nil {
 		segs = append(segs, seg)
 	}
-	s.swapView(newView(s.newMem(), segs))
+	s.swapView(newView(s.newMem(), segs, v.cold))
 	s.flushes.Add(1)
 	if err := s.wal.TruncateBefore(F + 1); err != nil {
 		s.o.Logger.Warn("tier: WAL recycling after flush failed", "err", err)
@@ -428,7 +447,7 @@ func (s *Store) Compact(ctx context.Context) error {
 	for _, sg := range victims {
 		sg.obsolete.Store(true)
 	}
-	s.swapView(newView(cur.mem, segs))
+	s.swapView(newView(cur.mem, segs, cur.cold))
 	s.compactions.Add(1)
 	return nil
 }

@@ -38,8 +38,11 @@ type ManifestState struct {
 	// Tombstones are the persisted deaths of warm-segment rows (an
 	// upsert or delete of a flushed id), each with e_death ≤
 	// DurableEpoch; later deaths are rebuilt by WAL replay. Removing a
-	// segment drops its tombstones.
+	// segment drops its tombstones. A tombstone may also name a cold
+	// archive (archives share the segment id space).
 	Tombstones []Tombstone
+	// Archives are the cold Parquet archives (cold.go), sorted by ID.
+	Archives []ArchiveMeta
 }
 
 // Tombstone records that row Row of segment Segment died at epoch Death
@@ -53,6 +56,7 @@ type Tombstone struct {
 func (s ManifestState) clone() ManifestState {
 	s.Segments = append([]SegmentMeta(nil), s.Segments...)
 	s.Tombstones = append([]Tombstone(nil), s.Tombstones...)
+	s.Archives = append([]ArchiveMeta(nil), s.Archives...)
 	return s
 }
 
@@ -65,8 +69,13 @@ type Edit struct {
 	Add           []SegmentMeta
 	Remove        []uint64 // segment IDs
 	// Tombstones are added after Remove and Add are applied; each must
-	// name a segment present after the edit.
+	// name a segment or archive present after the edit.
 	Tombstones []Tombstone
+	// AddArchives and RemoveArchives change the cold archive set
+	// (applied with Add and Remove; removing an archive drops its
+	// tombstones).
+	AddArchives    []ArchiveMeta
+	RemoveArchives []uint64
 }
 
 func (s *ManifestState) apply(e Edit) error {
@@ -95,10 +104,13 @@ func (s *ManifestState) apply(e Edit) error {
 		copy(s.Segments[i+1:], s.Segments[i:])
 		s.Segments[i] = sg
 	}
-	if len(e.Remove) > 0 {
+	if err := s.applyArchives(e); err != nil {
+		return err
+	}
+	if len(e.Remove) > 0 || len(e.RemoveArchives) > 0 {
 		keep := s.Tombstones[:0:0]
 		for _, t := range s.Tombstones {
-			if !slices.Contains(e.Remove, t.Segment) {
+			if !slices.Contains(e.Remove, t.Segment) && !slices.Contains(e.RemoveArchives, t.Segment) {
 				keep = append(keep, t)
 			}
 		}
@@ -107,6 +119,13 @@ func (s *ManifestState) apply(e Edit) error {
 	for _, t := range e.Tombstones {
 		i := sort.Search(len(s.Segments), func(i int) bool { return s.Segments[i].ID >= t.Segment })
 		if i == len(s.Segments) || s.Segments[i].ID != t.Segment {
+			if rows, ok := s.archiveRows(t.Segment); ok {
+				if uint64(t.Row) >= rows {
+					return fmt.Errorf("tier: manifest tombstone row %d beyond archive %d's %d rows", t.Row, t.Segment, rows)
+				}
+				s.Tombstones = append(s.Tombstones, t)
+				continue
+			}
 			return fmt.Errorf("tier: manifest tombstone names unknown segment %d", t.Segment)
 		}
 		if uint64(t.Row) >= s.Segments[i].Rows {
@@ -117,9 +136,10 @@ func (s *ManifestState) apply(e Edit) error {
 	return nil
 }
 
-// manifestFormatVersion 2 appends the tombstone list to every edit;
-// version 1 payloads (no tombstones) are still read.
-const manifestFormatVersion = 2
+// manifestFormatVersion 3 appends the archive lists (cold.go) to every
+// edit, version 2 the tombstone list; version 1 and 2 payloads are still
+// read.
+const manifestFormatVersion = 3
 
 func appendSeg(dst []byte, s SegmentMeta) []byte {
 	dst = binary.AppendUvarint(dst, s.ID)
@@ -161,13 +181,13 @@ func encodeEdit(e Edit) []byte {
 		dst = binary.AppendUvarint(dst, uint64(t.Row))
 		dst = binary.AppendUvarint(dst, t.Death)
 	}
-	return dst
+	return appendArchiveEdit(dst, e)
 }
 
 func decodeEdit(p []byte) (Edit, error) {
 	d := &decoder{b: p}
 	v := d.byte1("version")
-	if d.err == nil && v != 1 && v != manifestFormatVersion {
+	if d.err == nil && (v < 1 || v > manifestFormatVersion) {
 		return Edit{}, fmt.Errorf("%w: unknown manifest format version %d", errBatch, v)
 	}
 	var e Edit
@@ -193,6 +213,9 @@ func decodeEdit(p []byte) (Edit, error) {
 			t.Death = d.uvarint("tombstone death")
 			e.Tombstones = append(e.Tombstones, t)
 		}
+	}
+	if v >= 3 {
+		readArchiveEdit(d, &e)
 	}
 	if d.err == nil && len(d.b) != 0 {
 		d.fail("trailing bytes")
@@ -352,7 +375,7 @@ func (m *Manifest) checkpoint(num uint64) error {
 		return fmt.Errorf("tier: create %s: %w", path, err)
 	}
 	st := m.state
-	rec := wal.AppendRecord(nil, wal.TypeManifestCheckpoint, 1, encodeEdit(Edit{DurableEpoch: st.DurableEpoch, NextSegmentID: st.NextSegmentID, Add: st.Segments, Tombstones: st.Tombstones}))
+	rec := wal.AppendRecord(nil, wal.TypeManifestCheckpoint, 1, encodeEdit(Edit{DurableEpoch: st.DurableEpoch, NextSegmentID: st.NextSegmentID, Add: st.Segments, Tombstones: st.Tombstones, AddArchives: st.Archives}))
 	if _, err := f.Write(rec); err != nil {
 		f.Close()
 		return fmt.Errorf("tier: write %s: %w", path, err)

@@ -193,8 +193,9 @@ func (o *Options) Validate() error {
 }
 
 // Store is the storage engine of a collection: WAL + epochs + hot
-// MemTable + manifest + warm segments (Flush, Compact). The cold tier
-// comes in a later landing. Safe for concurrent use.
+// MemTable + manifest + warm segments (Flush, Compact) + cold Parquet
+// archives (Archive, Promote; cold.go) + Backup (backup.go). Safe for
+// concurrent use.
 type Store struct {
 	o        Options
 	lock     io.Closer
@@ -263,7 +264,14 @@ func Open(o Options) (*Store, error) {
 	if err != nil {
 		return fail(err)
 	}
-	s.cur = newView(s.newMem(), segs)
+	cold, err := s.openArchives(st)
+	if err != nil {
+		for _, sg := range segs {
+			sg.free()
+		}
+		return fail(err)
+	}
+	s.cur = newView(s.newMem(), segs, cold)
 	after := st.DurableEpoch
 	walDir := filepath.Join(o.Dir, "wal")
 	s.wal, err = wal.Open(wal.Options{FS: o.FS, Dir: walDir, Sync: o.Sync, SyncInterval: o.SyncInterval,
@@ -429,6 +437,9 @@ func (s *Store) Close() error {
 	for _, sg := range s.cur.segs {
 		sg.retired.Store(true)
 	}
+	for _, a := range s.cur.cold {
+		a.retired.Store(true)
+	}
 	s.cur.unref()
 	s.viewMu.Unlock()
 	s.lock.Close()
@@ -441,6 +452,8 @@ type Snapshot struct {
 	epoch  uint64
 	v      *view
 	closed atomic.Bool
+	// withCold: SearchVector also scans the cold archives (WithCold).
+	withCold bool
 }
 
 // Epoch returns the pinned epoch.
@@ -458,7 +471,7 @@ func (sn *Snapshot) Get(id string) (*Document, uint64, bool) {
 			return sg.docs[r], sg.birth[r], true
 		}
 	}
-	return nil, 0, false
+	return sn.v.coldGet(id, sn.epoch)
 }
 
 // SearchVector returns up to k nearest documents visible at the snapshot
@@ -476,6 +489,13 @@ func (sn *Snapshot) SearchVector(q []float32, k int, filter func(*Document) bool
 	hits := sn.v.mem.search(q, k, sn.epoch, filter)
 	for _, sg := range sn.v.segs {
 		h, err := sg.search(q, k, sn.s.o.SegmentEfSearch, sn.epoch, filter)
+		if err != nil {
+			return nil, err
+		}
+		hits = append(hits, h...)
+	}
+	if sn.withCold { // cold.go
+		h, err := sn.SearchCold(q, k, 0, filter)
 		if err != nil {
 			return nil, err
 		}
@@ -514,6 +534,13 @@ func (sn *Snapshot) SearchVectorWhere(q []float32, k int, where map[string]strin
 	for _, sg := range sn.v.segs {
 		pre, rest := sg.wherePre(where)
 		h, err := sg.searchPre(q, k, sn.s.o.SegmentEfSearch, sn.epoch, pre, match(rest))
+		if err != nil {
+			return nil, err
+		}
+		hits = append(hits, h...)
+	}
+	if sn.withCold { // cold.go
+		h, err := sn.SearchCold(q, k, 0, match(where))
 		if err != nil {
 			return nil, err
 		}
@@ -584,6 +611,13 @@ func (sn *Snapshot) LiveIDs() []string {
 		for r := range sg.docs {
 			if sg.visible(uint32(r), sn.epoch) {
 				ids = append(ids, sg.docs[r].ID)
+			}
+		}
+	}
+	for _, a := range sn.v.cold {
+		for r := range a.docs {
+			if a.visible(uint32(r), sn.epoch) {
+				ids = append(ids, a.docs[r].ID)
 			}
 		}
 	}

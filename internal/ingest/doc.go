@@ -49,12 +49,28 @@
 // no mixed upsert+delete batch, so each flush is an Upsert epoch followed
 // by a Delete epoch.
 //
+// # Embeddings
+//
+// With Options.Embedder set (cmd/searchd's --embedder URL), every chunk
+// written is embedded first. What is embedded is EmbedText, not the raw
+// span: a Go declaration's names (also split into words), doc comment,
+// signature and path, cut to EmbedTextBytes (256) — a sentence encoder
+// understands prose, and the bundled USE-Lite model's cost grows about
+// quadratically with text length. Embedding runs on a writer goroutine
+// that takes batches of at most 4·EmbedBatch chunks in file order, embeds
+// them EmbedBatch (64) per call and upserts them with their vectors, while
+// the indexing goroutine reads and chunks the next files; Progress.Embedded
+// reports each call. An embedder failure fails the run before the manifest
+// is saved, so the next run retries those files. Unchanged files are not
+// re-embedded.
+//
 // # Search and watch
 //
 // Search runs lexical search with definitions first: identifier-like query
 // words (EqualFold, strings.EqualFold, read_full) are looked up in the
 // "names" keyword field with an engine filter, and those declarations come
-// before the plain BM25 hits. Watch keeps a tree indexed with fsnotify:
+// before the plain BM25 hits (in hybrid mode, before the hybrid list).
+// Watch keeps a tree indexed with fsnotify:
 // a changed file's chunks are tombstoned at once, then an incremental pass
 // re-indexes in the background. Searches that must never see replaced
 // text set contract.Query.Verify (the engine re-hashes each hit's span):

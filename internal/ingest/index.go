@@ -32,6 +32,11 @@ type Stats struct {
 	Elapsed   time.Duration
 	WalkTime  time.Duration // listing the tree
 	WriteTime time.Duration // inside engine Upsert and Delete calls
+	// Embedding (Options.Embedder): chunks embedded, the bytes of their
+	// embedding texts (EmbedText), and the time inside Embed calls.
+	Embedded   int
+	EmbedBytes int64
+	EmbedTime  time.Duration
 }
 
 // Progress observes a run. Start is called once with the candidate
@@ -40,6 +45,9 @@ type Stats struct {
 type Progress struct {
 	Start   func(files int, bytes int64)
 	Advance func(bytes int64)
+	// Embedded, if set, is called after each Embed call with the number
+	// of chunks and embedding-text bytes it embedded (Options.Embedder).
+	Embedded func(chunks int, bytes int64)
 }
 
 // Metadata fields written per chunk.
@@ -67,6 +75,7 @@ type prepared struct {
 	hash   string
 	same   bool // content hash equals the manifest's: nothing to rewrite
 	docs   []contract.Document
+	texts  []string // per doc: its EmbedText (Options.Embedder only)
 	frags  []string
 	err    error
 	nbytes int64
@@ -169,7 +178,7 @@ func (ix *Indexer) Index(ctx context.Context, root string, p Progress) (Stats, e
 
 func (ix *Indexer) index(ctx context.Context, root string, p Progress) (Stats, error) {
 	t0 := time.Now()
-	o, col, m, manifestPath := ix.o, ix.col, ix.m, ix.manifestPath
+	o, m, manifestPath := ix.o, ix.m, ix.manifestPath
 	var st Stats
 	files, skips, err := Walk(root, o)
 	if err != nil {
@@ -192,27 +201,34 @@ func (ix *Indexer) index(ctx context.Context, root string, p Progress) (Stats, e
 	}
 
 	var docs []contract.Document
+	var texts []string
 	var dels []string
+	// Writes (and embedding) run on the writer's goroutine (embed.go), in
+	// order, overlapping the reading and chunking of the next files.
+	wr := ix.startWriter(ctx, p)
+	wrOpen := true
+	finish := func() error {
+		if !wrOpen {
+			return nil
+		}
+		wrOpen = false
+		err := wr.close()
+		st.Chunks, st.Deleted, st.Batches = wr.chunks, wr.deleted, wr.batches
+		st.WriteTime, st.Embedded, st.EmbedBytes, st.EmbedTime = wr.writeTime, wr.embedded, wr.embedBytes, wr.embedTime
+		return err
+	}
+	defer finish()
 	flush := func() error {
-		tw := time.Now()
-		defer func() { st.WriteTime += time.Since(tw) }()
-		if len(docs) > 0 {
-			if _, err := col.Upsert(ctx, docs); err != nil {
-				return fmt.Errorf("ingest: upsert: %w", err)
-			}
-			st.Batches++
-			st.Chunks += len(docs)
-			docs = docs[:0]
+		if len(docs) == 0 && len(dels) == 0 {
+			return nil
 		}
-		if len(dels) > 0 {
-			if _, err := col.Delete(ctx, dels); err != nil {
-				return fmt.Errorf("ingest: delete: %w", err)
-			}
-			st.Batches++
-			st.Deleted += len(dels)
-			dels = dels[:0]
-		}
-		return nil
+		err := wr.send(writeBatch{docs: docs, texts: texts, dels: dels})
+		docs, texts, dels = nil, nil, nil
+		return err
+	}
+	batchDocs := o.BatchDocs
+	if o.Embedder != nil {
+		batchDocs = min(batchDocs, 4*o.EmbedBatch)
 	}
 
 	// Read, classify, hash and chunk in parallel (GOMAXPROCS workers)
@@ -284,6 +300,7 @@ func (ix *Indexer) index(ctx context.Context, root string, p Progress) (Stats, e
 				}
 			}
 			docs = append(docs, r.docs...)
+			texts = append(texts, r.texts...)
 			m.Files[r.f.Path] = &FileEntry{Size: r.f.Size, MTimeNS: r.f.ModTime.UnixNano(), Hash: r.hash, Chunks: r.frags}
 		}
 		if r.read {
@@ -293,7 +310,7 @@ func (ix *Indexer) index(ctx context.Context, root string, p Progress) (Stats, e
 		if p.Advance != nil {
 			p.Advance(r.f.Size)
 		}
-		if len(docs) >= o.BatchDocs {
+		if len(docs) >= batchDocs {
 			if err := flush(); err != nil {
 				return st, err
 			}
@@ -318,6 +335,9 @@ func (ix *Indexer) index(ctx context.Context, root string, p Progress) (Stats, e
 		}
 	}
 	if err := flush(); err != nil {
+		return st, err
+	}
+	if err := finish(); err != nil {
 		return st, err
 	}
 	if err := m.Save(manifestPath); err != nil {
@@ -411,6 +431,9 @@ func prepare(f File, old *FileEntry, absRoot string, o Options) prepared {
 			VersionHash: engine.VersionHash(span),
 		})
 		r.frags = append(r.frags, frag)
+		if o.Embedder != nil {
+			r.texts = append(r.texts, EmbedText(rel, c, span, o.EmbedTextBytes))
+		}
 	}
 	return r
 }
@@ -460,9 +483,13 @@ func SymbolNames(text string) []string {
 // found it (both searches run the same text, so scores are on one scale),
 // hence scores need not decrease down the list. Without identifier-like
 // words it is exactly col.Search(q). Result.Epoch is the second search's.
+// In hybrid mode the declaration lookup is lexical and the rest of the
+// list is the hybrid result (so its scores are hybrid scores); dense
+// queries (and queries with a vector and no mode) are exactly
+// col.Search(q).
 func Search(ctx context.Context, col *engine.Collection, q contract.Query) (contract.Result, error) {
 	names := SymbolNames(q.Text)
-	if len(names) == 0 || (q.Mode != "" && q.Mode != contract.Lexical) || q.Filter != nil {
+	if len(names) == 0 || q.Mode == contract.Dense || (q.Mode == "" && len(q.Vector) > 0) || q.Filter != nil {
 		return col.Search(ctx, q)
 	}
 	vals := make([]contract.Value, len(names))
@@ -472,6 +499,9 @@ func Search(ctx context.Context, col *engine.Collection, q contract.Query) (cont
 	fq := q
 	f := contract.In(MetaNames, vals...)
 	fq.Filter = &f
+	// The declarations are looked up lexically, in hybrid mode too (a
+	// name is matched by its words, not its meaning).
+	fq.Mode, fq.Vector = contract.Lexical, nil
 	defs, err := col.Search(ctx, fq)
 	if err != nil {
 		return contract.Result{}, err

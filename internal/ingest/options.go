@@ -3,6 +3,8 @@ package ingest
 import (
 	"errors"
 	"fmt"
+
+	"github.com/stratasearch/strata/engine/embed"
 )
 
 // Options configures walking and chunking. The zero value means the
@@ -32,6 +34,19 @@ type Options struct {
 	// BatchDocs is the number of chunks written per engine Upsert (one WAL
 	// record, one epoch). Default 4096.
 	BatchDocs int
+	// Embedder, when set, embeds every chunk written (its EmbedText, not
+	// its raw content) before the Upsert, EmbedBatch chunks per Embed
+	// call, on a writer goroutine that overlaps reading and chunking; an
+	// Upsert then carries at most 4·EmbedBatch chunks. The collection's
+	// Dim must be the embedder's. Default nil: lexical-only, no vectors.
+	Embedder embed.Embedder
+	// EmbedBatch is the number of chunks per Embed call. Default 64.
+	EmbedBatch int
+	// EmbedTextBytes caps each chunk's embedding text (EmbedText).
+	// Default 256 (about 60 tokens: the names, the doc comment's first
+	// sentences and the signature; longer texts cost the bundled embedder
+	// quadratically more).
+	EmbedTextBytes int
 }
 
 // EnsureDefaults fills zero fields with their defaults.
@@ -50,6 +65,12 @@ func (o *Options) EnsureDefaults() {
 	}
 	if o.BatchDocs == 0 {
 		o.BatchDocs = 4096
+	}
+	if o.EmbedBatch == 0 {
+		o.EmbedBatch = 64
+	}
+	if o.EmbedTextBytes == 0 {
+		o.EmbedTextBytes = 256
 	}
 }
 
@@ -70,6 +91,12 @@ func (o *Options) Validate() error {
 	}
 	if o.BatchDocs < 1 || o.BatchDocs > 100000 {
 		errs = append(errs, fmt.Errorf("ingest: BatchDocs = %d, want 1..100000", o.BatchDocs))
+	}
+	if o.EmbedBatch < 1 || o.EmbedBatch > 4096 {
+		errs = append(errs, fmt.Errorf("ingest: EmbedBatch = %d, want 1..4096", o.EmbedBatch))
+	}
+	if o.EmbedTextBytes < 16 {
+		errs = append(errs, fmt.Errorf("ingest: EmbedTextBytes = %d, want ≥ 16", o.EmbedTextBytes))
 	}
 	for _, d := range o.SkipDirs {
 		if d == "" {

@@ -1,11 +1,11 @@
 // Command strata-bench runs Strata's benchmark suites against peer engines
 // and writes results.json, report.md and PNG plots.
 //
-//	go run ./bench/cmd/strata-bench SUITE... [--quick] [--threads N] [--out DIR] [--datasets a,b]
+//	go run ./bench/cmd/strata-bench SUITE... [--quick] [--threads N] [--out DIR] [--datasets a,b] [--emulated --no-peers]
 //	go run ./bench/cmd/strata-bench --report-only --out DIR
 //
-// Suites: kernels, ann (more register themselves as they land). Flags may
-// come before or after the suite names. See package bench for the schema.
+// Suites: kernels, ann, lexical, hybrid, ingest, staleness. Flags may come
+// before or after the suite names. See package bench for the schema.
 package main
 
 import (
@@ -25,6 +25,9 @@ func main() {
 	threads := fs.Int("threads", 1, "threads per engine (the ann suite supports 1)")
 	out := fs.String("out", "bench/results/latest", "output directory")
 	reportOnly := fs.Bool("report-only", false, "rewrite report.md and the plots from --out DIR/results.json, measuring nothing")
+	noPeers := fs.Bool("no-peers", false, "run without peer engines (emulated runs only: peers are not available under qemu)")
+	emulated := fs.Bool("emulated", false, "label every timing \""+bench.EmulatedLabel+"\" (also detected from /proc/cpuinfo vs GOARCH, or STRATA_BENCH_EMULATED=1)")
+	synth := fs.String("synthetic", "", "N,NQ,D: run the ann suite on a seeded synthetic L2 data set of N base and NQ query vectors of dimension D instead of the real ones (emulated smoke runs)")
 	dsets := fs.String("datasets", "", "comma-separated ann data sets (default all: "+strings.Join(bench.ANNDatasets, ",")+")")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: strata-bench SUITE... [--quick] [--threads N] [--out DIR] [--datasets a,b]\nsuites: %s\n", strings.Join(bench.Suites(), ", "))
@@ -50,8 +53,21 @@ func main() {
 		}
 		return
 	}
-	cfg := bench.Config{Quick: *quick, Threads: *threads, OutDir: *out, Log: os.Stderr,
+	cfg := bench.Config{Quick: *quick, Threads: *threads, OutDir: *out, Log: os.Stderr, NoPeers: *noPeers, Emulated: *emulated,
 		Command: "go run ./bench/cmd/strata-bench " + strings.Join(os.Args[1:], " ")}
+	if *noPeers && !*emulated {
+		// NoPeers is allowed for emulated runs only; detect one here so
+		// that Validate sees it.
+		cfg.Emulated, _ = bench.DetectEmulation()
+	}
+	if *synth != "" {
+		var n, nq, d int
+		if _, err := fmt.Sscanf(*synth, "%d,%d,%d", &n, &nq, &d); err != nil {
+			fmt.Fprintf(os.Stderr, "strata-bench: --synthetic %q: want N,NQ,D\n", *synth)
+			os.Exit(2)
+		}
+		cfg.Synthetic = &bench.SyntheticSpec{N: n, NQ: nq, D: d, Metric: "l2", Seed: 3}
+	}
 	if *dsets != "" {
 		cfg.Datasets = strings.Split(*dsets, ",")
 	}

@@ -10,7 +10,8 @@
  *   driver query DBFILE QUERIES TOKENIZER OP K PASSES
  *       Each query line is split into runs of [A-Za-z0-9] and bytes >= 0x80
  *       (what unicode61 keeps for ASCII text); the runs are quoted and
- *       joined with OR / AND, and run as
+ *       joined with OR / AND (OP "phrase": one quoted FTS5 phrase of all
+ *       the runs), and run as
  *         SELECT rowid FROM t WHERE t MATCH ? ORDER BY rank LIMIT K
  *       (rank = bm25(), FTS5's built-in BM25 with k1 = 1.2, b = 0.75).
  *       One untimed warm-up pass, then PASSES timed passes, single thread.
@@ -80,7 +81,8 @@ static int is_tok(unsigned char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c >= 0x80;
 }
 
-/* match_expr builds the FTS5 expression for one query line; "" if no token. */
+/* match_expr builds the FTS5 expression for one query line; "" if no token.
+ * conj 0: OR of quoted tokens; 1: AND; 2: one quoted phrase of all tokens. */
 static char *match_expr(const char *q, int conj) {
     size_t n = strlen(q);
     char *out = malloc(n * 8 + 16);
@@ -90,7 +92,12 @@ static char *match_expr(const char *q, int conj) {
         while (i < n && !is_tok((unsigned char)q[i])) i++;
         size_t j = i;
         while (j < n && is_tok((unsigned char)q[j])) j++;
-        if (j > i) {
+        if (j > i && conj == 2) {
+            if (first) out[o++] = '"'; else out[o++] = ' ';
+            memcpy(out + o, q + i, j - i);
+            o += j - i;
+            first = 0;
+        } else if (j > i) {
             if (!first) { const char *op = conj ? " AND " : " OR "; memcpy(out + o, op, strlen(op)); o += strlen(op); }
             out[o++] = '"';
             memcpy(out + o, q + i, j - i);
@@ -100,6 +107,7 @@ static char *match_expr(const char *q, int conj) {
         }
         i = j;
     }
+    if (conj == 2 && !first) out[o++] = '"';
     out[o] = 0;
     return out;
 }
@@ -181,7 +189,7 @@ static int cmd_query(const char *dbfile, const char *qpath, int conj, int k, int
     }
     printf("{\"engine\":\"fts5\",\"version\":\"%s\",\"op\":\"%s\",\"k\":%d,\"passes\":%d,\"wall_s\":%.9f,"
            "\"cpu_s\":%.9f,\"wall_s_all\":[",
-           sqlite3_libversion(), conj ? "and" : "or", k, passes, bw, bc);
+           sqlite3_libversion(), conj == 2 ? "phrase" : conj ? "and" : "or", k, passes, bw, bc);
     for (int i = 0; i < passes; i++) printf("%s%.9f", i ? "," : "", walls[i]);
     printf("],\"cpu_s_all\":[");
     for (int i = 0; i < passes; i++) printf("%s%.9f", i ? "," : "", cpus[i]);
@@ -202,9 +210,10 @@ int main(int argc, char **argv) {
     if (argc == 8 && strcmp(argv[1], "query") == 0) {
         int k = atoi(argv[6]), passes = atoi(argv[7]);
         if (k < 1 || passes < 1) die("K and PASSES must be >= 1", NULL);
-        return cmd_query(argv[2], argv[3], strcmp(argv[5], "and") == 0, k, passes);
+        int conj = strcmp(argv[5], "phrase") == 0 ? 2 : strcmp(argv[5], "and") == 0;
+        return cmd_query(argv[2], argv[3], conj, k, passes);
     }
-    die("usage: driver index DBFILE CORPUS TOKENIZER | driver query DBFILE QUERIES TOKENIZER or|and K PASSES",
+    die("usage: driver index DBFILE CORPUS TOKENIZER | driver query DBFILE QUERIES TOKENIZER or|and|phrase K PASSES",
         NULL);
     return 1;
 }

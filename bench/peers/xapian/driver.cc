@@ -23,7 +23,9 @@
 // index and query time). MODE is "raw" (TermGenerator over the text,
 // QueryParser over the query, default op OP) or "pretok" (the text is
 // already tokens separated by single spaces: each token is one term at the
-// next position; a query is OP over its tokens). OP is "or" or "and".
+// next position; a query is OP over its tokens). OP is "or", "and" or
+// "phrase" (OP_PHRASE over the tokens with window = their count; raw mode:
+// the query line in double quotes through QueryParser with FLAG_PHRASE).
 // Weighting: BM25Weight(k1=1.2, k2=0, k3=1, b=0.75, min_normlen=0.5).
 //
 // Build: g++ -O2 -std=c++17 -o xapian_driver driver.cc -lxapian
@@ -157,7 +159,7 @@ static int cmd_index(const std::string& dbdir, const char* corpus, bool stem, bo
 }
 
 static int cmd_query(const std::string& dbdir, const char* qpath, bool stem, bool pretok, bool conj,
-                     int k, int passes) {
+                     bool phrase, int k, int passes) {
     std::vector<std::string> lines = read_lines(qpath);
     Xapian::Database db(dbdir);
     Xapian::Enquire enq(db);
@@ -179,9 +181,13 @@ static int cmd_query(const std::string& dbdir, const char* qpath, bool stem, boo
         double w0 = now_wall(), c0 = now_cpu();
         for (size_t i = 0; i < lines.size(); i++) {
             Xapian::Query q;
-            if (pretok) {
+            if (pretok && phrase) {
+                q = Xapian::Query(Xapian::Query::OP_PHRASE, toks[i].begin(), toks[i].end(), toks[i].size());
+            } else if (pretok) {
                 q = Xapian::Query(conj ? Xapian::Query::OP_AND : Xapian::Query::OP_OR, toks[i].begin(),
                                   toks[i].end());
+            } else if (phrase) {
+                q = qp.parse_query("\"" + lines[i] + "\"", Xapian::QueryParser::FLAG_PHRASE);
             } else {
                 q = qp.parse_query(lines[i]);
             }
@@ -206,7 +212,7 @@ static int cmd_query(const std::string& dbdir, const char* qpath, bool stem, boo
     std::ostringstream o;
     o.precision(9);
     o << "{\"engine\":\"xapian\",\"version\":\"" << Xapian::version_string() << "\",\"op\":\""
-      << (conj ? "and" : "or") << "\",\"k\":" << k << ",\"passes\":" << passes << ",\"wall_s\":" << bw
+      << (phrase ? "phrase" : conj ? "and" : "or") << "\",\"k\":" << k << ",\"passes\":" << passes << ",\"wall_s\":" << bw
       << ",\"cpu_s\":" << bc << ",\"wall_s_all\":[";
     for (size_t i = 0; i < walls.size(); i++) o << (i ? "," : "") << walls[i];
     o << "],\"cpu_s_all\":[";
@@ -232,10 +238,11 @@ int main(int argc, char** argv) {
             int k = std::atoi(argv[7]), passes = std::atoi(argv[8]);
             if (k < 1 || passes < 1) die("K and PASSES must be >= 1");
             return cmd_query(argv[2], argv[3], std::strcmp(argv[4], "english") == 0,
-                             std::strcmp(argv[5], "pretok") == 0, std::strcmp(argv[6], "and") == 0, k, passes);
+                             std::strcmp(argv[5], "pretok") == 0, std::strcmp(argv[6], "and") == 0,
+                             std::strcmp(argv[6], "phrase") == 0, k, passes);
         }
         die("usage: driver index DBDIR CORPUS none|english raw|pretok | "
-            "driver query DBDIR QUERIES none|english raw|pretok or|and K PASSES");
+            "driver query DBDIR QUERIES none|english raw|pretok or|and|phrase K PASSES");
     } catch (const Xapian::Error& e) {
         die(e.get_description());
     } catch (const std::exception& e) {

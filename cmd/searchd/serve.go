@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/stratasearch/strata/engine/embed"
+	"github.com/stratasearch/strata/internal/server"
+)
+
+// runServe is `searchd serve`: the HTTP/JSON API (package internal/server)
+// over the embedded store in --data, until SIGINT or SIGTERM, then a
+// graceful shutdown (in-flight requests finish, jobs are cancelled, every
+// WAL is synced by closing the store).
+func runServe(args []string) error {
+	fl := flag.NewFlagSet("serve", flag.ContinueOnError)
+	data := fl.String("data", defaultData, "data directory (embedded store); the server keeps its state in DIR/server/")
+	addr := fl.String("addr", "127.0.0.1:7700", "listen address host:port")
+	apiKeys := fl.String("api-keys", "", `API keys file: JSON [{"key" or "key_sha256", "principal", "namespaces":["tenant-a/"], "admin":bool}] (none = open mode, loopback only)`)
+	insecure := fl.Bool("insecure-no-auth", false, "allow open mode (no API keys) on a non-loopback address")
+	var roots []string
+	fl.Func("index-root", "directory index jobs may read (repeatable; none = index jobs disabled)", func(s string) error {
+		abs, err := filepath.Abs(s)
+		if err != nil {
+			return err
+		}
+		roots = append(roots, filepath.Clean(abs))
+		return nil
+	})
+	maxBody := fl.Int64("max-body", server.DefaultMaxBodyBytes, "largest request body in bytes (413 above)")
+	reqTimeout := fl.Duration("request-timeout", server.DefaultRequestTimeout, "per-request deadline; a search's budget is min(budget_ms, this)")
+	maxConc := fl.Int("max-concurrency", server.DefaultMaxConcurrency, "concurrent /v1 requests (429 beyond)")
+	idemTTL := fl.Duration("idempotency-ttl", server.DefaultIdempotencyTTL, "how long completed Idempotency-Keys are remembered (across restarts)")
+	shutdown := fl.Duration("shutdown-timeout", server.DefaultShutdownTimeout, "how long in-flight requests may take to finish at shutdown")
+	logFormat := fl.String("log-format", "text", "access/server log format: text | json (stderr)")
+	logLevel := fl.String("log-level", "info", "debug | info | warn | error (the access log is info)")
+	ef := addEmbedderFlags(fl)
+	fl.Usage = func() {
+		fmt.Fprintf(fl.Output(), "usage: searchd serve [flags]\n\nServe the HTTP/JSON API over the store in --data (GET /v1/openapi.json describes it).\n\n")
+		fl.PrintDefaults()
+	}
+	if pos, err := parseArgs(fl, args); err != nil {
+		return err
+	} else if len(pos) != 0 {
+		fl.Usage()
+		return fmt.Errorf("serve: unexpected arguments %q", pos)
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return fmt.Errorf("serve: --log-level: %w", err)
+	}
+	var h slog.Handler
+	switch *logFormat {
+	case "text":
+		h = slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})
+	case "json":
+		h = slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level})
+	default:
+		return fmt.Errorf("serve: --log-format %q, want text or json", *logFormat)
+	}
+	logger := slog.New(h)
+
+	o := server.Options{DataDir: *data, MaxBodyBytes: *maxBody, RequestTimeout: *reqTimeout, MaxConcurrency: *maxConc,
+		IdempotencyTTL: *idemTTL, ShutdownTimeout: *shutdown, IndexRoots: roots, Logger: logger}
+	if *apiKeys != "" {
+		keys, err := server.LoadAPIKeys(*apiKeys)
+		if err != nil {
+			return err
+		}
+		o.APIKeys = keys
+	} else if !server.IsLoopback(*addr) && !*insecure {
+		return fmt.Errorf("serve: refusing open mode (no --api-keys) on non-loopback address %s; pass --api-keys FILE or --insecure-no-auth", *addr)
+	}
+	// --embedder: collections recording this model embed text-only
+	// queries (dense / hybrid) and text-only upserts through it.
+	emb, err := ef.client(context.Background())
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	if emb != nil {
+		o.Engine.Embedders = map[string]embed.Embedder{emb.Model(): emb}
+		logger.Info("searchd serve: embedder", "url", *ef.url, "model", emb.Model(), "dim", emb.Dim())
+	}
+	o.EnsureDefaults()
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(*data, 0o755); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	if o.APIKeys == nil {
+		logger.Warn("searchd serve: OPEN MODE — no API keys; every caller is trusted",
+			"addr", ln.Addr().String(), "non_loopback", !server.IsLoopback(*addr))
+	}
+	if len(roots) > 0 {
+		logger.Info("searchd serve: index jobs may read", "roots", strings.Join(roots, ", "))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	t0 := time.Now()
+	err = server.Run(ctx, ln, o)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	logger.Info("searchd serve: stopped", "uptime", time.Since(t0).Round(time.Second))
+	return nil
+}

@@ -1,0 +1,420 @@
+package engine
+
+// The cold tier, snapshots and backups of a collection (issue #7 "Cold
+// tier", "Snapshots", "Backup and restore"; issue #8 Archive / Promote /
+// Snapshot). The storage side is engine/tier (cold.go, backup.go).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"weak"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/stratasearch/strata/engine/bm25"
+	"github.com/stratasearch/strata/engine/contract"
+	"github.com/stratasearch/strata/engine/tier"
+	"github.com/stratasearch/strata/internal/vfs"
+)
+
+// ArchiveOptions selects what Collection.Archive moves to the cold tier.
+type ArchiveOptions struct {
+	// Segments lists warm segment ids (CollectionStats / tier manifest) to
+	// archive together. Empty: the Oldest oldest warm segments.
+	Segments []uint64
+	// Oldest is the number of oldest warm segments archived when Segments
+	// is empty. Default 1.
+	Oldest int
+	// OmitVectors keeps only the 18-byte codes, not the exact vectors:
+	// about 4·Dim bytes less per vector, but cold dense search ranks by
+	// the codes' reconstructions and Promote (and Get) return those
+	// reconstructions instead of the original vectors. Default false.
+	OmitVectors bool
+	// Nlist is the cold codec's coarse quantizer size (≤ 65536). Default
+	// clamp(√n, 1, 1024) for n vectors.
+	Nlist int
+}
+
+// Archive moves warm segments to one cold Parquet archive (tier.Store.
+// Archive: zstd Parquet with an 18-byte IVF-PQ code per vector and, by
+// default, the exact vectors; temp file → fsync → rename → fsync dir →
+// one manifest edit). Archived documents stay visible to Get, deletes,
+// upserts and DeleteByNamespace / DeleteBySource, but searches only see
+// them when contract.Query.Tiers includes contract.Cold. Queries and
+// writes continue meanwhile. It returns the archive id. Errors:
+// ErrNotFound (no such warm segment, or none to archive), ErrClosed, the
+// context's error, I/O errors.
+func (c *Collection) Archive(ctx context.Context, o ArchiveOptions) (uint64, error) {
+	if err := c.check(ctx); err != nil {
+		return 0, err
+	}
+	id, err := c.store.Archive(ctx, tier.ArchiveOptions{Segments: o.Segments, Oldest: o.Oldest,
+		OmitVectors: o.OmitVectors, Nlist: o.Nlist})
+	if errors.Is(err, tier.ErrNoSuchArchive) {
+		err = fmt.Errorf("%w: %w", ErrNotFound, err)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("engine: collection %q: archive: %w", c.name, err)
+	}
+	return id, nil
+}
+
+// Promote turns cold archive id back into a warm segment with the same
+// ids, contents, metadata, versions and (unless the archive omitted them)
+// vectors; deletes and upserts made while it runs are carried over.
+// progress, if non-nil, is called with (done, total) steps as it goes, so
+// a server job can report it. It returns the new warm segment's id.
+// Errors: ErrNotFound (no such archive), ErrClosed, the context's error,
+// I/O errors.
+func (c *Collection) Promote(ctx context.Context, archiveID uint64, progress func(done, total int)) (uint64, error) {
+	if err := c.check(ctx); err != nil {
+		return 0, err
+	}
+	id, err := c.store.Promote(ctx, archiveID, progress)
+	if errors.Is(err, tier.ErrNoSuchArchive) {
+		err = fmt.Errorf("%w: %w", ErrNotFound, err)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("engine: collection %q: promote: %w", c.name, err)
+	}
+	return id, nil
+}
+
+// Archives lists the collection's cold archives (id, file, rows, bytes).
+func (c *Collection) Archives() []tier.ArchiveMeta { return c.store.Archives() }
+
+// WarmSegments lists the collection's warm segments (id, file, rows,
+// bytes), the candidates for Archive.
+func (c *Collection) WarmSegments() []tier.SegmentMeta { return c.store.WarmSegments() }
+
+// StorageStats reports, per tier (hot, warm, cold), rows, vectors, bytes,
+// bytes per vector and α_storage = bytes / raw text bytes.
+func (c *Collection) StorageStats() []tier.TierStats {
+	sn := c.store.Snapshot()
+	defer sn.Close()
+	return sn.StorageStats()
+}
+
+// --- Cold search (the hook in search.go) ---
+
+// coldQuery is the part of one search's state the cold hook extends.
+type coldQuery struct {
+	sn       *tier.Snapshot
+	infos    []verInfo
+	views    []bm25.View
+	bases    []uint32
+	keyOf    func(*tier.Document) (uint32, bool)
+	allowDoc map[*tier.Document]struct{}
+}
+
+// coldCatalog is the engine's view of one cold archive: its BM25 segment
+// (built in memory from the archived contents on the first cold query and
+// cached while the archive lives) and per-row infos.
+type coldCatalog struct {
+	seg   *bm25.Segment
+	infos []verInfo
+	byDoc map[*tier.Document]uint32 // row
+}
+
+type coldCache struct {
+	mu   sync.Mutex
+	cats map[uint64]*coldCatalog // by archive id
+}
+
+// coldCaches holds each open collection's coldCache, keyed weakly so a
+// collection's entry goes away with it.
+var coldCaches sync.Map // weak.Pointer[Collection] → *coldCache
+
+func (c *Collection) coldCache() *coldCache {
+	k := weak.Make(c)
+	if v, ok := coldCaches.Load(k); ok {
+		return v.(*coldCache)
+	}
+	v, loaded := coldCaches.LoadOrStore(k, &coldCache{cats: map[uint64]*coldCatalog{}})
+	if !loaded {
+		runtime.AddCleanup(c, func(k weak.Pointer[Collection]) { coldCaches.Delete(k) }, k)
+	}
+	return v.(*coldCache)
+}
+
+// coldCatalogs returns the catalogs of the snapshot's archives (same
+// order as sn.ColdArchives), building missing ones; catalogs of archives
+// no longer in the snapshot are dropped from the cache.
+func (c *Collection) coldCatalogs(arch []tier.ColdArchive) ([]*coldCatalog, error) {
+	cc := c.coldCache()
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	out := make([]*coldCatalog, len(arch))
+	live := map[uint64]bool{}
+	for i, a := range arch {
+		live[a.ID] = true
+		cat := cc.cats[a.ID]
+		if cat == nil || (len(a.Docs) > 0 && len(cat.infos) > 0 && cat.infos[0].doc != a.Docs[0]) {
+			b, err := lexSegBuilder{c.an}.BuildLexical(a.Docs)
+			if err != nil {
+				return nil, fmt.Errorf("engine: cold archive %s: %w", a.Path, err)
+			}
+			seg, err := bm25.Open(b, a.Path)
+			if err != nil {
+				return nil, fmt.Errorf("engine: cold archive %s: lexical index: %w", a.Path, err)
+			}
+			cat = &coldCatalog{seg: seg, byDoc: make(map[*tier.Document]uint32, len(a.Docs))}
+			for r, d := range a.Docs {
+				meta, err := decodeMeta(d.Metadata)
+				if err != nil {
+					return nil, fmt.Errorf("engine: cold archive %s row %d (id %q): %w", a.Path, r, d.ID, err)
+				}
+				cat.infos = append(cat.infos, verInfo{doc: d, meta: meta})
+				cat.byDoc[d] = uint32(r)
+			}
+			cc.cats[a.ID] = cat
+		}
+		out[i] = cat
+	}
+	for id := range cc.cats {
+		if !live[id] {
+			delete(cc.cats, id)
+		}
+	}
+	return out, nil
+}
+
+// addCold extends a search with the snapshot's cold archives (called by
+// Search only when q.Tiers includes cold). Their rows get keys after
+// every hot and warm key; each archive becomes one more BM25 view (global
+// statistics then span the cold rows too), restricted during traversal to
+// the rows live at the snapshot epoch that pass scope, ACL and filter
+// (evaluated per row with Filter.Match); the dense retriever's snapshot
+// becomes sn.WithCold(), whose SearchVector adds the cold ADC scan with
+// exact rerank under the same visibility and filter check. Cold hits get
+// the same envelopes as any other.
+func (c *Collection) addCold(q *contract.Query, cq *coldQuery) error {
+	arch := cq.sn.ColdArchives()
+	if len(arch) == 0 {
+		return nil
+	}
+	cats, err := c.coldCatalogs(arch)
+	if err != nil {
+		return err
+	}
+	pred := compilePredicate(q, true)
+	infos := make([]verInfo, len(cq.infos), len(cq.infos)+sumRows(cats))
+	copy(infos, cq.infos)
+	coldBase := make([]uint32, len(cats))
+	byDoc := map[*tier.Document]uint32{}
+	for i, cat := range cats {
+		coldBase[i] = uint32(len(infos))
+		allow := roaring.New()
+		for r := range cat.infos {
+			k := uint32(len(infos))
+			infos = append(infos, cat.infos[r])
+			byDoc[cat.infos[r].doc] = k
+			if !cq.sn.VisibleColdRow(i, uint32(r)) {
+				continue
+			}
+			if pred == nil || pred(&cat.infos[r], k) {
+				allow.Add(uint32(r))
+				if cq.allowDoc != nil {
+					cq.allowDoc[cat.infos[r].doc] = struct{}{}
+				}
+			}
+		}
+		cq.views = append(cq.views, bm25.View{Seg: cat.seg, Allow: allow})
+		cq.bases = append(cq.bases, coldBase[i])
+	}
+	inner := cq.keyOf
+	cq.keyOf = func(d *tier.Document) (uint32, bool) {
+		if k, ok := byDoc[d]; ok {
+			return k, true
+		}
+		return inner(d)
+	}
+	cq.infos = infos
+	cq.sn = cq.sn.WithCold()
+	return nil
+}
+
+func sumRows(cats []*coldCatalog) int {
+	n := 0
+	for _, c := range cats {
+		n += len(c.infos)
+	}
+	return n
+}
+
+// --- Snapshots ---
+
+// Snapshot is a point-in-time, read-only view of a collection: every
+// Search and Get on it sees exactly the versions live at its Epoch,
+// whatever is written, flushed, compacted, archived or promoted
+// meanwhile (the tier pins the epoch and the segment set). Long benchmark
+// runs use one to get repeatable results. Known limitation: BM25
+// statistics (N, df, average length) are collected over whole segments,
+// so hot-tier versions written after the snapshot can shift lexical and
+// hybrid scores (never the set of visible versions; dense scores are
+// exact). Close it: an open Snapshot
+// holds back compaction of the versions it sees and the deletion of
+// files it uses. Safe for concurrent use.
+type Snapshot struct {
+	c      *Collection
+	sn     *tier.Snapshot
+	closed atomic.Bool
+}
+
+// Snapshot pins the collection's newest visible epoch. Errors: ErrClosed.
+func (c *Collection) Snapshot() (*Snapshot, error) {
+	if c.closed.Load() {
+		return nil, ErrClosed
+	}
+	return &Snapshot{c: c, sn: c.store.Snapshot()}, nil
+}
+
+// Epoch returns the pinned epoch.
+func (s *Snapshot) Epoch() uint64 { return s.sn.Epoch() }
+
+// Search answers q at the snapshot's epoch, as Collection.Search does
+// (validation, tiers, fusion, verification, staging, collapse and
+// highlights) except that a Query.Cursor is rejected: page a Snapshot by
+// raising TopK instead (its results never move). Errors: as
+// Collection.Search, ErrClosed after Close.
+func (s *Snapshot) Search(ctx context.Context, q contract.Query) (contract.Result, error) {
+	if s.closed.Load() {
+		return contract.Result{}, ErrClosed
+	}
+	if q.Cursor != "" {
+		return contract.Result{}, &contract.ValidationError{Errors: []contract.FieldError{{
+			Loc: []any{"query", "cursor"}, InputValue: q.Cursor, ErrorType: contract.ErrTypeInvalidFormat,
+			Message: "a Snapshot search takes no cursor (its results are fixed: raise top_k instead)", ExpectedDomain: "empty"}}}
+	}
+	dq := q
+	dq.EnsureDefaults()
+	// The inner search runs with a shaper (shape.go) whose pin is a clone
+	// of this snapshot: same epoch, same view.
+	sh := &shaper{pin: newPinned(s.sn.Clone()), topK: dq.TopK, collapse: dq.Collapse, seen: map[uint32]bool{}}
+	defer sh.pin.release()
+	iq := q
+	iq.Collapse, iq.Highlight = 0, false
+	if sh.collapse > 0 {
+		iq.TopK = min(contract.MaxTopK, 4*dq.TopK)
+	}
+	res, _, err := s.c.search(context.WithValue(ctx, shaperKey{}, sh), iq)
+	if err != nil {
+		return res, err
+	}
+	if dq.Highlight {
+		hl := s.c.newHighlighter(dq.Text)
+		for i := range res.Hits {
+			res.Hits[i].Highlights = hl.spans(res.Hits[i].Content)
+		}
+	}
+	return res, nil
+}
+
+// Get returns id's version at the snapshot's epoch, or ErrNotFound.
+func (s *Snapshot) Get(ctx context.Context, id string) (contract.Document, error) {
+	if s.closed.Load() {
+		return contract.Document{}, ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return contract.Document{}, err
+	}
+	d, _, ok := s.sn.Get(id)
+	if !ok {
+		return contract.Document{}, fmt.Errorf("%w: document %q", ErrNotFound, id)
+	}
+	meta, err := decodeMeta(d.Metadata)
+	if err != nil {
+		return contract.Document{}, fmt.Errorf("engine: document %q: %w", id, err)
+	}
+	return fromTier(d, meta), nil
+}
+
+// IDs returns the ids live at the snapshot's epoch (unordered).
+func (s *Snapshot) IDs() []string { return s.sn.LiveIDs() }
+
+// Close releases the snapshot. Idempotent.
+func (s *Snapshot) Close() error {
+	if !s.closed.Swap(true) {
+		s.sn.Close()
+	}
+	return nil
+}
+
+// --- Backup and restore ---
+
+// BackupStats reports what a backup wrote (per collection).
+type BackupStats = tier.BackupStats
+
+// Backup writes a consistent copy of the collection into dir (empty or
+// absent), laid out as a database holding only this collection, while
+// reads and writes continue: restoring is engine.Open(dir). Every write
+// acknowledged before Backup was called is in the copy; later ones may
+// be, always as a prefix of the epoch order. Segment and archive files
+// are hard-linked where possible (they are immutable), the WAL is copied,
+// and a fresh manifest is written (tier.Store.Backup). Errors: ErrClosed,
+// a non-empty dir, the context's error, I/O errors (delete a partial dir).
+func (c *Collection) Backup(ctx context.Context, dir string) (BackupStats, error) {
+	if err := c.check(ctx); err != nil {
+		return BackupStats{}, err
+	}
+	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
+		return BackupStats{}, fmt.Errorf("engine: backup directory %s is not empty", dir)
+	}
+	return c.backupInto(ctx, dir)
+}
+
+// backupInto writes the collection's config and store under
+// dir/collections/<name>/.
+func (c *Collection) backupInto(ctx context.Context, dir string) (BackupStats, error) {
+	cdir := filepath.Join(dir, collectionsDir, c.name)
+	if err := vfs.MkdirAllDurable(vfs.Default, cdir); err != nil {
+		return BackupStats{}, fmt.Errorf("engine: backup %q: %w", c.name, err)
+	}
+	cfg, err := os.ReadFile(filepath.Join(c.dir, configFile))
+	if err != nil {
+		return BackupStats{}, fmt.Errorf("engine: backup %q: %w", c.name, err)
+	}
+	if err := vfs.WriteFileAtomic(vfs.Default, filepath.Join(cdir, configFile), func(w io.Writer) error {
+		_, err := w.Write(cfg)
+		return err
+	}); err != nil {
+		return BackupStats{}, fmt.Errorf("engine: backup %q: %w", c.name, err)
+	}
+	bs, err := c.store.Backup(ctx, filepath.Join(cdir, storeDir))
+	if err != nil {
+		return bs, fmt.Errorf("engine: backup %q: %w", c.name, err)
+	}
+	return bs, nil
+}
+
+// Backup writes a copy of every collection into dir (empty or absent);
+// each collection is consistent on its own (its own epoch, see
+// Collection.Backup). Restoring is engine.Open(dir). It returns the stats
+// per collection name.
+func (db *DB) Backup(ctx context.Context, dir string) (map[string]BackupStats, error) {
+	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
+		return nil, fmt.Errorf("engine: backup directory %s is not empty", dir)
+	}
+	out := map[string]BackupStats{}
+	for _, name := range db.Collections() {
+		c, err := db.Collection(name)
+		if err != nil {
+			return out, err
+		}
+		if err := c.check(ctx); err != nil {
+			return out, err
+		}
+		bs, err := c.backupInto(ctx, dir)
+		if err != nil {
+			return out, err
+		}
+		out[name] = bs
+	}
+	return out, nil
+}

@@ -1,0 +1,391 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stratasearch/strata/engine/contract"
+)
+
+// Every fake secret below is assembled at run time from fragments and a
+// seeded generator, so the repository itself holds no string a secret
+// scanner would flag.
+
+const (
+	alnum  = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	upper2 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+	b64    = alnum + "+/"
+	digits = "0123456789"
+	hexd   = "0123456789abcdef"
+)
+
+type fakeGen struct{ r *rand.Rand }
+
+func (g fakeGen) s(n int, alphabet string) string {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = alphabet[g.r.IntN(len(alphabet))]
+	}
+	return string(b)
+}
+
+// plantedSecret is one fake credential: the text planted in a document,
+// the secret part that must never come back, and the rule expected to
+// remove it.
+type plantedSecret struct {
+	name   string
+	text   string // the surrounding text with the secret in place
+	secret string
+	rule   string
+}
+
+func plantedSecrets() []plantedSecret {
+	g := fakeGen{rand.New(rand.NewPCG(8, 1))}
+	var ps []plantedSecret
+	add := func(name, before, secret, after, rule string) {
+		ps = append(ps, plantedSecret{name, before + secret + after, secret, rule})
+	}
+	add("aws", "export AWS_ACCESS_KEY_ID=", "AK"+"IA"+g.s(16, upper2), "\n", "aws-access-token")
+	add("aws-sts", "creds: ", "AS"+"IA"+g.s(16, upper2), " (temporary)", "aws-access-token")
+	pem := "-----BEGIN " + "RSA PRIVATE KEY-----\n" + g.s(64, b64) + "\n" + g.s(64, b64) + "\n" + g.s(20, b64) + "==\n-----END " + "RSA PRIVATE KEY-----"
+	add("pem", "key file:\n", pem, "\nend", "private-key")
+	gcpKey := "-----BEGIN " + "PRIVATE KEY-----\\n" + g.s(64, b64) + "\\n" + g.s(40, b64) + "\\n-----END " + "PRIVATE KEY-----\\n"
+	add("gcp-service-account", `{"type": "service_account", "project_id": "demo", "private_key": "`, gcpKey, `", "client_email": "svc@demo.iam.example"}`, "private-key")
+	add("azure", "AZURE_CLIENT_SECRET=", g.s(3, alnum)+"8Q"+"~"+g.s(34, alnum), "\n", "azure-ad-client-secret")
+	add("github-pat", "token ", "gh"+"p_"+g.s(36, alnum), " used in CI", "github-pat")
+	add("github-fine", "GH=", "github"+"_pat_"+g.s(82, alnum), "\n", "github-fine-grained-pat")
+	add("gitlab", "use ", "gl"+"pat-"+g.s(20, alnum), " for the API", "gitlab-pat")
+	add("slack", "SLACK=", "xo"+"xb-"+g.s(12, digits)+"-"+g.s(13, digits)+"-"+g.s(24, alnum), "\n", "slack-bot-token")
+	add("stripe", "stripe.key = ", "sk"+"_live_"+g.s(24, alnum), "\n", "stripe-access-token")
+	jwt := "e" + "yJ" + g.s(30, alnum) + ".e" + "yJ" + g.s(40, alnum) + "." + g.s(43, alnum)
+	add("jwt", "cookie session=", jwt, "; path=/", "jwt")
+	add("bearer", "Authorization: Bearer ", g.s(40, alnum), "\r\n", "bearer-token")
+	add("password", "db url params: password=", "Tr0ub4"+"dor&9x!", " host=db", "password-assignment")
+	add("password-quoted", `{"user": "admin", "password": "`, "hun"+"ter2x", `"}`, "password-assignment")
+	add("yaml-secret", "client_secret: ", g.s(32, alnum), "\n", "")
+	add("api_key", `api_key = "`, g.s(32, alnum), `"`, "")
+	add("generic", "my_service_token = ", g.s(40, hexd), "\n", "generic-api-key")
+	return ps
+}
+
+// cleanTexts hold no secret: code and prose full of secret-ish words.
+var cleanTexts = []string{
+	"func login(user, password string) error {\n\tpassword := getPassword()\n\tapiKey := os.Getenv(\"API_KEY\")\n\treturn check(user, password, apiKey)\n}\n",
+	"The access token expires after one hour; refresh it with the refresh token endpoint.",
+	"secret: ${VAULT_SECRET}\npassword: <your password here>\napi_key: xxxxxxxx\n",
+	"primary_key = user_id\nkey_name = main\ntokenizer splits camelCase identifiers",
+	"Bearer tokens are described in RFC 6750.",
+	"kind: Secret\nmetadata:\n  name: tls\nsecret: my-tls-secret\nsecretName: web-tls\npassword: the.user.password",
+	"日本語のテキスト、パスワードなし。",
+}
+
+func TestRedactSecretsTable(t *testing.T) {
+	for _, p := range plantedSecrets() {
+		r := RedactSecrets(p.text)
+		if strings.Contains(r.Text, p.secret) {
+			t.Errorf("%s: secret survives: %q", p.name, r.Text)
+			continue
+		}
+		if r.Count != 1 {
+			t.Errorf("%s: Count = %d, want 1 (%q, rules %v)", p.name, r.Count, r.Text, r.Rules)
+		}
+		if p.rule != "" && !slices.Equal(r.Rules, []string{p.rule}) {
+			t.Errorf("%s: rules %v, want [%s] (%q)", p.name, r.Rules, p.rule, r.Text)
+		}
+		if len(r.Rules) == 1 && !strings.Contains(r.Text, "[REDACTED:"+r.Rules[0]+"]") {
+			t.Errorf("%s: no marker in %q", p.name, r.Text)
+		}
+	}
+	for _, s := range cleanTexts {
+		if r := RedactSecrets(s); r.Count != 0 || r.Text != s {
+			t.Errorf("clean text changed: %q → %q (%v)", s, r.Text, r.Rules)
+		}
+	}
+	// Several secrets in one text, including overlapping detections.
+	ps := plantedSecrets()
+	all := ""
+	for _, p := range ps {
+		all += p.text + "\n"
+	}
+	r := RedactSecrets(all)
+	for _, p := range ps {
+		if strings.Contains(r.Text, p.secret) {
+			t.Errorf("combined: %s survives", p.name)
+		}
+	}
+	if r.Count != len(ps) {
+		t.Errorf("combined: Count = %d, want %d\n%s", r.Count, len(ps), r.Text)
+	}
+}
+
+func TestRedactionAtIngest(t *testing.T) {
+	ctx := context.Background()
+	db, dir := newDB(t)
+	c, err := db.CreateCollection("red", CollectionOptions{Dim: 4, Sync: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Options().Redact != RedactAuto {
+		t.Fatalf("default Redact = %q", c.Options().Redact)
+	}
+	ps := plantedSecrets()
+	vec := func(i int) []float32 { return []float32{1, float32(i%7) + 1, float32(i%3) - 1, 0.5} }
+	var docs []contract.Document
+	for i, p := range ps {
+		docs = append(docs, contract.Document{ID: "ext-" + p.name, Content: "incident notes " + p.text,
+			Vector: vec(i), Trust: contract.ExternalUnverified,
+			Metadata: map[string]contract.Value{"note": contract.String("pasted " + p.text)}})
+	}
+	for i, s := range cleanTexts {
+		docs = append(docs, contract.Document{ID: "clean-" + string(rune('a'+i)), Content: s, Vector: vec(100 + i),
+			Trust: contract.ExternalUnverified, Metadata: map[string]contract.Value{"n": contract.Number(float64(i))}})
+	}
+	// Authoritative content is not redacted under "auto".
+	authText := "export AWS_ACCESS_KEY_ID=" + "AK" + "IA" + fakeGen{rand.New(rand.NewPCG(9, 9))}.s(16, upper2)
+	docs = append(docs, contract.Document{ID: "auth-aws", Content: authText, Vector: vec(200), Trust: contract.Authoritative})
+	orig := make([]contract.Document, len(docs))
+	copy(orig, docs)
+	mustUpsert(t, c, docs...)
+	for i := range docs {
+		if docs[i].Content != orig[i].Content {
+			t.Fatalf("Upsert modified the caller's document %d", i)
+		}
+	}
+
+	leaks := func(where, s string) {
+		t.Helper()
+		for _, p := range ps {
+			if strings.Contains(s, p.secret) {
+				t.Errorf("%s leaks %s secret", where, p.name)
+			}
+		}
+	}
+	envText := func(e contract.Envelope) string {
+		s := e.Content
+		for _, v := range e.Metadata {
+			if x, ok := v.Str(); ok {
+				s += "\n" + x
+			}
+		}
+		return s
+	}
+	for i, p := range ps {
+		id := "ext-" + p.name
+		d, err := c.Get(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		leaks("Get("+id+")", envText(contract.Envelope{Content: d.Content, Metadata: d.Metadata}))
+		if n, _ := d.Metadata[MetaRedactions].Num(); n != 2 { // content + "note"
+			t.Errorf("%s: redactions = %v, want 2", id, d.Metadata[MetaRedactions])
+		}
+		if rules, ok := d.Metadata[MetaRedactionRules].List(); !ok || len(rules) != 1 || (p.rule != "" && rules[0] != p.rule) {
+			t.Errorf("%s: redaction_rules = %v, want [%s]", id, rules, p.rule)
+		}
+		if d.VersionHash != VersionHash([]byte(docs[i].Content)) {
+			t.Errorf("%s: version hash is not the hash of the source bytes before redaction", id)
+		}
+		// Lexical: the secret as a query, and each of its long analysed
+		// terms, finds nothing that contains it — no posting holds it.
+		res := mustSearch(t, c, contract.Query{Text: p.secret, Mode: contract.Lexical, TopK: 50})
+		for _, h := range res.Hits {
+			leaks("lexical hit "+h.DocID, envText(h))
+		}
+		for _, term := range c.an.Terms(p.secret) {
+			if len(term) < 10 {
+				continue
+			}
+			if r := mustSearch(t, c, contract.Query{Text: term, Mode: contract.Lexical}); len(r.Hits) > 0 {
+				t.Errorf("%s: term %q of the secret is in the postings (%v)", p.name, term, ids(r.Hits))
+			}
+		}
+	}
+	// Dense and hybrid: every hit's content and metadata are redacted.
+	for i := range ps {
+		for _, mode := range []contract.Mode{contract.Dense, contract.Hybrid} {
+			q := contract.Query{Vector: vec(i), Mode: mode, TopK: 100}
+			if mode == contract.Hybrid {
+				q.Text = "incident notes"
+			}
+			res := mustSearch(t, c, q)
+			if len(res.Hits) == 0 {
+				t.Fatalf("%s search found nothing", mode)
+			}
+			for _, h := range res.Hits {
+				leaks(string(mode)+" hit "+h.DocID, envText(h))
+			}
+		}
+	}
+	// Stored documents (the tier's own copy) and every byte on disk (WAL).
+	sn := c.store.Snapshot()
+	for _, p := range ps {
+		d, _, ok := sn.Get("ext-" + p.name)
+		if !ok {
+			t.Fatalf("stored ext-%s missing", p.name)
+		}
+		s := d.Content
+		for _, v := range d.Metadata {
+			s += v
+		}
+		leaks("stored document", s)
+	}
+	sn.Close()
+	var disk []byte
+	filepath.WalkDir(filepath.Join(dir, "collections", "red"), func(path string, de os.DirEntry, err error) error {
+		if err == nil && !de.IsDir() {
+			b, _ := os.ReadFile(path)
+			disk = append(disk, b...)
+		}
+		return nil
+	})
+	if !bytes.Contains(disk, []byte("incident notes")) {
+		t.Fatal("the on-disk check is vacuous: the WAL does not hold plain content")
+	}
+	for _, p := range ps {
+		if bytes.Contains(disk, []byte(p.secret)) {
+			t.Errorf("%s secret is on disk", p.name)
+		}
+	}
+	// Clean content is stored byte-identical, without redaction metadata.
+	for i, s := range cleanTexts {
+		d, err := c.Get(ctx, "clean-"+string(rune('a'+i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Content != s || len(d.Metadata) != 1 {
+			t.Errorf("clean doc %d changed: %q %v", i, d.Content, d.Metadata)
+		}
+	}
+	if d, _ := c.Get(ctx, "auth-aws"); d.Content != authText {
+		t.Errorf("auto policy redacted authoritative content: %q", d.Content)
+	}
+}
+
+func TestRedactPolicies(t *testing.T) {
+	ctx := context.Background()
+	db, _ := newDB(t)
+	p := plantedSecrets()[5] // github-pat
+	text := "a " + p.text + " and " + plantedSecrets()[0].text
+	for _, tc := range []struct {
+		policy string
+		trust  contract.Trust
+		want   int // redactions
+	}{
+		{RedactOff, contract.ExternalUnverified, 0},
+		{RedactAuto, contract.Derived, 0},
+		{RedactAuto, contract.ExternalUnverified, 2},
+		{RedactAlways, contract.Authoritative, 2},
+	} {
+		c, err := db.CreateCollection("p-"+tc.policy+"-"+string(tc.trust), CollectionOptions{Dim: 2, Sync: "none", Redact: tc.policy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Upsert(ctx, []contract.Document{{ID: "d", Content: text, Trust: tc.trust}}); err != nil {
+			t.Fatal(err)
+		}
+		d, _ := c.Get(ctx, "d")
+		n, _ := d.Metadata[MetaRedactions].Num()
+		if int(n) != tc.want {
+			t.Errorf("%s/%s: redactions %v, want %d", tc.policy, tc.trust, n, tc.want)
+		}
+		if kept := strings.Contains(d.Content, p.secret); kept != (tc.want == 0) {
+			t.Errorf("%s/%s: secret kept = %v", tc.policy, tc.trust, kept)
+		}
+		if tc.want == 0 && d.Content != text {
+			t.Errorf("%s/%s: content changed", tc.policy, tc.trust)
+		}
+	}
+	if _, err := db.CreateCollection("bad", CollectionOptions{Dim: 2, Redact: "sometimes"}); err == nil || !strings.Contains(err.Error(), "Redact") {
+		t.Errorf("bad policy: %v", err)
+	}
+}
+
+func FuzzRedactSecrets(f *testing.F) {
+	for _, p := range plantedSecrets() {
+		f.Add(p.text)
+	}
+	for _, s := range cleanTexts {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r := RedactSecrets(s)
+		if r.Count == 0 {
+			if r.Text != s {
+				t.Fatalf("no redaction but text changed")
+			}
+			return
+		}
+		if got := strings.Count(r.Text, "[REDACTED:"); got < r.Count {
+			t.Fatalf("%d markers for %d redactions", got, r.Count)
+		}
+		if !slices.IsSorted(r.Rules) {
+			t.Fatalf("rules not sorted: %v", r.Rules)
+		}
+	})
+}
+
+func BenchmarkRedactSecrets(b *testing.B) {
+	clean := strings.Repeat(cleanTexts[0]+cleanTexts[1], 8)
+	ps := plantedSecrets()
+	dirty := clean + ps[0].text + ps[10].text + ps[16].text
+	cases := []struct{ name, s string }{{"kind=clean", clean}, {"kind=secrets", dirty}}
+	// Real code: net/http/transport.go of the toolchain, when present.
+	if src, err := os.ReadFile(filepath.Join(runtime.GOROOT(), "src", "net", "http", "transport.go")); err == nil {
+		cases = append(cases, struct{ name, s string }{"kind=go-source", string(src)})
+	}
+	for _, bc := range cases {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(bc.s)))
+			b.ReportAllocs()
+			for b.Loop() {
+				RedactSecrets(bc.s)
+			}
+		})
+	}
+}
+
+// TestRedactionBeforeEmbedding: with a live embedder (embedding.go), the
+// vectors are computed from the redacted text: the embedder never sees a
+// planted secret, and a dense query made of a secret finds documents only
+// through their redacted contents.
+func TestRedactionBeforeEmbedding(t *testing.T) {
+	f := &bowEmbedder{model: "fake-bow", dim: 16}
+	_, c, _ := embedColl(t, f)
+	ps := plantedSecrets()
+	var docs []contract.Document
+	for _, p := range ps {
+		docs = append(docs, contract.Document{ID: p.name, Content: "ticket says " + p.text, Trust: contract.ExternalUnverified})
+	}
+	mustUpsert(t, c, docs...)
+	f.mu.Lock()
+	for _, call := range f.calls {
+		for _, text := range call {
+			for _, p := range ps {
+				if strings.Contains(text, p.secret) {
+					t.Errorf("the embedder saw the %s secret", p.name)
+				}
+			}
+		}
+	}
+	f.mu.Unlock()
+	for _, p := range ps {
+		res := mustSearch(t, c, contract.Query{Text: p.secret, Mode: contract.Dense, TopK: len(ps)})
+		if len(res.Hits) == 0 {
+			t.Fatal("dense search found nothing")
+		}
+		for _, h := range res.Hits {
+			for _, p2 := range ps {
+				if strings.Contains(h.Content, p2.secret) {
+					t.Errorf("dense hit %s holds the %s secret", h.DocID, p2.name)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,527 @@
+package engine
+
+// Result shaping (issue #8 "Result shaping"): cursor pagination, collapse
+// by source file and highlighting. See the package doc "Result shaping".
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/stratasearch/strata/engine/bm25"
+	"github.com/stratasearch/strata/engine/contract"
+	"github.com/stratasearch/strata/engine/tier"
+	"github.com/stratasearch/strata/internal/vfs"
+)
+
+// CursorKeyFile is the file in the DB directory holding the 32-byte HMAC
+// key that signs search cursors. It is created (random, written
+// atomically) by the first search of the DB that needs it.
+const CursorKeyFile = "cursor.key"
+
+// Cursor retention: the snapshot (pinned epoch) a NextCursor was issued
+// at is kept for CursorRetention after its page, at most
+// maxRetainedSnapshots per collection (the oldest is released first). A
+// retained snapshot holds back compaction of the versions it sees.
+const (
+	CursorRetention      = 60 * time.Second
+	maxRetainedSnapshots = 32
+)
+
+const (
+	cursorVersion = 1
+	cursorMACLen  = 16
+	cursorHdrLen  = 1 + 8 + 16 + 2
+)
+
+// shapeState is a collection's shaping state: the cursor key and the
+// snapshots retained for open cursors.
+type shapeState struct {
+	keyOnce sync.Once
+	key     []byte
+	keyErr  error
+
+	mu       sync.Mutex
+	retained map[uint64]*retainedSnap
+}
+
+type retainedSnap struct {
+	p       *pinnedSnap
+	expires time.Time
+}
+
+// pinnedSnap is a reference-counted snapshot: the search that uses it,
+// the shaping wrapper and the retention cache each hold a reference.
+type pinnedSnap struct {
+	sn   *tier.Snapshot
+	refs atomic.Int32
+}
+
+func newPinned(sn *tier.Snapshot) *pinnedSnap {
+	p := &pinnedSnap{sn: sn}
+	p.refs.Store(1)
+	return p
+}
+
+func (p *pinnedSnap) acquire() { p.refs.Add(1) }
+
+func (p *pinnedSnap) release() {
+	if p.refs.Add(-1) == 0 {
+		p.sn.Close()
+	}
+}
+
+// shaper carries one shaped search's state into the inner search (through
+// the context) and back.
+type shaper struct {
+	pin      *pinnedSnap
+	topK     int // page size
+	collapse int // 0 = off
+	seen     map[uint32]bool
+	// Set by page:
+	fetched int      // hits the inner search produced (its depth)
+	pageIDs []string // ids of the page, in order
+	rest    bool     // candidates remained after the page
+}
+
+type shaperKey struct{}
+
+func shaperFrom(ctx context.Context) *shaper {
+	sh, _ := ctx.Value(shaperKey{}).(*shaper)
+	return sh
+}
+
+// shapeSnapshot returns the snapshot a search reads (the shaping
+// wrapper's pinned one, else a fresh one) and the function that releases
+// it.
+func (c *Collection) shapeSnapshot(ctx context.Context) (*tier.Snapshot, func()) {
+	if sh := shaperFrom(ctx); sh != nil && sh.pin != nil {
+		sh.pin.acquire()
+		var once sync.Once
+		return sh.pin.sn, func() { once.Do(sh.pin.release) }
+	}
+	sn := c.store.Snapshot()
+	return sn, sn.Close
+}
+
+// page is the shaping step between fusion and verification: hits is the
+// fused list at the inner search's depth. Collapse is applied to the whole
+// list (hits returned on earlier pages count towards their file's quota),
+// then hits already returned (by the cursor) are skipped and the next
+// topK kept. A nil shaper returns hits unchanged.
+func (sh *shaper) page(hits []contract.Envelope) []contract.Envelope {
+	if sh == nil {
+		return hits
+	}
+	sh.fetched = len(hits)
+	sh.pageIDs = sh.pageIDs[:0]
+	sh.rest = false
+	var perFile map[string]int
+	if sh.collapse > 0 {
+		perFile = map[string]int{}
+	}
+	out := make([]contract.Envelope, 0, min(sh.topK, len(hits)))
+	for _, h := range hits {
+		if perFile != nil && h.SourceURI != "" {
+			f := stripFragment(h.SourceURI)
+			if perFile[f] >= sh.collapse {
+				continue
+			}
+			perFile[f]++
+		}
+		if sh.seen[idHash(h.DocID)] {
+			continue
+		}
+		if len(out) == sh.topK {
+			sh.rest = true
+			break
+		}
+		out = append(out, h)
+		sh.pageIDs = append(sh.pageIDs, h.DocID)
+	}
+	return out
+}
+
+func idHash(id string) uint32 {
+	h := fnv.New32a()
+	io.WriteString(h, id)
+	return h.Sum32()
+}
+
+// searchShaped runs a search through the shaping steps: it checks the
+// cursor, pins the snapshot, runs the inner search (c.search with a
+// shaper in the context) at depth = hits already returned + TopK, widened
+// ×4 up to MaxTopK while collapse (or an approximate index) leaves the
+// page short and the list was full; then it sets highlights and
+// NextCursor.
+func (c *Collection) searchShaped(ctx context.Context, q contract.Query) (contract.Result, *contract.StagedResult, error) {
+	var res contract.Result
+	dq := q
+	dq.EnsureDefaults()
+	if err := dq.Validate(c.o.Dim, c.validateOpts()); err != nil {
+		return res, nil, err
+	}
+	var fp [16]byte
+	var cur cursorData
+	if q.Cursor != "" {
+		fp = c.fingerprint(&dq)
+		key, err := c.cursorKey()
+		if err != nil {
+			return res, nil, err
+		}
+		cur, err = decodeCursor(q.Cursor, key)
+		if err == nil && cur.fp != fp {
+			err = errors.New("the cursor belongs to a different query (text, vector, scope, filter, mode or options differ; only top_k, budget_ms and cursor may change between pages)")
+		}
+		if err != nil {
+			return res, nil, &contract.ValidationError{Errors: []contract.FieldError{{
+				Loc: []any{"query", "cursor"}, InputValue: q.Cursor, ErrorType: contract.ErrTypeInvalidFormat,
+				Message: err.Error(), ExpectedDomain: "the next_cursor of a previous result of this query"}}}
+		}
+	}
+	sh := &shaper{topK: dq.TopK, collapse: dq.Collapse, seen: make(map[uint32]bool, len(cur.seen))}
+	for _, h := range cur.seen {
+		sh.seen[h] = true
+	}
+	if len(cur.seen)+dq.TopK > contract.MaxTopK {
+		sh.topK = max(0, contract.MaxTopK-len(cur.seen))
+	}
+	if sh.topK == 0 {
+		res.Epoch = c.store.Epoch()
+		return res, nil, nil
+	}
+	// The snapshot: the one retained for the cursor's epoch, else the
+	// newest (documented: the pages then come from different epochs).
+	sh.pin = c.shape.take(cur.epoch, q.Cursor != "")
+	if sh.pin == nil {
+		sh.pin = newPinned(c.store.Snapshot())
+	}
+	defer sh.pin.release()
+	// Embed the query text once (embedding.go), not once per attempt.
+	base := q
+	if len(q.Vector) == 0 && (dq.Mode == contract.Dense || dq.Mode == contract.Hybrid) {
+		ev := dq
+		if err := c.embedQuery(ctx, &ev); err != nil {
+			return res, nil, err
+		}
+		base.Vector, base.Mode = ev.Vector, dq.Mode
+	}
+	ictx := context.WithValue(ctx, shaperKey{}, sh)
+	var deadline time.Time
+	if q.Budget > 0 {
+		deadline = time.Now().Add(q.Budget)
+	}
+	depth := min(contract.MaxTopK, len(cur.seen)+sh.topK)
+	if sh.collapse > 0 {
+		depth = min(contract.MaxTopK, 4*depth)
+	}
+	var st *contract.StagedResult
+	for {
+		sh.fetched, sh.pageIDs, sh.rest = 0, sh.pageIDs[:0], false
+		iq := base
+		iq.TopK, iq.Cursor, iq.Collapse, iq.Highlight = depth, "", 0, false
+		if !deadline.IsZero() {
+			iq.Budget = max(time.Until(deadline), time.Nanosecond)
+		}
+		var err error
+		res, st, err = c.search(ictx, iq)
+		if err != nil {
+			return res, nil, err
+		}
+		short := len(sh.pageIDs) < sh.topK && sh.fetched >= depth && depth < contract.MaxTopK
+		if !short || res.Partial || (!deadline.IsZero() && time.Now().After(deadline)) {
+			break
+		}
+		depth = min(contract.MaxTopK, 4*depth)
+	}
+	if dq.Highlight {
+		hl := c.newHighlighter(dq.Text)
+		for i := range res.Hits {
+			res.Hits[i].Highlights = hl.spans(res.Hits[i].Content)
+		}
+		if st != nil {
+			for i := range st.Hits {
+				st.Hits[i].Envelope.Highlights = hl.spans(st.Hits[i].Envelope.Content)
+			}
+		}
+	}
+	total := len(cur.seen) + len(sh.pageIDs)
+	// A key that cannot be created (read-only directory) only means no
+	// NextCursor; it fails the search that presents a cursor instead.
+	if key, err := c.cursorKey(); err == nil && len(sh.pageIDs) == sh.topK && total < contract.MaxTopK && (sh.rest || sh.fetched >= depth) {
+		if q.Cursor == "" {
+			fp = c.fingerprint(&dq)
+		}
+		seen := append([]uint32(nil), cur.seen...)
+		for _, id := range sh.pageIDs {
+			seen = append(seen, idHash(id))
+		}
+		res.NextCursor = encodeCursor(cursorData{epoch: res.Epoch, fp: fp, seen: seen}, key)
+		c.shape.retain(res.Epoch, sh.pin)
+	}
+	return res, st, nil
+}
+
+// fingerprint identifies a query for its cursors: SHA-256 (first 16
+// bytes) of the collection name, the defaulted query's JSON without
+// top_k, budget_ms and cursor, and the principal.
+func (c *Collection) fingerprint(q *contract.Query) [16]byte {
+	fq := *q
+	fq.TopK, fq.Budget, fq.Cursor, fq.Principal = 0, 0, "", nil
+	h := sha256.New()
+	io.WriteString(h, c.name)
+	h.Write([]byte{0})
+	b, _ := json.Marshal(fq)
+	h.Write(b)
+	if p := q.Principal; p != nil {
+		pb, _ := json.Marshal(struct {
+			N string
+			G []string
+			S []string
+		}{p.Name, p.Groups, p.Namespaces})
+		h.Write([]byte{1})
+		h.Write(pb)
+	}
+	var fp [16]byte
+	copy(fp[:], h.Sum(nil))
+	return fp
+}
+
+// take returns a reference to the snapshot retained for epoch e (nil if
+// none), after dropping expired entries.
+func (s *shapeState) take(e uint64, want bool) *pinnedSnap {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	for k, r := range s.retained {
+		if now.After(r.expires) {
+			delete(s.retained, k)
+			r.p.release()
+		}
+	}
+	if !want {
+		return nil
+	}
+	if r, ok := s.retained[e]; ok {
+		r.p.acquire()
+		return r.p
+	}
+	return nil
+}
+
+// retain keeps p for CursorRetention (refreshing an entry for the same
+// epoch), evicting the entry closest to expiry beyond maxRetainedSnapshots.
+func (s *shapeState) retain(e uint64, p *pinnedSnap) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.retained == nil {
+		s.retained = map[uint64]*retainedSnap{}
+	}
+	exp := time.Now().Add(CursorRetention)
+	if r, ok := s.retained[e]; ok {
+		r.expires = exp
+		return
+	}
+	for len(s.retained) >= maxRetainedSnapshots {
+		var oldest uint64
+		var ot time.Time
+		first := true
+		for k, r := range s.retained {
+			if first || r.expires.Before(ot) {
+				oldest, ot, first = k, r.expires, false
+			}
+		}
+		s.retained[oldest].p.release()
+		delete(s.retained, oldest)
+	}
+	p.acquire()
+	s.retained[e] = &retainedSnap{p: p, expires: exp}
+}
+
+// releaseAll drops every retained snapshot (collection close).
+func (s *shapeState) releaseAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, r := range s.retained {
+		r.p.release()
+		delete(s.retained, k)
+	}
+}
+
+// cursorKeyMu serialises the creation of CursorKeyFile between collections.
+var cursorKeyMu sync.Mutex
+
+// cursorKey returns the DB's cursor HMAC key, creating CursorKeyFile
+// (32 random bytes, written atomically) on first use.
+func (c *Collection) cursorKey() ([]byte, error) {
+	s := &c.shape
+	s.keyOnce.Do(func() {
+		cursorKeyMu.Lock()
+		defer cursorKeyMu.Unlock()
+		path := filepath.Join(c.db.dir, CursorKeyFile)
+		b, err := os.ReadFile(path)
+		switch {
+		case err == nil && len(b) == 32:
+			s.key = b
+			return
+		case err == nil:
+			s.keyErr = fmt.Errorf("%w: %s at byte 0: cursor key is %d bytes, want 32", ErrCorrupt, path, len(b))
+			return
+		case !errors.Is(err, os.ErrNotExist):
+			s.keyErr = fmt.Errorf("engine: read cursor key: %w", err)
+			return
+		}
+		key := make([]byte, 32)
+		rand.Read(key)
+		if err := vfs.WriteFileAtomic(vfs.Default, path, func(w io.Writer) error { _, err := w.Write(key); return err }); err != nil {
+			s.keyErr = fmt.Errorf("engine: write cursor key: %w", err)
+			return
+		}
+		s.key = key
+	})
+	return s.key, s.keyErr
+}
+
+// cursorData is a cursor's content. Layout (before base64url, no padding):
+//
+//	+---------+----------+------------------+---------+-------------+-----------------+
+//	| ver (1) | epoch u64| fingerprint (16) | n u16   | n × u32 ids | HMAC-SHA256[:16]|
+//	+---------+----------+------------------+---------+-------------+-----------------+
+//
+// little-endian; ids are FNV-1a-32 hashes of the doc ids already returned;
+// the MAC covers every byte before it.
+type cursorData struct {
+	epoch uint64
+	fp    [16]byte
+	seen  []uint32
+}
+
+func encodeCursor(cd cursorData, key []byte) string {
+	b := make([]byte, cursorHdrLen, cursorHdrLen+4*len(cd.seen)+cursorMACLen)
+	b[0] = cursorVersion
+	binary.LittleEndian.PutUint64(b[1:], cd.epoch)
+	copy(b[9:], cd.fp[:])
+	binary.LittleEndian.PutUint16(b[25:], uint16(len(cd.seen)))
+	for _, h := range cd.seen {
+		b = binary.LittleEndian.AppendUint32(b, h)
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write(b)
+	b = append(b, m.Sum(nil)[:cursorMACLen]...)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeCursor(s string, key []byte) (cursorData, error) {
+	var cd cursorData
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return cd, errors.New("the cursor is not base64url")
+	}
+	if len(b) < cursorHdrLen+cursorMACLen {
+		return cd, errors.New("the cursor is truncated")
+	}
+	body, mac := b[:len(b)-cursorMACLen], b[len(b)-cursorMACLen:]
+	m := hmac.New(sha256.New, key)
+	m.Write(body)
+	if !hmac.Equal(mac, m.Sum(nil)[:cursorMACLen]) {
+		return cd, errors.New("the cursor's signature does not verify (forged, corrupted, or from another database)")
+	}
+	if body[0] != cursorVersion {
+		return cd, fmt.Errorf("cursor version %d is not supported", body[0])
+	}
+	n := int(binary.LittleEndian.Uint16(body[25:]))
+	if len(body) != cursorHdrLen+4*n || n > contract.MaxTopK {
+		return cd, errors.New("the cursor's length does not match its count")
+	}
+	cd.epoch = binary.LittleEndian.Uint64(body[1:])
+	copy(cd.fp[:], body[9:25])
+	cd.seen = make([]uint32, n)
+	for i := range cd.seen {
+		cd.seen[i] = binary.LittleEndian.Uint32(body[cursorHdrLen+4*i:])
+	}
+	return cd, nil
+}
+
+// highlighter marks a query's terms in contents with the collection's
+// analyzer.
+type highlighter struct {
+	c        *Collection
+	terms    map[string]bool
+	prefixes []string
+}
+
+// newHighlighter collects the scored terms of text as Search parses it
+// (bm25.ParseQuery with the collection's analyzer: should and must terms,
+// identifier parts, phrase slots, prefix* patterns; not -excluded terms).
+func (c *Collection) newHighlighter(text string) *highlighter {
+	bq := bm25.ParseQuery(text, c.an, false)
+	h := &highlighter{c: c, terms: map[string]bool{}, prefixes: bq.Prefixes}
+	for _, t := range bq.Terms() {
+		h.terms[t] = true
+	}
+	// Identifier parts are scored as should terms by ParseQuery too; a
+	// phrase keeps only its first token per position, so add the parts of
+	// quoted words as well.
+	for _, t := range c.an.Analyze(text) {
+		if !slices.Contains(bq.MustNot, t.Term) {
+			h.terms[t.Term] = true
+		}
+	}
+	return h
+}
+
+// spans returns the byte spans [Start, End) of content's tokens whose
+// analysed term is a query term (or starts with a query prefix), sorted,
+// with overlapping and touching spans merged. Token boundaries are rune
+// boundaries, so no span starts or ends inside a UTF-8 sequence.
+func (h *highlighter) spans(content string) []contract.Span {
+	if len(h.terms) == 0 && len(h.prefixes) == 0 {
+		return nil
+	}
+	var out []contract.Span
+	for _, t := range h.c.an.Analyze(content) {
+		ok := h.terms[t.Term]
+		for _, p := range h.prefixes {
+			if !ok && strings.HasPrefix(t.Term, p) {
+				ok = true
+			}
+		}
+		if ok && t.Start < t.End && t.End <= len(content) {
+			out = append(out, contract.Span{Start: t.Start, End: t.End})
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	slices.SortFunc(out, func(a, b contract.Span) int {
+		if a.Start != b.Start {
+			return a.Start - b.Start
+		}
+		return a.End - b.End
+	})
+	merged := out[:1]
+	for _, s := range out[1:] {
+		last := &merged[len(merged)-1]
+		if s.Start <= last.End {
+			last.End = max(last.End, s.End)
+			continue
+		}
+		merged = append(merged, s)
+	}
+	return merged
+}

@@ -1,0 +1,577 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/stratasearch/strata/engine"
+	"github.com/stratasearch/strata/engine/contract"
+)
+
+// ---- collections ----
+
+// CreateCollectionRequest is the body of POST /v1/collections.
+type CreateCollectionRequest struct {
+	Name    string                   `json:"name"`
+	Options engine.CollectionOptions `json:"options"`
+}
+
+// CollectionView is a collection in responses. Stats is present for admin
+// callers only (live document counts span tenants).
+type CollectionView struct {
+	Name    string                   `json:"name"`
+	Options engine.CollectionOptions `json:"options"`
+	Epoch   uint64                   `json:"epoch"`
+	Stats   *engine.CollectionStats  `json:"stats,omitempty"`
+}
+
+func (s *Server) view(c *engine.Collection, withStats bool) CollectionView {
+	v := CollectionView{Name: c.Name(), Options: c.Options(), Epoch: c.Epoch()}
+	if withStats {
+		st := c.Stats()
+		v.Stats = &st
+	}
+	return v
+}
+
+func (s *Server) listCollections(rq *request) (int, any, error) {
+	out := []CollectionView{}
+	for _, name := range s.db.Collections() {
+		c, err := s.db.Collection(name)
+		if err != nil {
+			continue
+		}
+		out = append(out, s.view(c, rq.caller.admin))
+	}
+	return http.StatusOK, map[string]any{"collections": out}, nil
+}
+
+func (s *Server) createCollection(rq *request) (int, any, error) {
+	var req CreateCollectionRequest
+	if ae := decodeStrict(rq.body, "body", &req); ae != nil {
+		return 0, nil, ae
+	}
+	var fes []contract.FieldError
+	if req.Name == "" {
+		fes = append(fes, contract.FieldError{Loc: []any{"body", "name"}, ErrorType: contract.ErrTypeMissing,
+			Message: "name is required", ExpectedDomain: "1..128 of [A-Za-z0-9_.-]"})
+	}
+	o := req.Options
+	o.EnsureDefaults()
+	if err := o.Validate(); err != nil {
+		for _, e := range unjoin(err) {
+			fes = append(fes, contract.FieldError{Loc: []any{"body", "options"}, InputValue: nil,
+				ErrorType: contract.ErrTypeOutOfRange, Message: e.Error(), ExpectedDomain: "valid collection options"})
+		}
+	}
+	if len(fes) > 0 {
+		return 0, nil, validation(fes...)
+	}
+	c, err := s.db.CreateCollection(req.Name, req.Options)
+	if errors.Is(err, engine.ErrBadName) {
+		return 0, nil, validation(contract.FieldError{Loc: []any{"body", "name"}, InputValue: clip(req.Name),
+			ErrorType: contract.ErrTypeInvalidFormat, Message: "invalid collection name", ExpectedDomain: "1..128 of [A-Za-z0-9_.-]"})
+	}
+	if errors.Is(err, engine.ErrExists) {
+		return 0, nil, newErr(http.StatusConflict, StatusConflict, "exists", "collection already exists", []any{"body", "name"}, req.Name, "a new name")
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	rq.header.Set("Location", "/v1/collections/"+c.Name())
+	return http.StatusCreated, s.view(c, true), nil
+}
+
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+func (s *Server) collection(rq *request) (*engine.Collection, error) {
+	name := rq.r.PathValue("name")
+	c, err := s.db.Collection(name)
+	if errors.Is(err, engine.ErrNotFound) {
+		return nil, newErr(http.StatusNotFound, StatusNotFound, "not_found", "no such collection", []any{"path", "name"}, clip(name), "an existing collection")
+	}
+	return c, err
+}
+
+func (s *Server) getCollection(rq *request) (int, any, error) {
+	c, err := s.collection(rq)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, s.view(c, rq.caller.admin), nil
+}
+
+func (s *Server) dropCollection(rq *request) (int, any, error) {
+	if len(rq.body) > 0 {
+		return 0, nil, newErr(http.StatusBadRequest, StatusValidation, contract.ErrTypeInvalidFormat, "this request takes no body", []any{"body"}, nil, "no body")
+	}
+	c, err := s.collection(rq)
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := s.db.DropCollection(c.Name()); err != nil {
+		if errors.Is(err, engine.ErrNotFound) {
+			return 0, nil, newErr(http.StatusNotFound, StatusNotFound, "not_found", "no such collection", []any{"path", "name"}, c.Name(), "an existing collection")
+		}
+		return 0, nil, err
+	}
+	return http.StatusOK, map[string]any{"dropped": c.Name()}, nil
+}
+
+// ---- documents ----
+
+// UpsertRequest is the body of POST /v1/collections/{name}/documents: one
+// atomic batch (one epoch). IfMatch maps ids to the version hash they must
+// have when the batch is applied ("" = must not exist); the If-Match header
+// does the same for a single-document batch. A mismatch fails the whole
+// batch with 412.
+type UpsertRequest struct {
+	Documents json.RawMessage   `json:"documents"`
+	IfMatch   map[string]string `json:"if_match,omitempty"`
+}
+
+// UpsertResponse answers an upsert.
+type UpsertResponse struct {
+	Epoch uint64 `json:"epoch"`
+	Count int    `json:"count"`
+	// VersionHashes are the stored version hashes by id (the values
+	// If-Match expects).
+	VersionHashes map[string]string `json:"version_hashes"`
+}
+
+func isHexHash(h string) bool {
+	if len(h) != 64 {
+		return false
+	}
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Server) upsert(rq *request) (int, any, error) {
+	c, err := s.collection(rq)
+	if err != nil {
+		return 0, nil, err
+	}
+	var req UpsertRequest
+	if ae := decodeStrict(rq.body, "body", &req); ae != nil {
+		return 0, nil, ae
+	}
+	if len(req.Documents) == 0 || string(req.Documents) == "null" {
+		return 0, nil, validation(contract.FieldError{Loc: []any{"documents"}, ErrorType: contract.ErrTypeMissing,
+			Message: "documents is required", ExpectedDomain: "a non-empty array of documents"})
+	}
+	docs, err := contract.DecodeDocuments(req.Documents)
+	if err != nil {
+		return 0, nil, err
+	}
+	if len(docs) == 0 {
+		return 0, nil, validation(contract.FieldError{Loc: []any{"documents"}, InputValue: 0, ErrorType: contract.ErrTypeOutOfRange,
+			Message: "documents is empty", ExpectedDomain: "a non-empty array of documents"})
+	}
+	opts := c.Options()
+	var fes []contract.FieldError
+	for i, d := range docs {
+		if fe := checkSourceURI(d.SourceURI, []any{"documents", i, "source_uri"}); fe != nil {
+			fes = append(fes, *fe)
+		}
+	}
+	if err := contract.ValidateDocuments(docs, opts.Dim, contract.ValidateOptions{MultiTenant: opts.MultiTenant}); err != nil {
+		var ve *contract.ValidationError
+		if !errors.As(err, &ve) {
+			return 0, nil, err
+		}
+		fes = append(fes, ve.Errors...)
+	}
+	expected := map[string]string{}
+	userMatch := false
+	for id, h := range req.IfMatch {
+		if h != "" && !isHexHash(h) {
+			fes = append(fes, contract.FieldError{Loc: []any{"body", "if_match", id}, InputValue: clip(h), ErrorType: contract.ErrTypeInvalidFormat,
+				Message: "expected version hash is not 64 lowercase hex digits", ExpectedDomain: "64 lowercase hex digits or \"\" (must not exist)"})
+		}
+		expected[id] = h
+		userMatch = true
+	}
+	if im := rq.r.Header.Get("If-Match"); im != "" {
+		h := strings.Trim(strings.TrimPrefix(im, "W/"), `"`)
+		switch {
+		case len(docs) != 1:
+			fes = append(fes, contract.FieldError{Loc: []any{"header", "If-Match"}, InputValue: clip(im), ErrorType: contract.ErrTypeInvalidFormat,
+				Message: "the If-Match header needs a single-document batch (use if_match in the body for batches)", ExpectedDomain: "a batch of one document"})
+		case !isHexHash(h):
+			fes = append(fes, contract.FieldError{Loc: []any{"header", "If-Match"}, InputValue: clip(im), ErrorType: contract.ErrTypeInvalidFormat,
+				Message: "If-Match is not a version hash", ExpectedDomain: "64 lowercase hex digits (optionally quoted)"})
+		default:
+			expected[docs[0].ID] = h
+			userMatch = true
+		}
+	}
+	if len(fes) > 0 {
+		return 0, nil, validation(fes...)
+	}
+	if p := rq.caller.principal; p != nil {
+		for i, d := range docs {
+			if !p.AllowsNamespace(d.Namespace) {
+				return 0, nil, newErr(http.StatusForbidden, StatusForbidden, contract.ErrTypeNamespaceForbidden,
+					"the API key may not write this namespace", []any{"documents", i, "namespace"}, clip(d.Namespace), strings.Join(p.Namespaces, " | "))
+			}
+		}
+		// An id may already exist in a namespace the key cannot write: refuse,
+		// and pin every id's current version so a concurrent change between
+		// this check and the write fails the batch instead (IfMatch).
+		for i, d := range docs {
+			old, err := c.Get(rq.ctx, d.ID)
+			switch {
+			case errors.Is(err, engine.ErrNotFound):
+				if _, ok := expected[d.ID]; !ok {
+					expected[d.ID] = ""
+				}
+			case err != nil:
+				return 0, nil, err
+			default:
+				if !p.AllowsNamespace(old.Namespace) {
+					return 0, nil, newErr(http.StatusForbidden, StatusForbidden, contract.ErrTypeNamespaceForbidden,
+						"the id exists in a namespace the API key may not write", []any{"documents", i, "id"}, clip(d.ID), "an id inside the key's namespaces")
+				}
+				if _, ok := expected[d.ID]; !ok {
+					expected[d.ID] = old.VersionHash
+				}
+			}
+		}
+	}
+	var wopts []engine.WriteOption
+	if len(expected) > 0 {
+		wopts = append(wopts, engine.IfMatch(expected))
+	}
+	epoch, err := c.Upsert(rq.ctx, docs, wopts...)
+	if errors.Is(err, engine.ErrConflict) && !userMatch {
+		return 0, nil, newErr(http.StatusConflict, StatusConflict, contract.ErrTypeConflict, "a document changed concurrently; retry", []any{"documents"}, nil, "")
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	hashes := make(map[string]string, len(docs))
+	for _, d := range docs {
+		h := d.VersionHash
+		if h == "" {
+			h = engine.VersionHash([]byte(d.Content))
+		}
+		hashes[d.ID] = h
+	}
+	if len(docs) == 1 {
+		rq.header.Set("ETag", `"`+hashes[docs[0].ID]+`"`)
+	}
+	return http.StatusOK, UpsertResponse{Epoch: epoch, Count: len(docs), VersionHashes: hashes}, nil
+}
+
+// DeleteRequest is the body of POST /v1/collections/{name}/documents/delete.
+type DeleteRequest struct {
+	IDs []string `json:"ids"`
+}
+
+// DeleteResponse answers a delete: the epoch of the batch and the number of
+// ids it named (absent ids, and with API keys ids the key cannot see, are
+// not errors and are not deleted).
+type DeleteResponse struct {
+	Epoch uint64 `json:"epoch"`
+	Count int    `json:"count"`
+}
+
+func (s *Server) deleteDocuments(rq *request) (int, any, error) {
+	c, err := s.collection(rq)
+	if err != nil {
+		return 0, nil, err
+	}
+	var req DeleteRequest
+	if ae := decodeStrict(rq.body, "body", &req); ae != nil {
+		return 0, nil, ae
+	}
+	var fes []contract.FieldError
+	if len(req.IDs) == 0 {
+		fes = append(fes, contract.FieldError{Loc: []any{"body", "ids"}, ErrorType: contract.ErrTypeMissing,
+			Message: "ids is required and non-empty", ExpectedDomain: "a non-empty array of ids"})
+	}
+	for i, id := range req.IDs {
+		if id == "" || len(id) > contract.MaxIDBytes {
+			fes = append(fes, contract.FieldError{Loc: []any{"body", "ids", i}, InputValue: clip(id), ErrorType: contract.ErrTypeOutOfRange,
+				Message: "id is empty or too long", ExpectedDomain: "1.." + strconv.Itoa(contract.MaxIDBytes) + " bytes"})
+		}
+	}
+	if len(fes) > 0 {
+		return 0, nil, validation(fes...)
+	}
+	return s.doDelete(rq, c, req.IDs)
+}
+
+func (s *Server) doDelete(rq *request, c *engine.Collection, ids []string) (int, any, error) {
+	if p := rq.caller.principal; p != nil {
+		// Ids the key may not write are treated as absent (no existence leak).
+		kept := ids[:0:0]
+		for _, id := range ids {
+			old, err := c.Get(rq.ctx, id)
+			if errors.Is(err, engine.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return 0, nil, err
+			}
+			if p.AllowsNamespace(old.Namespace) {
+				kept = append(kept, id)
+			}
+		}
+		if len(kept) == 0 {
+			return http.StatusOK, DeleteResponse{Epoch: c.Epoch(), Count: 0}, nil
+		}
+		ids = kept
+	}
+	epoch, err := c.Delete(rq.ctx, ids)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, DeleteResponse{Epoch: epoch, Count: len(ids)}, nil
+}
+
+func (s *Server) deleteDocument(rq *request) (int, any, error) {
+	c, err := s.collection(rq)
+	if err != nil {
+		return 0, nil, err
+	}
+	id := rq.r.PathValue("id")
+	if id == "" || len(id) > contract.MaxIDBytes || !utf8.ValidString(id) {
+		return 0, nil, validation(contract.FieldError{Loc: []any{"path", "id"}, InputValue: clip(strings.ToValidUTF8(id, "\uFFFD")), ErrorType: contract.ErrTypeOutOfRange,
+			Message: "id is empty or too long", ExpectedDomain: "1.." + strconv.Itoa(contract.MaxIDBytes) + " bytes"})
+	}
+	if len(rq.body) > 0 {
+		return 0, nil, newErr(http.StatusBadRequest, StatusValidation, contract.ErrTypeInvalidFormat, "this request takes no body", []any{"body"}, nil, "no body")
+	}
+	return s.doDelete(rq, c, []string{id})
+}
+
+func (s *Server) getDocument(rq *request) (int, any, error) {
+	c, err := s.collection(rq)
+	if err != nil {
+		return 0, nil, err
+	}
+	id := rq.r.PathValue("id")
+	if !utf8.ValidString(id) {
+		return 0, nil, validation(contract.FieldError{Loc: []any{"path", "id"}, InputValue: clip(strings.ToValidUTF8(id, "\uFFFD")), ErrorType: contract.ErrTypeInvalidUTF8,
+			Message: "id is not valid UTF-8", ExpectedDomain: "valid UTF-8"})
+	}
+	notFound := newErr(http.StatusNotFound, StatusNotFound, "not_found", "no such document", []any{"path", "id"}, clip(id), "an existing document id")
+	d, err := c.Get(rq.ctx, id)
+	if errors.Is(err, engine.ErrNotFound) {
+		return 0, nil, notFound
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	if p := rq.caller.principal; p != nil && !p.CanRead(d.Namespace, d.ACL) {
+		return 0, nil, notFound
+	}
+	rq.header.Set("ETag", `"`+d.VersionHash+`"`)
+	return http.StatusOK, d, nil
+}
+
+// DocumentSummary is one listed document (GET the document for content,
+// vector and metadata).
+type DocumentSummary struct {
+	ID          string         `json:"id"`
+	Namespace   string         `json:"namespace,omitempty"`
+	SourceURI   string         `json:"source_uri,omitempty"`
+	VersionHash string         `json:"version_hash"`
+	Timestamp   time.Time      `json:"timestamp,omitzero"`
+	Trust       contract.Trust `json:"trust"`
+}
+
+// ListResponse is a page of documents; NextCursor is set when the page is
+// full (the next page may be empty).
+type ListResponse struct {
+	Documents  []DocumentSummary `json:"documents"`
+	NextCursor string            `json:"next_cursor,omitempty"`
+}
+
+func (s *Server) listDocuments(rq *request) (int, any, error) {
+	c, err := s.collection(rq)
+	if err != nil {
+		return 0, nil, err
+	}
+	q := rq.r.URL.Query()
+	var fes []contract.FieldError
+	for k := range q {
+		if k != "limit" && k != "cursor" {
+			fes = append(fes, contract.FieldError{Loc: []any{"query", k}, InputValue: clip(q.Get(k)), ErrorType: contract.ErrTypeUnknownField,
+				Message: "unknown query parameter", ExpectedDomain: "limit, cursor"})
+		}
+	}
+	limit := DefaultListLimit
+	if ls := q.Get("limit"); ls != "" {
+		n, err := strconv.Atoi(ls)
+		if err != nil || n < 1 {
+			fes = append(fes, contract.FieldError{Loc: []any{"query", "limit"}, InputValue: clip(ls), ErrorType: contract.ErrTypeOutOfRange,
+				Message: "limit must be a positive integer", ExpectedDomain: "integer ≥ 1 (values above 1000 are capped)"})
+		}
+		limit = min(n, MaxListLimit)
+	}
+	principalName := rq.caller.name
+	after := ""
+	if cur := q.Get("cursor"); cur != "" {
+		a, err := s.cursors.decode(cur, c.Name(), principalName)
+		if err != nil {
+			fes = append(fes, contract.FieldError{Loc: []any{"query", "cursor"}, InputValue: clip(cur), ErrorType: contract.ErrTypeInvalidFormat,
+				Message: err.Error(), ExpectedDomain: "a next_cursor returned by this listing"})
+		}
+		after = a
+	}
+	if len(fes) > 0 {
+		return 0, nil, validation(fes...)
+	}
+	p := rq.caller.principal
+	out := ListResponse{Documents: []DocumentSummary{}}
+	for len(out.Documents) < limit {
+		ids, err := c.List(rq.ctx, after, limit)
+		if err != nil {
+			return 0, nil, err
+		}
+		if len(ids) == 0 {
+			break
+		}
+		for _, id := range ids {
+			after = id
+			d, err := c.Get(rq.ctx, id)
+			if errors.Is(err, engine.ErrNotFound) {
+				continue // deleted since List
+			}
+			if err != nil {
+				return 0, nil, err
+			}
+			if p != nil && !p.CanRead(d.Namespace, d.ACL) {
+				continue
+			}
+			out.Documents = append(out.Documents, DocumentSummary{ID: d.ID, Namespace: d.Namespace, SourceURI: d.SourceURI,
+				VersionHash: d.VersionHash, Timestamp: d.Timestamp, Trust: d.Trust})
+			if len(out.Documents) == limit {
+				break
+			}
+		}
+	}
+	if len(out.Documents) == limit {
+		out.NextCursor = s.cursors.encode(c.Name(), principalName, after)
+	}
+	return http.StatusOK, out, nil
+}
+
+// ---- search ----
+
+func (s *Server) search(rq *request) (int, any, error) {
+	c, err := s.collection(rq)
+	if err != nil {
+		return 0, nil, err
+	}
+	if len(rq.body) == 0 {
+		return 0, nil, validation(contract.FieldError{Loc: []any{"query"}, ErrorType: contract.ErrTypeMissing,
+			Message: "request body (a query) is required", ExpectedDomain: "a JSON query"})
+	}
+	q, err := contract.DecodeQuery(rq.body)
+	if err != nil {
+		return 0, nil, err
+	}
+	// The contract reads top_k 0 as "omitted" (the default 10); over HTTP an
+	// explicit 0 is a client bug and is rejected.
+	var raw map[string]json.RawMessage
+	if json.Unmarshal(rq.body, &raw) == nil {
+		if v, ok := raw["top_k"]; ok {
+			if f, err := strconv.ParseFloat(strings.TrimSpace(string(v)), 64); err == nil && f == 0 {
+				return 0, nil, validation(contract.FieldError{Loc: []any{"query", "top_k"}, InputValue: 0, ErrorType: contract.ErrTypeOutOfRange,
+					Message: "top_k out of range", ExpectedDomain: "integer 1..1000 (omitted = 10)"})
+			}
+		}
+	}
+	// The request deadline bounds the contract's budget.
+	if q.Budget == 0 || q.Budget > s.o.RequestTimeout {
+		if q.Budget >= 0 {
+			q.Budget = s.o.RequestTimeout
+		}
+	}
+	q.Principal = rq.caller.principal
+	res, err := c.Search(rq.ctx, q)
+	if err != nil {
+		return 0, nil, err
+	}
+	if res.Hits == nil {
+		res.Hits = []contract.Envelope{}
+	}
+	return http.StatusOK, res, nil
+}
+
+// ---- jobs ----
+
+func (s *Server) submitJob(rq *request) (int, any, error) {
+	var req JobRequest
+	if ae := decodeStrict(rq.body, "body", &req); ae != nil {
+		return 0, nil, ae
+	}
+	s.jobs.mu.Lock()
+	mk, ok := s.jobs.kinds[req.Kind]
+	s.jobs.mu.Unlock()
+	if !ok {
+		return 0, nil, validation(contract.FieldError{Loc: []any{"body", "kind"}, InputValue: clip(req.Kind), ErrorType: contract.ErrTypeUnknownValue,
+			Message: "unknown job kind", ExpectedDomain: strings.Join(s.jobs.kindNames(), " | ")})
+	}
+	run, err := mk(s.db, req)
+	if err != nil {
+		if errors.Is(err, engine.ErrNotFound) {
+			return 0, nil, newErr(http.StatusNotFound, StatusNotFound, "not_found", "no such collection", []any{"body", "collection"}, clip(req.Collection), "an existing collection")
+		}
+		return 0, nil, err
+	}
+	j, err := s.jobs.submit(req, run)
+	if errors.Is(err, errQueueFull) {
+		return 0, nil, newErr(http.StatusTooManyRequests, StatusTooMany, "job_queue_full", err.Error(), nil, nil, "")
+	}
+	if err != nil {
+		return 0, nil, newErr(http.StatusServiceUnavailable, StatusUnavailable, "shutting_down", err.Error(), nil, nil, "")
+	}
+	v, _ := s.jobs.get(j.id)
+	rq.header.Set("Location", "/v1/jobs/"+j.id)
+	return http.StatusAccepted, v, nil
+}
+
+func (s *Server) listJobs(rq *request) (int, any, error) {
+	return http.StatusOK, map[string]any{"jobs": s.jobs.list()}, nil
+}
+
+func (s *Server) getJob(rq *request) (int, any, error) {
+	id := rq.r.PathValue("id")
+	v, ok := s.jobs.get(id)
+	if !ok {
+		return 0, nil, newErr(http.StatusNotFound, StatusNotFound, "not_found", "no such job", []any{"path", "id"}, clip(id), "a job id")
+	}
+	return http.StatusOK, v, nil
+}
+
+func (s *Server) cancelJob(rq *request) (int, any, error) {
+	id := rq.r.PathValue("id")
+	v, ok, finished := s.jobs.cancelJob(id)
+	if !ok {
+		return 0, nil, newErr(http.StatusNotFound, StatusNotFound, "not_found", "no such job", []any{"path", "id"}, clip(id), "a job id")
+	}
+	if finished {
+		return 0, nil, newErr(http.StatusConflict, StatusConflict, "job_finished", "the job has already finished ("+string(v.State)+")", []any{"path", "id"}, id, "a queued or running job")
+	}
+	return http.StatusOK, v, nil
+}

@@ -1,0 +1,174 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/stratasearch/strata/engine"
+	"github.com/stratasearch/strata/internal/ingest"
+	"github.com/stratasearch/strata/internal/vfs"
+)
+
+// registerBuiltinJobs registers flush, compact, index, archive and promote.
+func (s *Server) registerBuiltinJobs() {
+	s.RegisterJobKind("flush", CollectionJob(func(ctx context.Context, c *engine.Collection, p *Progress) error {
+		p.Logf("flushing %s", c.Name())
+		return c.Flush(ctx)
+	}))
+	s.RegisterJobKind("compact", CollectionJob(func(ctx context.Context, c *engine.Collection, p *Progress) error {
+		p.Logf("compacting %s", c.Name())
+		return c.Compact(ctx)
+	}))
+	s.RegisterJobKind("index", s.indexJob)
+	s.RegisterJobKind("archive", CollectionJobParams(func(ctx context.Context, c *engine.Collection, p *Progress, o ArchiveParams) error {
+		id, err := c.Archive(ctx, engine.ArchiveOptions{Segments: o.Segments, Oldest: o.Oldest, OmitVectors: o.OmitVectors, Nlist: o.Nlist})
+		if err == nil {
+			p.Logf("archived %s into cold archive %d", c.Name(), id)
+		}
+		return err
+	}))
+	s.RegisterJobKind("promote", CollectionJobParams(func(ctx context.Context, c *engine.Collection, p *Progress, o PromoteParams) error {
+		if o.ArchiveID == 0 {
+			return &RequestError{Field: "params", Message: "archive_id is required"}
+		}
+		id, err := c.Promote(ctx, o.ArchiveID, func(done, total int) { p.Set(float64(done) / float64(max(total, 1))) })
+		if err == nil {
+			p.Logf("promoted cold archive %d of %s into warm segment %d", o.ArchiveID, c.Name(), id)
+		}
+		return err
+	}))
+}
+
+// ArchiveParams are the params of an "archive" job (engine.ArchiveOptions):
+// the warm segment ids to archive, or else the Oldest oldest (default 1).
+type ArchiveParams struct {
+	Segments    []uint64 `json:"segments,omitempty"`
+	Oldest      int      `json:"oldest,omitempty"`
+	OmitVectors bool     `json:"omit_vectors,omitempty"`
+	Nlist       int      `json:"nlist,omitempty"`
+}
+
+// PromoteParams are the params of a "promote" job.
+type PromoteParams struct {
+	ArchiveID uint64 `json:"archive_id"`
+}
+
+// underRoot reports whether p (clean, absolute) is root or inside it.
+func underRoot(p, root string) bool {
+	if p == root {
+		return true
+	}
+	if !strings.HasSuffix(root, string(filepath.Separator)) {
+		root += string(filepath.Separator)
+	}
+	return strings.HasPrefix(p, root)
+}
+
+// allowedIndexPath checks an index job's path lexically: absolute, clean,
+// under an index root.
+func (s *Server) allowedIndexPath(p string) error {
+	if len(s.o.IndexRoots) == 0 {
+		return &RequestError{Field: "path", Message: "index jobs are disabled (start the server with --index-root DIR)"}
+	}
+	if p == "" {
+		return &RequestError{Field: "path", Message: "path is required"}
+	}
+	if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+		return &RequestError{Field: "path", Message: "path must be absolute and clean (no \".\" or \"..\" segments)"}
+	}
+	for _, r := range s.o.IndexRoots {
+		if underRoot(p, r) {
+			return nil
+		}
+	}
+	return &RequestError{Field: "path", Message: "path is outside every index root"}
+}
+
+// indexJob is the "index" JobMaker: one incremental ingest pass of
+// req.Path into req.Collection (created with the CLI's code settings when
+// missing: Dim 512, cosine, code analyzer, keyword fields lang, kind,
+// symbol, path, names), against the manifest DataDir/ingest/<c>.manifest.json
+// that `searchd index` uses too. The path is checked lexically at submission
+// and again after resolving symlinks when the job starts (a symlink under a
+// root pointing outside every root is refused). The store's own data
+// directory is never indexed.
+func (s *Server) indexJob(db *engine.DB, req JobRequest) (JobFunc, error) {
+	if req.Collection == "" {
+		return nil, &RequestError{Field: "collection", Message: "collection is required"}
+	}
+	if len(req.Params) > 0 && string(req.Params) != "{}" && string(req.Params) != "null" {
+		return nil, &RequestError{Field: "params", Message: "index takes no params"}
+	}
+	if err := s.allowedIndexPath(req.Path); err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, p *Progress) error {
+		real, err := filepath.EvalSymlinks(req.Path)
+		if err != nil {
+			return fmt.Errorf("server: index path: %w", err)
+		}
+		ok := false
+		for _, r := range s.o.IndexRoots {
+			rr, err := filepath.EvalSymlinks(r)
+			if err == nil && underRoot(real, rr) {
+				ok = true
+			}
+		}
+		if !ok {
+			return fmt.Errorf("server: index path %s resolves to %s, outside every index root", req.Path, real)
+		}
+		if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+			return fmt.Errorf("server: index path %s is not a directory", req.Path)
+		}
+		col, err := db.Collection(req.Collection)
+		if errors.Is(err, engine.ErrNotFound) {
+			col, err = db.CreateCollection(req.Collection, engine.CollectionOptions{
+				Dim: 512, Metric: "cosine", Analyzer: engine.AnalyzerCode,
+				IndexedFields: map[string]engine.FieldType{
+					ingest.MetaLang: engine.FieldKeyword, ingest.MetaKind: engine.FieldKeyword,
+					ingest.MetaSymbol: engine.FieldKeyword, ingest.MetaPath: engine.FieldKeyword,
+					ingest.MetaNames: engine.FieldKeyword,
+				},
+			})
+			if errors.Is(err, engine.ErrExists) {
+				col, err = db.Collection(req.Collection)
+			}
+		}
+		if err != nil {
+			return err
+		}
+		if err := vfs.MkdirAllDurable(vfs.Default, filepath.Join(s.o.DataDir, "ingest")); err != nil {
+			return err
+		}
+		absData, _ := filepath.Abs(s.o.DataDir)
+		ix, err := ingest.NewIndexer(col, filepath.Join(s.o.DataDir, "ingest", req.Collection+".manifest.json"),
+			ingest.Options{ExcludePaths: []string{absData}})
+		if err != nil {
+			return err
+		}
+		var total, doneBytes int64
+		st, err := ix.Index(ctx, real, ingest.Progress{
+			Start: func(files int, bytes int64) {
+				total = bytes
+				p.Logf("indexing %s: %d files, %d bytes", real, files, bytes)
+			},
+			Advance: func(b int64) {
+				doneBytes += b
+				if total > 0 {
+					p.Set(float64(doneBytes) / float64(total))
+				}
+			},
+		})
+		if err != nil {
+			return err
+		}
+		p.Logf("indexed: files=%d read=%d indexed=%d unchanged=%d removed=%d chunks=%d deleted=%d skips=[%s] in %v",
+			st.Files, st.Read, st.Indexed, st.Unchanged, st.Removed, st.Chunks, st.Deleted, st.Skips, st.Elapsed.Round(1e6))
+		p.Set(1)
+		return nil
+	}, nil
+}
