@@ -51,6 +51,10 @@ type kernels struct {
 	sumFloat32 func(x []float32) float32
 	dotGather  func(q, x []float32, ids []uint32, out []float32)
 	l2SqGather func(q, x []float32, ids []uint32, out []float32)
+	nearestL2T func(x []float32, d, ldx int, cT, cnorm []float32, assign []int32, val []float32)
+	dotT       func(x, cT, base []float32, alpha float32, out []float32)
+	addF32     func(dst, a, b []float32)
+	argminAff  func(x []float32, base []float32, alpha float32, idx []int32, val []float32)
 }
 
 var (
@@ -76,6 +80,7 @@ func setLevel(l Level) {
 		t.dotGather = gatherVia(t.dot)
 		t.l2SqGather = gatherVia(t.l2Sq)
 		setGatherKernels(&t, l)
+		setManyKernels(&t, l)
 	}
 	k = t
 	current = l
@@ -128,4 +133,8 @@ func setGenericKernels(t *kernels) {
 	t.sumFloat32 = sumFloat32Ref
 	t.dotGather = dotGatherRef
 	t.l2SqGather = l2SqGatherRef
+	t.nearestL2T = nearestL2TRef
+	t.dotT = dotTRef
+	t.addF32 = addF32Ref
+	t.argminAff = argminAffineRef
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+
+	"github.com/stratasearch/strata/engine/tier"
 )
 
 // Flush turns the collection's hot MemTable into an immutable warm segment
@@ -58,6 +60,10 @@ type CollectionStats struct {
 	// since it was opened.
 	Flushes     int64 `json:"flushes"`
 	Compactions int64 `json:"compactions"`
+	// Backpressure counts writes the store slowed down or blocked
+	// because flushes or compaction fell behind (tier.Options
+	// SlowdownSegments / StopSegments).
+	Backpressure tier.BackpressureStats `json:"backpressure"`
 	// Err is the sticky I/O failure that made the store read-only, or "".
 	Err string `json:"error,omitempty"`
 }
@@ -79,6 +85,7 @@ func (c *Collection) Stats() CollectionStats {
 	}
 	st.Flushes = c.store.Flushes()
 	st.Compactions = c.store.Compactions()
+	st.Backpressure = c.store.Backpressure()
 	if err := c.store.Err(); err != nil {
 		st.Err = err.Error()
 	}

@@ -79,7 +79,11 @@ func openCollection(db *DB, name, dir string, o CollectionOptions) (*Collection,
 		NewLexical:        func() tier.LexicalIndexer { return newHotIndex(an, o.IndexedFields) },
 		LexicalSegments:   lexSegBuilder{an},
 		MemTableSizeBytes: memSize,
-		Logger:            db.o.Logger,
+		// Background compaction after each automatic flush keeps the
+		// warm segment count bounded (and writes out of the tier's
+		// backpressure stop bound).
+		AutoCompact: true,
+		Logger:      db.o.Logger,
 	}
 	if testTierOptions != nil {
 		testTierOptions(&to)

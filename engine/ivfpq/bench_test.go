@@ -116,3 +116,39 @@ func BenchmarkTrain(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSearchL2Residual measures L2 search by residual with and
+// without the precomputed tables (synthetic Gaussian data, n = 20,000,
+// d = 128, nlist = 128, M = 32, one query per op, no refine): tables=on
+// builds each probed list's LUT as one asm.AddF32, tables=off computes
+// the LUT of q − y_l per list.
+func BenchmarkSearchL2Residual(b *testing.B) {
+	const n, d = 20000, 128
+	x := randVecs(7, n, d, false)
+	qs := randVecs(8, 200, d, false)
+	for _, nbits := range []int{8, 4} {
+		for _, tables := range []bool{true, false} {
+			o := Options{Dim: d, Metric: L2, Nlist: 128, M: 32, Nbits: nbits, Seed: 1}
+			if !tables {
+				o.MaxPrecomputedTableBytes = -1
+			}
+			var ix *Index
+			for _, nprobe := range []int{4, 16} {
+				b.Run(fmt.Sprintf("nbits=%d/nprobe=%d/tables=%v", nbits, nprobe, tables), func(b *testing.B) {
+					if ix == nil {
+						ix = buildIndex(b, o, x)
+					}
+					p := SearchParams{Nprobe: nprobe}
+					b.ReportAllocs()
+					i := 0
+					for b.Loop() {
+						if _, err := ix.Search(qs[(i%200)*d:(i%200+1)*d], 10, p); err != nil {
+							b.Fatal(err)
+						}
+						i++
+					}
+				})
+			}
+		}
+	}
+}

@@ -6,14 +6,18 @@
 // # Algorithm
 //
 // Training (Index.Train):
-//   - Coarse quantizer: Lloyd k-means (KMeans) with Nlist centroids on at
+//   - Coarse quantizer: Lloyd k-means (KMeans) with Nlist centroids and
+//     CoarseKMeansIters (10, as FAISS's IVF) iterations on at
 //     most 256·Nlist points (FAISS's subsampling), random or k-means++
 //     (Arthur & Vassilvitskii 2007) initialisation, empty clusters repaired
 //     by splitting the largest, deterministic for a seed. Assignment is a
-//     blocked many-to-many kernel: ‖x‖² − 2⟨x,c⟩ + ‖c‖² (IP: −⟨x,c⟩) with ⟨x,c⟩ from
-//     asm.DotBatch over 64 KiB tiles of centroids (a Go loop for the
-//     2–16-float PQ sub-vectors, where the SIMD call overhead dominates),
-//     points split across goroutines.
+//     blocked many-to-many kernel (assignNearest): for d ≤ 32 (PQ
+//     sub-spaces) asm.NearestL2T scans the transposed centroids, 16
+//     centroids per FMA with the argmin of ‖c‖² − 2⟨x,c⟩ fused; for larger
+//     d asm.DotMany computes ⟨x,c⟩ for blocks of 64 points × up to 1024
+//     centroids (4×4 register-blocked on AVX-512) and asm.ArgminAffine
+//     takes the argmin of ‖c‖² − 2⟨x,c⟩ (IP: of −2⟨x,c⟩); blocks are split
+//     across goroutines.
 //   - Product quantizer (Jégou, Douze, Schmid, "Product quantization for
 //     nearest neighbor search", TPAMI 2011): the d dimensions are cut into
 //     M sub-spaces of d/M; each gets its own k-means codebook of 2^Nbits
@@ -25,10 +29,19 @@
 //  1. The Nprobe coarse centroids nearest to q are chosen (L2: smallest
 //     ‖q−c‖²; IP: largest ⟨q,c⟩).
 //  2. Per probed list, a lookup table (LUT) of M×2^Nbits partial distances
-//     is built: L2 by residual: ‖(q−c)_j − C_j[i]‖², one LUT per list; IP by
-//     residual: −⟨q_j, C_j[i]⟩, one LUT shared by all lists, plus the
-//     list's centroid term −⟨q,c⟩ (⟨q, c + r⟩ = ⟨q,c⟩ + ⟨q,r⟩); without
-//     residuals one shared LUT.
+//     is built. L2 by residual uses precomputed tables (Jégou et al. 2011,
+//     §IV-B; FAISS use_precomputed_table): for the reconstruction
+//     y_l + r of a code in list l,
+//     ‖q − y_l − r‖² = ‖q − y_l‖² + Σ_j (‖r_j‖² + 2⟨y_l,j, r_j⟩) − 2⟨q, r⟩.
+//     The middle term is query-independent and stored per list
+//     (Nlist·M·2^Nbits float32, built on the first search, bounded by
+//     Options.MaxPrecomputedTableBytes, default 2 GiB), the last is one
+//     M×2^Nbits table per query (asm.DotT), so a list's LUT is one
+//     asm.AddF32 of two tables and ‖q − y_l‖² comes from step 1; above the
+//     bound the LUT of q − y_l is computed per list. IP by residual:
+//     −⟨q_j, C_j[i]⟩, one LUT shared by all lists, plus the list's
+//     centroid term −⟨q,c⟩ (⟨q, c + r⟩ = ⟨q,c⟩ + ⟨q,r⟩); without residuals
+//     one shared LUT.
 //  3. The list's codes are scanned: Nbits = 8 with asm.ADCScan8 (M float
 //     lookups per vector, the paper's ADC); Nbits = 4 with asm.FastScan4
 //     (André, Kermarrec, Le Scouarnec, "Cache locality is not enough",
@@ -39,8 +52,8 @@
 //     skipped inside the scan, and the best candidates kept in a bounded
 //     max-heap.
 //  4. Refine (FAISS IndexRefineFlat): with exact vectors set and KFactor
-//     ≥ 1, the best k·KFactor candidates are rescored exactly and the best
-//     k returned.
+//     ≥ 1, the best k·KFactor candidates are rescored exactly (one
+//     asm.L2SqGather / asm.DotGather call) and the best k returned.
 //
 // For IP the coarse k-means assigns by largest inner product (FAISS's
 // IndexFlatIP quantizer), and so do Add and probing; for L2 by nearest
@@ -63,17 +76,20 @@
 //
 // # Complexity
 //
-//   - Train: O(Iters·(n_c·Nlist·d + n_p·2^Nbits·d)) with n_c ≤ 256·Nlist and
-//     n_p ≤ 256·2^Nbits training points.
+//   - Train: O(CoarseKMeansIters·n_c·Nlist·d + KMeansIters·n_p·2^Nbits·d)
+//     with n_c ≤ 256·Nlist and n_p ≤ 256·2^Nbits training points.
 //   - Add: O(n·(Nlist·d + 2^Nbits·d)) (assignment and encoding).
-//   - Search: O(Nlist·d) coarse + O(Nprobe·M·2^Nbits·d/M) LUTs (one per list
-//     for L2 by residual, else one) + O(Σ probed list lengths·M) scan +
-//     O(k·KFactor·d) refine.
+//   - Search: O(Nlist·d) coarse + O(M·2^Nbits·d/M) query LUT +
+//     O(Nprobe·M·2^Nbits) per-list table additions (L2 by residual; without
+//     the precomputed tables O(Nprobe·2^Nbits·d)) + O(Σ probed list
+//     lengths·M) scan + O(k·KFactor·d) refine.
 //   - Memory per vector: M·Nbits/8 bytes of code + 4 bytes of id (4-bit
 //     lists are padded to 32-vector blocks), plus Nlist·d + 2^Nbits·d
 //     floats of centroids per index; refine vectors (4·d bytes) live
 //     outside, e.g. mmap'd. Example, d = 512, M = 64, Nbits = 8: 68 bytes
-//     per vector against 2048 for float32 — 30×.
+//     per vector against 2048 for float32 — 30×. L2 by residual adds the
+//     precomputed tables, 4·Nlist·M·2^Nbits bytes per index (Nlist = 256,
+//     M = 56, 8-bit: 14.7 MB), not stored in the file.
 //
 // # File format (version 1)
 //

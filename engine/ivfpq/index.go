@@ -25,6 +25,9 @@ type Index struct {
 	nextID  uint64          // 1 + the largest id ever added (≤ 2^32)
 	refine  []float32       // optional exact vectors, row id = vector of id
 	closer  func() error
+
+	ptabOnce sync.Once
+	ptab     []float32 // precomputed L2 residual tables (precomputed), nil if off
 }
 
 // invList is one inverted list: ids[i] is the id of the i-th vector; codes
@@ -44,6 +47,39 @@ func New(opts Options) (*Index, error) {
 		return nil, err
 	}
 	return &Index{opts: opts, lists: make([]invList, opts.Nlist), present: roaring.New(), deleted: roaring.New()}, nil
+}
+
+// precomputed returns the query-independent tables of the L2
+// residual search, built on first use: for list l, sub-quantizer j and
+// centroid c, ptab[(l·M + j)·Ksub + c] = ‖C_j[c]‖² + 2⟨y_l,j, C_j[c]⟩,
+// y_l the coarse centroid (Jégou, Douze, Schmid, TPAMI 2011, §IV-B; FAISS
+// IndexIVFPQ::precompute_table). With them
+//
+//	‖q − y_l − r‖² = ‖q − y_l‖² + Σ_j (ptab[l][j][c_j] − 2⟨q_j, C_j[c_j]⟩)
+//
+// for the PQ reconstruction r = (C_j[c_j])_j, so the LUT of a probed list
+// is one addition of ptab[l] to the query's −2⟨q_j, C_j[c]⟩ table, and
+// ‖q − y_l‖² comes from the coarse search. Returns nil when the metric or
+// encoding does not use them, or they would exceed
+// Options.MaxPrecomputedTableBytes. Cost: O(Nlist·2^Nbits·d) once.
+func (ix *Index) precomputed() []float32 {
+	o := ix.opts
+	if !(o.byResidual() && o.Metric == L2) || o.MaxPrecomputedTableBytes < 0 {
+		return nil
+	}
+	size := int64(o.Nlist) * int64(o.M) << o.Nbits
+	if size*4 > o.MaxPrecomputedTableBytes {
+		return nil
+	}
+	ix.ptabOnce.Do(func() {
+		tab := make([]float32, size)
+		per := o.M << o.Nbits
+		for l := 0; l < o.Nlist; l++ {
+			ix.pq.listTerm(ix.coarse[l*o.Dim:(l+1)*o.Dim], tab[l*per:(l+1)*per])
+		}
+		ix.ptab = tab
+	})
+	return ix.ptab
 }
 
 // Options returns the index's build options (with defaults filled in).
@@ -103,6 +139,7 @@ func (ix *Index) Train(x []float32) error {
 	n := len(x) / d
 	km := kmeansOf(o, o.Nlist, o.Threads)
 	km.Metric = o.Metric
+	km.Iters = o.CoarseKMeansIters
 	coarse, err := km.Train(x, d)
 	if err != nil {
 		return fmt.Errorf("ivfpq: coarse quantizer: %w", err)
@@ -358,6 +395,7 @@ func (ix *Index) Close() error {
 	c := ix.closer
 	ix.closer = nil
 	ix.lists = nil
+	ix.ptab = nil
 	ix.trained = false
 	if c != nil {
 		return c()

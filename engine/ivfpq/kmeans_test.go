@@ -98,28 +98,58 @@ func TestKMeansDeterministic(t *testing.T) {
 	}
 }
 
-// TestAssignNearestMatchesBruteForce checks the blocked assignment (tiles
-// smaller than K) against a float64 scan.
+// TestAssignNearestMatchesBruteForce checks the blocked assignment against
+// a float64 scan for L2 and IP over shapes covering both kernels (d ≤ 32:
+// asm.NearestL2T; above: asm.DotMany + asm.ArgminAffine), centroid counts
+// around the 16/64 chunks and past one assignTile (1030 > 1024), point
+// counts that leave partial 64-point blocks, and checks that the result
+// does not depend on the number of goroutines.
 func TestAssignNearestMatchesBruteForce(t *testing.T) {
-	for _, d := range []int{3, 64, 700} { // 700: tile = 23 centroids < K
-		x := randVecs(uint64(d), 300, d, false)
-		cent := randVecs(uint64(d)+1, 50, d, false)
-		assign := make([]int32, 300)
-		dist := make([]float32, 300)
-		assignNearest(x, norms(x, d), d, cent, 50, assign, dist, 3)
-		for i := 0; i < 300; i++ {
-			best, bd := 0, math.Inf(1)
-			for c := 0; c < 50; c++ {
-				if v := exactDist(x[i*d:(i+1)*d], cent[c*d:(c+1)*d], L2); v < bd {
-					best, bd = c, v
+	shapes := []struct{ n, d, k int }{
+		{300, 3, 50}, {300, 64, 50}, {300, 700, 50}, {129, 2, 256}, {130, 8, 17},
+		{65, 14, 256}, {200, 16, 16}, {70, 32, 65}, {70, 33, 65}, {100, 100, 566}, {67, 5, 1030}, {67, 40, 1030},
+	}
+	if testing.Short() {
+		shapes = shapes[:9]
+	}
+	for _, sh := range shapes {
+		n, d, k := sh.n, sh.d, sh.k
+		x := randVecs(uint64(d), n, d, false)
+		cent := randVecs(uint64(d)+1, k, d, false)
+		for _, metric := range []Metric{L2, IP} {
+			assign := make([]int32, n)
+			dist := make([]float32, n)
+			xn := xnormsFor(x, d, metric)
+			assignNearest(x, xn, d, cent, k, assign, dist, 3)
+			a1 := make([]int32, n)
+			d1 := make([]float32, n)
+			assignNearest(x, xn, d, cent, k, a1, d1, 1)
+			for i := 0; i < n; i++ {
+				if a1[i] != assign[i] || d1[i] != dist[i] {
+					t.Fatalf("%v n=%d d=%d k=%d point %d: 1 thread (%d, %g) vs 3 (%d, %g)", metric, n, d, k, i, a1[i], d1[i], assign[i], dist[i])
 				}
-			}
-			got := exactDist(x[i*d:(i+1)*d], cent[int(assign[i])*d:int(assign[i]+1)*d], L2)
-			if int(assign[i]) != best && got > bd*(1+1e-4) {
-				t.Fatalf("d=%d point %d: assigned %d (%.6g), nearest %d (%.6g)", d, i, assign[i], got, best, bd)
-			}
-			if math.Abs(float64(dist[i])-got) > 1e-3*(got+float64(d)) {
-				t.Fatalf("d=%d point %d: dist %g, want %g", d, i, dist[i], got)
+				xi := x[i*d : (i+1)*d]
+				best, bd := 0, math.Inf(1)
+				var mag float64
+				for c := 0; c < k; c++ {
+					cc := cent[c*d : (c+1)*d]
+					if v := exactDist(xi, cc, metric); v < bd {
+						best, bd = c, v
+					}
+					var m float64 // magnitude of the float32 terms ‖x‖², ‖c‖², 2⟨x,c⟩
+					for j := range xi {
+						m += float64(xi[j])*float64(xi[j]) + float64(cc[j])*float64(cc[j]) + 2*math.Abs(float64(xi[j])*float64(cc[j]))
+					}
+					mag = math.Max(mag, m)
+				}
+				tol := 8 * float64(d+2) * 6e-8 * mag
+				got := exactDist(xi, cent[int(assign[i])*d:int(assign[i]+1)*d], metric)
+				if int(assign[i]) != best && got > bd+tol {
+					t.Fatalf("%v n=%d d=%d k=%d point %d: assigned %d (%.6g), nearest %d (%.6g)", metric, n, d, k, i, assign[i], got, best, bd)
+				}
+				if math.Abs(float64(dist[i])-got) > tol {
+					t.Fatalf("%v n=%d d=%d k=%d point %d: dist %g, want %g", metric, n, d, k, i, dist[i], got)
+				}
 			}
 		}
 	}

@@ -82,9 +82,14 @@ type Options struct {
 	// Residual selects encoding by residual. Default ResidualDefault: on
 	// for L2, off for IP.
 	Residual Residual
-	// KMeansIters is the number of Lloyd iterations for both the coarse
-	// quantizer and each PQ sub-quantizer. Default 25 (FAISS).
+	// KMeansIters is the number of Lloyd iterations of each PQ
+	// sub-quantizer. Default 25 (FAISS ClusteringParameters.niter).
 	KMeansIters int
+	// CoarseKMeansIters is the number of Lloyd iterations of the coarse
+	// quantizer. Default 10, FAISS's Level1Quantizer setting; on Vaswani
+	// USE-512 (nlist 64, nprobe 16, 5 seeds) refined recall@10 was 0.953
+	// with 10 and 0.952 with 25 (8-bit, M = 64), 0.984 both (4-bit).
+	CoarseKMeansIters int
 	// KMeansInit is the initialisation. Default InitRandom.
 	KMeansInit KMeansInit
 	// MaxPointsPerCentroid bounds the k-means training set to
@@ -96,7 +101,19 @@ type Options struct {
 	// Threads is the number of goroutines used by training and Add.
 	// Default runtime.GOMAXPROCS(0).
 	Threads int
+	// MaxPrecomputedTableBytes bounds the precomputed L2 residual tables
+	// (FAISS IndexIVFPQ use_precomputed_table; see Index.Search): for L2
+	// with residual encoding, Nlist·M·2^Nbits float32 (4 bytes each) of
+	// query-independent terms, built on the first search. Larger tables
+	// are not built and search falls back to one full LUT per probed
+	// list. Default (0) 2 GiB, FAISS's precomputed_table_max_bytes;
+	// negative disables the tables. Not stored in the index file: an
+	// opened index uses the default.
+	MaxPrecomputedTableBytes int64
 }
+
+// defaultMaxPrecomputedTableBytes is MaxPrecomputedTableBytes' default.
+const defaultMaxPrecomputedTableBytes = 2 << 30
 
 // EnsureDefaults fills zero fields with their defaults and returns o.
 func (o Options) EnsureDefaults() Options {
@@ -119,6 +136,9 @@ func (o Options) EnsureDefaults() Options {
 	if o.KMeansIters == 0 {
 		o.KMeansIters = 25
 	}
+	if o.CoarseKMeansIters == 0 {
+		o.CoarseKMeansIters = 10
+	}
 	if o.KMeansInit == InitDefault {
 		o.KMeansInit = InitRandom
 	}
@@ -127,6 +147,9 @@ func (o Options) EnsureDefaults() Options {
 	}
 	if o.Threads == 0 {
 		o.Threads = runtime.GOMAXPROCS(0)
+	}
+	if o.MaxPrecomputedTableBytes == 0 {
+		o.MaxPrecomputedTableBytes = defaultMaxPrecomputedTableBytes
 	}
 	return o
 }
@@ -162,6 +185,9 @@ func (o Options) Validate() error {
 	}
 	if o.KMeansIters < 0 {
 		p = append(p, fmt.Sprintf("KMeansIters = %d, want ≥ 0", o.KMeansIters))
+	}
+	if o.CoarseKMeansIters < 0 {
+		p = append(p, fmt.Sprintf("CoarseKMeansIters = %d, want ≥ 0", o.CoarseKMeansIters))
 	}
 	if o.KMeansInit > InitPlusPlus {
 		p = append(p, fmt.Sprintf("KMeansInit = %d, want InitRandom or InitPlusPlus", o.KMeansInit))

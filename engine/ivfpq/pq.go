@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"sync"
+
+	"github.com/stratasearch/strata/asm"
 )
 
 // PQ is a product quantizer (Jégou, Douze, Schmid, "Product quantization for
@@ -19,13 +21,30 @@ type PQ struct {
 
 	normsOnce sync.Once
 	cnorms    []float32 // ‖centroid‖², M×Ksub, computed on first use
+	cT        []float32 // transposed codebooks, M × (Dsub×Ksub), ditto
 }
 
-// centroidNorms returns ‖C_j[c]‖² for every sub-quantizer j and centroid c
-// (M×Ksub). Centroids must not change after the first call.
-func (pq *PQ) centroidNorms() []float32 {
-	pq.normsOnce.Do(func() { pq.cnorms = rowNorms(pq.Centroids, pq.Dsub) })
-	return pq.cnorms
+// tables returns ‖C_j[c]‖² for every sub-quantizer j and centroid c
+// (M×Ksub) and the transposed codebooks (sub-quantizer j: Dsub×Ksub at
+// cT[j·Dsub·Ksub:], coordinate t of centroid c at [t·Ksub+c]), the layout
+// of asm.NearestL2T and asm.DotT. Centroids must not change after the
+// first call.
+func (pq *PQ) tables() (cnorms, cT []float32) {
+	pq.normsOnce.Do(func() {
+		pq.cnorms = rowNorms(pq.Centroids, pq.Dsub)
+		pq.cT = make([]float32, len(pq.Centroids))
+		s := pq.Ksub * pq.Dsub
+		for j := 0; j < pq.M; j++ {
+			asm.Transpose(pq.Centroids[j*s:(j+1)*s], pq.Ksub, pq.Dsub, pq.cT[j*s:(j+1)*s])
+		}
+	})
+	return pq.cnorms, pq.cT
+}
+
+// codebookT returns sub-quantizer j's transposed codebook (Dsub×Ksub).
+func (pq *PQ) codebookT(cT []float32, j int) []float32 {
+	s := pq.Ksub * pq.Dsub
+	return cT[j*s : (j+1)*s]
 }
 
 // newPQ checks the shape and returns an untrained PQ.
@@ -100,30 +119,20 @@ func (pq *PQ) codebook(j int) []float32 {
 }
 
 // Encode writes the codes of x (n×D float32) into codes (n×M bytes, one
-// code per byte whatever Nbits; row-major). len(codes) ≥ n·M.
+// code per byte whatever Nbits; row-major). len(codes) ≥ n·M. Each
+// sub-vector goes to its nearest centroid (asm.NearestL2T over the
+// transposed codebook, up to 256 vectors per call).
 func (pq *PQ) Encode(x []float32, codes []uint8) {
 	n := len(x) / pq.D
-	dots := make([]float32, pq.Ksub)
-	cn := pq.centroidNorms()
-	for i := 0; i < n; i++ {
+	cn, cT := pq.tables()
+	var a [256]int32
+	for i0 := 0; i0 < n; i0 += len(a) {
+		i1 := min(n, i0+len(a))
 		for j := 0; j < pq.M; j++ {
-			sub := x[i*pq.D+j*pq.Dsub : i*pq.D+(j+1)*pq.Dsub]
-			// argmin ‖x−c‖² = argmin ‖c‖² − 2⟨x,c⟩
-			norms := cn[j*pq.Ksub : (j+1)*pq.Ksub]
-			var best int
-			if pq.Dsub <= smallDim {
-				b, _ := argminSmall(sub, pq.codebook(j), norms, pq.Ksub)
-				best = int(b)
-			} else {
-				dotBatch(sub, pq.codebook(j), dots)
-				bd := norms[0] - 2*dots[0]
-				for c := 1; c < pq.Ksub; c++ {
-					if v := norms[c] - 2*dots[c]; v < bd {
-						best, bd = c, v
-					}
-				}
+			asm.NearestL2T(x[i0*pq.D+j*pq.Dsub:], pq.Dsub, pq.D, pq.codebookT(cT, j), cn[j*pq.Ksub:(j+1)*pq.Ksub], a[:i1-i0], nil)
+			for i := i0; i < i1; i++ {
+				codes[i*pq.M+j] = uint8(a[i-i0])
 			}
-			codes[i*pq.M+j] = uint8(best)
 		}
 	}
 }
@@ -144,27 +153,45 @@ func (pq *PQ) Decode(codes []uint8, x []float32) {
 // so that Σ_j lut[j·Ksub + code_j] is the distance of q to the
 // reconstruction (L2²) or its negated inner product (IP).
 //
-// L2 entries are computed as ‖q_j‖² − 2⟨q_j,c⟩ + ‖c‖² (clamped at 0).
+// L2 entries are computed as ‖q_j‖² − 2⟨q_j,c⟩ + ‖c‖² (clamped at 0), one
+// asm.DotT per sub-quantizer.
 func (pq *PQ) LUT(q []float32, metric Metric, lut []float32) {
-	cn := pq.centroidNorms()
+	cn, cT := pq.tables()
 	for j := 0; j < pq.M; j++ {
 		sub := q[j*pq.Dsub : (j+1)*pq.Dsub]
 		t := lut[j*pq.Ksub : (j+1)*pq.Ksub]
-		dotBatch(sub, pq.codebook(j), t)
 		if metric == IP {
-			for c := range t {
-				t[c] = -t[c]
-			}
+			asm.DotT(sub, pq.codebookT(cT, j), nil, -1, t)
 			continue
 		}
+		asm.DotT(sub, pq.codebookT(cT, j), cn[j*pq.Ksub:(j+1)*pq.Ksub], -2, t)
 		var qn float32
 		for _, v := range sub {
 			qn += v * v
 		}
-		norms := cn[j*pq.Ksub : (j+1)*pq.Ksub]
-		for c := range t {
-			t[c] = max(0, qn-2*t[c]+norms[c])
+		for c, v := range t {
+			t[c] = max(0, v+qn)
 		}
+	}
+}
+
+// queryTerm fills qt (M×Ksub) with −2⟨q_j, C_j[c]⟩: the query-dependent
+// term of the precomputed-table decomposition (see Index.precomputed),
+// one table per query shared by every probed list.
+func (pq *PQ) queryTerm(q []float32, qt []float32) {
+	_, cT := pq.tables()
+	for j := 0; j < pq.M; j++ {
+		asm.DotT(q[j*pq.Dsub:(j+1)*pq.Dsub], pq.codebookT(cT, j), nil, -2, qt[j*pq.Ksub:(j+1)*pq.Ksub])
+	}
+}
+
+// listTerm fills t (M×Ksub) with ‖C_j[c]‖² + 2⟨y_j, C_j[c]⟩ for a coarse
+// centroid y (D float32): the query-independent term of the
+// precomputed-table decomposition.
+func (pq *PQ) listTerm(y []float32, t []float32) {
+	cn, cT := pq.tables()
+	for j := 0; j < pq.M; j++ {
+		asm.DotT(y[j*pq.Dsub:(j+1)*pq.Dsub], pq.codebookT(cT, j), cn[j*pq.Ksub:(j+1)*pq.Ksub], 2, t[j*pq.Ksub:(j+1)*pq.Ksub])
 	}
 }
 

@@ -89,6 +89,8 @@ func sortResults(r []Result) {
 // scratch holds one search's buffers; pooled per Index.
 type scratch struct {
 	cd, lut, r, out []float32
+	qt              []float32 // query term of the precomputed tables
+	rd              []float32 // refine distances
 	acc             []uint16
 	q4              []uint8
 	luts            [1][]uint8
@@ -115,15 +117,19 @@ const scanChunk = 256
 //
 // The Nprobe coarse centroids nearest to q (L2: smallest ‖q−c‖²; IP:
 // largest ⟨q,c⟩) select the lists. Per probed list the PQ LUT is built
-// (L2 by residual: on q − c, one per list; IP by residual: shared, with the
-// list's centroid term −⟨q,c⟩ added to every code's distance; no residual:
-// shared) and the codes are scanned with asm.ADCScan8 (Nbits 8) or
-// asm.FastScan4 on uint8-quantised LUTs (Nbits 4); tombstoned and
-// disallowed ids are skipped inside the scan. With refine vectors and
-// KFactor ≥ 1, the best k·KFactor candidates are rescored exactly.
+// (L2 by residual: the list's precomputed table plus the query's
+// −2⟨q_j, C_j[c]⟩ table, with ‖q − c‖² added to every code's distance, or
+// above Options.MaxPrecomputedTableBytes the LUT of q − c; IP by
+// residual: shared, with the list's centroid term −⟨q,c⟩ added to every
+// code's distance; no residual: shared) and the codes are scanned with
+// asm.ADCScan8 (Nbits 8) or asm.FastScan4 on uint8-quantised LUTs
+// (Nbits 4); tombstoned and disallowed ids are skipped inside the scan.
+// With refine vectors and KFactor ≥ 1, the best k·KFactor candidates are
+// rescored exactly. The first L2 search by residual builds the
+// precomputed tables (O(Nlist·2^Nbits·Dim)).
 // Errors: ErrNotTrained, ErrDimension, ErrInvalidArgument (k < 1, NaN or
 // Inf in q, a refined id with no refine vector).
-// Cost: O(Nlist·d + Nprobe·(LUT + list length·M)).
+// Cost: O(Nlist·d + 2^Nbits·d + Nprobe·(M·2^Nbits + list length·M)).
 func (ix *Index) Search(q []float32, k int, p SearchParams) ([]Result, error) {
 	o := ix.opts
 	if len(q) != o.Dim {
@@ -157,19 +163,28 @@ func (ix *Index) Search(q []float32, k int, p SearchParams) ([]Result, error) {
 		return h.sorted(), nil
 	}
 	d := o.Dim
-	res := make([]Result, len(h.d))
+	rows := len(ix.refine) / d
+	for _, id := range h.ids {
+		if int64(id) >= int64(rows) {
+			return nil, fmt.Errorf("%w: id %d has no refine vector (%d rows)", ErrInvalidArgument, id, rows)
+		}
+	}
+	// One gathered kernel call rescoring every candidate (the next row is
+	// prefetched while one is scored).
+	sc.rd = grow(sc.rd, len(h.ids))
+	dist := sc.rd
+	if o.Metric == IP {
+		asm.DotGather(q, ix.refine, h.ids, dist)
+	} else {
+		asm.L2SqGather(q, ix.refine, h.ids, dist)
+	}
+	res := make([]Result, len(h.ids))
 	for i, id := range h.ids {
-		if int64(id)*int64(d)+int64(d) > int64(len(ix.refine)) {
-			return nil, fmt.Errorf("%w: id %d has no refine vector (%d rows)", ErrInvalidArgument, id, len(ix.refine)/d)
-		}
-		v := ix.refine[int(id)*d : int(id)*d+d]
-		var dist float32
+		dv := dist[i]
 		if o.Metric == IP {
-			dist = -asm.Dot(q, v)
-		} else {
-			dist = asm.L2Sq(q, v)
+			dv = -dv
 		}
-		res[i] = Result{ID: id, Distance: dist}
+		res[i] = Result{ID: id, Distance: dv}
 	}
 	sortResults(res)
 	if len(res) > k {
@@ -223,10 +238,16 @@ func (ix *Index) scan(q []float32, p SearchParams, h *topk, sc *scratch) {
 	if !perList {
 		pq.LUT(q, o.Metric, lut)
 	}
-	var r []float32
+	var r, ptab, qt []float32
 	if perList {
-		sc.r = grow(sc.r, o.Dim)
-		r = sc.r
+		if ptab = ix.precomputed(); ptab != nil {
+			sc.qt = grow(sc.qt, o.M*pq.Ksub)
+			qt = sc.qt
+			pq.queryTerm(q, qt)
+		} else {
+			sc.r = grow(sc.r, o.Dim)
+			r = sc.r
+		}
 	}
 	var deleted *roaring.Bitmap
 	if !ix.deleted.IsEmpty() {
@@ -259,9 +280,15 @@ func (ix *Index) scan(q []float32, p SearchParams, h *topk, sc *scratch) {
 			cterm = terms[pi]
 		}
 		if perList {
-			copy(r, q)
-			subtract(r, ix.coarse[l*o.Dim:(l+1)*o.Dim])
-			pq.LUT(r, L2, lut)
+			if ptab != nil {
+				// LUT = ptab[l] + query term; + ‖q − y_l‖² per code.
+				asm.AddF32(lut, ptab[l*len(lut):(l+1)*len(lut)], qt)
+				cterm = terms[pi]
+			} else {
+				copy(r, q)
+				subtract(r, ix.coarse[l*o.Dim:(l+1)*o.Dim])
+				pq.LUT(r, L2, lut)
+			}
 			if o.Nbits == 4 {
 				scale, bias = quantizeLUT4(lut, o.M, q4)
 			}

@@ -1,66 +1,5 @@
 package ivfpq
 
-import (
-	"math"
-
-	"github.com/stratasearch/strata/asm"
-)
-
-// smallDim is the largest dimension for which dotBatch uses the Go loops
-// below instead of asm.DotBatch: for PQ sub-vectors (typically 2–16
-// floats) the per-row setup of the SIMD kernel costs more than the
-// arithmetic (measured 1.5 µs vs 0.47 µs for 256 rows of d = 8).
-const smallDim = 16
-
-// dotBatch computes out[i] = ⟨x, c[i·d:(i+1)·d]⟩ for i < len(out), d = len(x).
-func dotBatch(x, c, out []float32) {
-	d := len(x)
-	if d > smallDim {
-		asm.DotBatch(x, c, out)
-		return
-	}
-	c = c[:len(out)*d]
-	switch d {
-	case 1:
-		x0 := x[0]
-		for i := range out {
-			out[i] = x0 * c[i]
-		}
-	case 2:
-		x0, x1 := x[0], x[1]
-		for i := range out {
-			r := c[2*i : 2*i+2 : 2*i+2]
-			out[i] = x0*r[0] + x1*r[1]
-		}
-	case 4:
-		x0, x1, x2, x3 := x[0], x[1], x[2], x[3]
-		for i := range out {
-			r := c[4*i : 4*i+4 : 4*i+4]
-			out[i] = (x0*r[0] + x1*r[1]) + (x2*r[2] + x3*r[3])
-		}
-	case 8:
-		x0, x1, x2, x3, x4, x5, x6, x7 := x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]
-		for i := range out {
-			r := c[8*i : 8*i+8 : 8*i+8]
-			out[i] = ((x0*r[0] + x1*r[1]) + (x2*r[2] + x3*r[3])) + ((x4*r[4] + x5*r[5]) + (x6*r[6] + x7*r[7]))
-		}
-	default:
-		for i := range out {
-			r := c[i*d : (i+1)*d : (i+1)*d]
-			var s0, s1 float32
-			j := 0
-			for ; j+2 <= d; j += 2 {
-				s0 += x[j] * r[j]
-				s1 += x[j+1] * r[j+1]
-			}
-			if j < d {
-				s0 += x[j] * r[j]
-			}
-			out[i] = s0 + s1
-		}
-	}
-}
-
 // rowNorms returns ‖c_i‖² for the n = len(c)/d rows of c.
 func rowNorms(c []float32, d int) []float32 {
 	out := make([]float32, len(c)/d)
@@ -73,48 +12,6 @@ func rowNorms(c []float32, d int) []float32 {
 		out[i] = s
 	}
 	return out
-}
-
-// argminSmall returns the c < k minimising cnorm[c] − 2⟨x, cent_c⟩ (ties:
-// lowest c) and that value, for d = len(x) ≤ smallDim. It fuses the dot
-// products and the comparison so no intermediate row is written.
-func argminSmall(x, cent, cnorm []float32, k int) (int32, float32) {
-	d := len(x)
-	cent = cent[:k*d]
-	cnorm = cnorm[:k]
-	best, bd := int32(0), float32(math.Inf(1))
-	switch d {
-	case 4:
-		x0, x1, x2, x3 := 2*x[0], 2*x[1], 2*x[2], 2*x[3]
-		for c := range cnorm {
-			r := cent[4*c : 4*c+4 : 4*c+4]
-			v := cnorm[c] - ((x0*r[0] + x1*r[1]) + (x2*r[2] + x3*r[3]))
-			if v < bd {
-				best, bd = int32(c), v
-			}
-		}
-	case 8:
-		x0, x1, x2, x3, x4, x5, x6, x7 := 2*x[0], 2*x[1], 2*x[2], 2*x[3], 2*x[4], 2*x[5], 2*x[6], 2*x[7]
-		for c := range cnorm {
-			r := cent[8*c : 8*c+8 : 8*c+8]
-			v := cnorm[c] - (((x0*r[0] + x1*r[1]) + (x2*r[2] + x3*r[3])) + ((x4*r[4] + x5*r[5]) + (x6*r[6] + x7*r[7])))
-			if v < bd {
-				best, bd = int32(c), v
-			}
-		}
-	default:
-		for c := range cnorm {
-			r := cent[c*d : (c+1)*d : (c+1)*d]
-			var s float32
-			for j, xv := range x {
-				s += xv * r[j]
-			}
-			if v := cnorm[c] - 2*s; v < bd {
-				best, bd = int32(c), v
-			}
-		}
-	}
-	return best, bd
 }
 
 // quantizeLUT4 implements asm.QuantizeLUT4's contract (same table layout:

@@ -95,6 +95,23 @@ type Options struct {
 	// when a segment qualifies. Default false (call Store.Compact).
 	AutoCompact bool
 
+	// Write backpressure (backpressure.go). Past SlowdownSegments warm
+	// segments, or a MemTable over 2·MemTableSizeBytes (flushes not
+	// keeping up, or failing), every Apply first sleeps SlowdownDelay;
+	// past StopSegments, or a MemTable over 4·MemTableSizeBytes, Apply
+	// blocks (after kicking a background flush + compaction) until the
+	// pressure falls below the stop bound, for at most StallTimeout,
+	// then fails with ErrWriteStall without writing anything. Defaults
+	// (RocksDB's level-0 slowdown / stop triggers): SlowdownSegments
+	// max(20, 2·CompactMaxSegments), StopSegments max(36,
+	// 4·CompactMaxSegments), SlowdownDelay 1ms, StallTimeout 60s. A
+	// negative StopSegments turns backpressure off. Without AutoCompact
+	// only an explicit Compact lowers the segment count.
+	SlowdownSegments int
+	StopSegments     int
+	SlowdownDelay    time.Duration
+	StallTimeout     time.Duration
+
 	// TestingSkipFsync makes the WAL skip every fsync while still
 	// acknowledging (mutation check: the crash test must fail). Tests only.
 	TestingSkipFsync bool
@@ -144,6 +161,18 @@ func (o *Options) EnsureDefaults() {
 	if o.CompactMaxSegments == 0 {
 		o.CompactMaxSegments = 8
 	}
+	if o.SlowdownSegments == 0 {
+		o.SlowdownSegments = max(20, 2*o.CompactMaxSegments)
+	}
+	if o.StopSegments == 0 {
+		o.StopSegments = max(36, 4*o.CompactMaxSegments)
+	}
+	if o.SlowdownDelay == 0 {
+		o.SlowdownDelay = time.Millisecond
+	}
+	if o.StallTimeout == 0 {
+		o.StallTimeout = time.Minute
+	}
 }
 
 // Validate reports every problem with o (call after EnsureDefaults).
@@ -189,6 +218,13 @@ func (o *Options) Validate() error {
 	if o.CompactMaxSegments < 1 {
 		errs = append(errs, fmt.Errorf("tier: Options.CompactMaxSegments %d must be >= 1", o.CompactMaxSegments))
 	}
+	if o.StopSegments >= 0 && (o.SlowdownSegments < 1 || o.StopSegments < o.SlowdownSegments) {
+		errs = append(errs, fmt.Errorf("tier: Options.SlowdownSegments %d, StopSegments %d: want 1 <= slowdown <= stop (or stop < 0: off)",
+			o.SlowdownSegments, o.StopSegments))
+	}
+	if o.SlowdownDelay < 0 || o.StallTimeout < 0 {
+		errs = append(errs, fmt.Errorf("tier: Options.SlowdownDelay %v, StallTimeout %v must be >= 0", o.SlowdownDelay, o.StallTimeout))
+	}
 	return errors.Join(errs...)
 }
 
@@ -213,6 +249,8 @@ type Store struct {
 	bgDone  chan struct{}
 	// flushes and compactions count successful runs (tests, stats).
 	flushes, compactions atomic.Int64
+	// bp counts backpressure events (backpressure.go).
+	bp backpressure
 	// replayed counts the WAL records applied by Open's recovery.
 	replayed int64
 
@@ -338,6 +376,9 @@ func (s *Store) Apply(b *Batch) (uint64, error) {
 	}
 	if err := s.manifest.Err(); err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrReadOnly, err)
+	}
+	if err := s.throttle(); err != nil {
+		return 0, err
 	}
 	payload := encodeBatch(b, nowNano())
 	seq, err := s.wal.Append(payload)

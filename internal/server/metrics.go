@@ -21,6 +21,9 @@ import (
 //	strata_collection_epoch{collection}               gauge
 //	strata_collection_live_docs{collection}           gauge
 //	strata_collection_warm_segments{collection}       gauge
+//	strata_write_slowdowns_total{collection}          counter (writes delayed by backpressure)
+//	strata_write_stalls_total{collection}             counter (writes blocked at the stop bound)
+//	strata_write_stall_seconds_total{collection}      counter
 //	strata_store_read_only                            gauge (1 when DB.Err() != nil)
 //
 // plus the Go runtime and process collectors. route is the matched
@@ -72,6 +75,9 @@ var (
 	descEpoch    = prometheus.NewDesc("strata_collection_epoch", "Newest visible epoch of a collection.", []string{"collection"}, nil)
 	descLive     = prometheus.NewDesc("strata_collection_live_docs", "Documents visible at the newest epoch.", []string{"collection"}, nil)
 	descWarm     = prometheus.NewDesc("strata_collection_warm_segments", "Warm segments of a collection.", []string{"collection"}, nil)
+	descSlow     = prometheus.NewDesc("strata_write_slowdowns_total", "Writes delayed by backpressure (warm segments or MemTable past the slowdown bound).", []string{"collection"}, nil)
+	descStall    = prometheus.NewDesc("strata_write_stalls_total", "Writes blocked by backpressure at the stop bound.", []string{"collection"}, nil)
+	descStallSec = prometheus.NewDesc("strata_write_stall_seconds_total", "Time writes spent blocked by backpressure.", []string{"collection"}, nil)
 	descReadOnly = prometheus.NewDesc("strata_store_read_only", "1 when a collection store turned read-only after an I/O failure.", nil, nil)
 	descJobs     = prometheus.NewDesc("strata_jobs", "Remembered jobs by state.", []string{"state"}, nil)
 )
@@ -80,6 +86,9 @@ func (c *dbCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descEpoch
 	ch <- descLive
 	ch <- descWarm
+	ch <- descSlow
+	ch <- descStall
+	ch <- descStallSec
 	ch <- descReadOnly
 	ch <- descJobs
 }
@@ -94,6 +103,9 @@ func (c *dbCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descEpoch, prometheus.GaugeValue, float64(st.Epoch), name)
 		ch <- prometheus.MustNewConstMetric(descLive, prometheus.GaugeValue, float64(st.LiveDocs), name)
 		ch <- prometheus.MustNewConstMetric(descWarm, prometheus.GaugeValue, float64(st.WarmSegments), name)
+		ch <- prometheus.MustNewConstMetric(descSlow, prometheus.CounterValue, float64(st.Backpressure.Slowdowns), name)
+		ch <- prometheus.MustNewConstMetric(descStall, prometheus.CounterValue, float64(st.Backpressure.Stalls), name)
+		ch <- prometheus.MustNewConstMetric(descStallSec, prometheus.CounterValue, st.Backpressure.StallTime.Seconds(), name)
 	}
 	ro := 0.0
 	if c.db.Err() != nil {

@@ -484,6 +484,8 @@ func (s *Server) mapErr(err error) *apiError {
 		return newErr(http.StatusPreconditionFailed, StatusPrecondition, contract.ErrTypeConflict, err.Error(), []any{"header", "If-Match"}, nil, "the stored version hash")
 	case errors.Is(err, engine.ErrBadName):
 		return newErr(http.StatusBadRequest, StatusValidation, contract.ErrTypeInvalidFormat, err.Error(), []any{"path", "name"}, nil, "1..128 of [A-Za-z0-9_.-]")
+	case errors.Is(err, tier.ErrWriteStall):
+		return newErr(http.StatusServiceUnavailable, StatusUnavailable, "write_stall", err.Error(), nil, nil, "")
 	case errors.Is(err, tier.ErrReadOnly), errors.Is(err, engine.ErrClosed):
 		return newErr(http.StatusServiceUnavailable, StatusUnavailable, "unavailable", err.Error(), nil, nil, "")
 	case errors.Is(err, context.DeadlineExceeded):
