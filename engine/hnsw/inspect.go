@@ -97,24 +97,7 @@ func Inspect(b []byte) (*inspect.Info, error) {
 		}
 	}
 	words := (n + 31) / 32
-	want := [numSections]uint64{
-		uint64(n) * uint64(dim) * 4,
-		uint64(n) * uint64(1+2*m) * 4,
-		uint64(n),
-		uint64(n) * 4,
-		uint64(slots) * uint64(1+m) * 4,
-		uint64(n) * 8,
-		uint64(words) * 4,
-		uint64(words) * 4,
-		0,
-		0,
-	}
-	if storage == SQ8 {
-		want[secCodes-1] = uint64(n) * uint64(dim)
-		if n > 0 {
-			want[secSQ8-1] = 8 * uint64(dim)
-		}
-	}
+	want := sectionLengths(n, dim, m, slots, storage)
 	var secs [numSections][]byte
 	end := int64(headerSize)
 	for i := int64(0); i < count; i++ {

@@ -61,6 +61,32 @@ const (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// sectionLengths returns the byte length every section must have for a
+// file of n nodes of dimension dim, M = m, slots upper-layer slots and the
+// given vector storage (shared by the reader and Inspect).
+func sectionLengths(n int64, dim, m int, slots int64, storage Storage) [numSections]uint64 {
+	words := (n + 31) / 32
+	want := [numSections]uint64{
+		uint64(n) * uint64(dim) * 4,
+		uint64(n) * uint64(1+2*m) * 4,
+		uint64(n),
+		uint64(n) * 4,
+		uint64(slots) * uint64(1+m) * 4,
+		uint64(n) * 8,
+		uint64(words) * 4,
+		uint64(words) * 4,
+		0,
+		0,
+	}
+	if storage == SQ8 {
+		want[secCodes-1] = uint64(n) * uint64(dim)
+		if n > 0 {
+			want[secSQ8-1] = 8 * uint64(dim)
+		}
+	}
+	return want
+}
+
 func asBytes[T any](s []T) []byte {
 	if len(s) == 0 {
 		return nil
@@ -267,24 +293,7 @@ func openBytes(data []byte, path string) (*Index, error) {
 		return nil, bad(tableOff, "section table: %d entries, want %d ending at the trailer", count, numSections)
 	}
 	words := (n + 31) / 32
-	want := [numSections]uint64{
-		uint64(n) * uint64(dim) * 4,
-		uint64(n) * uint64(1+2*m) * 4,
-		uint64(n),
-		uint64(n) * 4,
-		uint64(slots) * uint64(1+m) * 4,
-		uint64(n) * 8,
-		uint64(words) * 4,
-		uint64(words) * 4,
-		0,
-		0,
-	}
-	if storage == SQ8 {
-		want[secCodes-1] = uint64(n) * uint64(dim)
-		if n > 0 {
-			want[secSQ8-1] = 8 * uint64(dim)
-		}
-	}
+	want := sectionLengths(int64(n), dim, m, int64(slots), storage)
 	var secs [numSections][]byte
 	var secOff [numSections]int64
 	end := int64(headerSize)
