@@ -131,7 +131,10 @@
 // A query numbers the rows it may return as keys: the warm segments' rows
 // in segment order (a cached per-segment-set catalog: opened BM25
 // sections, decoded metadata, metadata bitmaps, built on the first query
-// after the segment set changes), then the MemTable's versions. Lexical
+// after the segment set changes), then the versions of each MemTable of
+// the snapshot (tier.Snapshot.HotLexical: while a flush builds its
+// segment, the frozen MemTable it is flushing and the active one; writes
+// continue meanwhile). Lexical
 // search is one bm25.Search over all tiers' segments, each with an Allow
 // bitmap of its rows visible at the pinned epoch that pass scope, ACL and
 // filter. Dense search is the tier's (MemTable brute force + each warm

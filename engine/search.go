@@ -135,32 +135,46 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 
 	sn, release := c.shapeSnapshot(ctx) // shape.go: the cursor's pinned epoch
 	res.Epoch = sn.Epoch()
-	// Key space of this query: the warm rows (catalog order), then the
-	// MemTable's versions (key nW + version).
-	hot, _ := sn.MemLexical().(*hotIndex)
-	if hot == nil {
-		release()
-		return res, nil, fmt.Errorf("engine: MemTable has no lexical index")
+	// Key space of this query: the warm rows (catalog order), then each
+	// hot MemTable's versions (tier.Snapshot.HotLexical order: the frozen
+	// MemTables a running flush is turning into a segment, then the active
+	// one; key hotBase[i] + version).
+	var hots []*hotIndex
+	for _, li := range sn.HotLexical() {
+		h, _ := li.(*hotIndex)
+		if h == nil {
+			release()
+			return res, nil, fmt.Errorf("engine: MemTable has no lexical index")
+		}
+		hots = append(hots, h)
 	}
 	wc, err := c.warmCatalog(sn)
 	if err != nil {
 		release()
 		return res, nil, err
 	}
-	seg, memInfos, err := hot.view()
-	if err != nil {
-		release()
-		return res, nil, err
-	}
 	nW := uint32(len(wc.infos))
-	infos := memInfos
-	if nW > 0 {
-		infos = make([]verInfo, 0, len(wc.infos)+len(memInfos))
-		infos = append(append(infos, wc.infos...), memInfos...)
+	infos := wc.infos[:len(wc.infos):len(wc.infos)]
+	hotSegs := make([]*bm25.Segment, len(hots))
+	hotBase := make([]uint32, len(hots))
+	for i, h := range hots {
+		seg, memInfos, err := h.view()
+		if err != nil {
+			release()
+			return res, nil, err
+		}
+		hotSegs[i], hotBase[i] = seg, uint32(len(infos))
+		if len(infos) == 0 {
+			infos = memInfos
+		} else {
+			infos = append(infos[:len(infos):len(infos)], memInfos...)
+		}
 	}
 	keyOf := func(d *tier.Document) (uint32, bool) {
-		if v, ok := hot.versionOf(d); ok {
-			return nW + v, true
+		for i, h := range hots {
+			if v, ok := h.versionOf(d); ok {
+				return hotBase[i] + v, true
+			}
 		}
 		k, ok := wc.byDoc[d]
 		return k, ok
@@ -172,13 +186,21 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 	// version with Filter.Match.
 	var filterBM *roaring.Bitmap
 	if q.Filter != nil {
-		if mb, ok := hot.filterBitmap(q.Filter); ok {
-			if nW == 0 {
-				filterBM = mb
-			} else if wb, ok := wc.fi.compile(q.Filter, nW); ok {
-				filterBM = wb
-				filterBM.Or(roaring.AddOffset(mb, nW))
+		fbm, ok := roaring.New(), true
+		if nW > 0 {
+			var wb *roaring.Bitmap
+			if wb, ok = wc.fi.compile(q.Filter, nW); ok {
+				fbm.Or(wb)
 			}
+		}
+		for i := 0; ok && i < len(hots); i++ {
+			var mb *roaring.Bitmap
+			if mb, ok = hots[i].filterBitmap(q.Filter); ok {
+				fbm.Or(roaring.AddOffset(mb, hotBase[i]))
+			}
+		}
+		if ok {
+			filterBM = fbm
 		}
 	}
 	pred := compilePredicate(&q, filterBM == nil)
@@ -186,14 +208,16 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 		scope := pred
 		pred = func(vi *verInfo, v uint32) bool { return filterBM.Contains(v) && (scope == nil || scope(vi, v)) }
 	}
-	views := make([]bm25.View, 0, len(wc.segs)+1)
-	bases := make([]uint32, 0, len(wc.segs)+1)
+	views := make([]bm25.View, 0, len(wc.segs)+len(hots))
+	bases := make([]uint32, 0, len(wc.segs)+len(hots))
 	for i, sg := range wc.segs {
 		views = append(views, bm25.View{Seg: sg, Allow: roaring.New()})
 		bases = append(bases, wc.bases[i])
 	}
-	views = append(views, bm25.View{Seg: seg, Allow: roaring.New()})
-	bases = append(bases, nW)
+	for i, seg := range hotSegs {
+		views = append(views, bm25.View{Seg: seg, Allow: roaring.New()})
+		bases = append(bases, hotBase[i])
+	}
 	var allowDoc map[*tier.Document]struct{}
 	if pred != nil {
 		allowDoc = map[*tier.Document]struct{}{}
@@ -211,7 +235,7 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 				if p < len(wc.segs) {
 					vis = sn.VisibleRow(p, local)
 				} else {
-					vis = sn.Visible(local)
+					vis = sn.VisibleHot(p-len(wc.segs), local)
 				}
 				if !vis {
 					continue

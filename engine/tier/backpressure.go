@@ -57,7 +57,7 @@ func (s *Store) pressure() (slow, stop bool, why string) {
 	}
 	v := s.currentView()
 	n := len(v.segs)
-	mem := v.mem.size()
+	mem := v.hotSize() // active + frozen MemTables
 	v.unref()
 	if n >= s.o.StopSegments {
 		return true, true, fmt.Sprintf("%d warm segments (stop bound %d)", n, s.o.StopSegments)

@@ -754,7 +754,7 @@ func (s *Store) Archive(ctx context.Context, o ArchiveOptions) (uint64, error) {
 		sg.obsolete.Store(true)
 	}
 	cold := append(append([]*coldArchive(nil), cur.cold...), a)
-	s.swapView(newView(cur.mem, segs, cold))
+	s.swapView(cur.derive(segs, cold))
 	return id, nil
 }
 
@@ -867,7 +867,7 @@ func (s *Store) Promote(ctx context.Context, id uint64, progress func(done, tota
 		}
 	}
 	a.obsolete.Store(true)
-	s.swapView(newView(cur.mem, segs, cold))
+	s.swapView(cur.derive(segs, cold))
 	step(4)
 	return nid, nil
 }

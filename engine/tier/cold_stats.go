@@ -36,17 +36,18 @@ func (t TierStats) Alpha() float64 {
 // StorageStats reports the storage amplification of each tier of the
 // snapshot's view (hot, warm, cold, in that order).
 func (sn *Snapshot) StorageStats() []TierStats {
-	hot := TierStats{Tier: "hot", Bytes: sn.v.mem.size()}
-	m := sn.v.mem
-	m.mu.RLock()
-	for i := range m.versions {
-		hot.Rows++
-		hot.RawTextBytes += int64(len(m.versions[i].doc.Content))
-		if m.versions[i].row >= 0 {
-			hot.Vectors++
+	hot := TierStats{Tier: "hot", Bytes: sn.v.hotSize()}
+	for _, m := range append([]*memTable{sn.v.mem}, sn.v.frozen...) {
+		m.mu.RLock()
+		for i := range m.versions {
+			hot.Rows++
+			hot.RawTextBytes += int64(len(m.versions[i].doc.Content))
+			if m.versions[i].row >= 0 {
+				hot.Vectors++
+			}
 		}
+		m.mu.RUnlock()
 	}
-	m.mu.RUnlock()
 	warm := TierStats{Tier: "warm"}
 	for _, sg := range sn.v.segs {
 		warm.Bytes += int64(sg.meta.SizeBytes)

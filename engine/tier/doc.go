@@ -27,12 +27,24 @@
 //     The lexical side waits for engine/bm25: LexicalIndexer is the hook.
 //
 //   - Flush (Store.Flush, or automatically past Options.MemTableSizeBytes):
-//     the MemTable's versions live at the newest applied epoch F become one
-//     warm segment file (below): temp → fsync → rename → fsync dir, then
-//     ONE manifest edit {add segment, tombstones of warm rows that died in
-//     (old durable epoch, F], durable epoch := F}, then the MemTable is
-//     replaced by an empty one and WAL files holding only epochs ≤ F are
-//     deleted. Writes wait during a flush; reads continue on their view.
+//     under the apply lock, briefly, the MemTable is frozen at the newest
+//     applied epoch F and an empty one takes its place (views hold
+//     [active, frozen..., segments, archives]; readers see all of them at
+//     their epoch). Writes then continue while the frozen versions live
+//     at F become one warm segment file (below): temp → fsync → rename →
+//     fsync dir. A write that upserts or deletes an id whose live version
+//     is in a frozen MemTable ends that version (e_death), as it ends a
+//     warm row. Under the apply lock again, briefly: those deaths (all
+//     after F) are carried over to the new rows, ONE manifest edit {add
+//     segment, tombstones of warm and cold rows that died in (old durable
+//     epoch, F], durable epoch := F} commits, the view drops the frozen
+//     MemTable, and WAL files holding only epochs ≤ F are deleted. A
+//     crash before the edit replays the WAL after the old durable epoch;
+//     after it, the WAL after F (whose records end rows of the new
+//     segment by id). A failed segment write leaves the frozen MemTable
+//     in the view (its writes are still in the WAL); the next flush
+//     builds it together with everything frozen since. Backpressure
+//     counts frozen MemTables in the MemTable bound.
 //
 //   - Warm search: per segment, a roaring Allow bitmap of the rows visible
 //     at the snapshot epoch that pass the caller's filter is built and
@@ -43,9 +55,9 @@
 //     list, O(#dead)); none at all when nothing died and there is no
 //     filter; a filter is called once per remaining row.
 //
-//   - Views and refcounts: a Snapshot holds the view (MemTable + segment
-//     list) current when it was pinned; Flush and Compact install new
-//     views. A segment removed by compaction is unmapped and its file
+//   - Views and refcounts: a Snapshot holds the view (MemTables + segment
+//     and archive lists) current when it was pinned; Flush, Compact,
+//     Archive and Promote install new views. A segment removed by compaction is unmapped and its file
 //     deleted when the last view holding it is released.
 //
 //   - Compaction (Store.Compact, or after background flushes with
@@ -79,8 +91,10 @@
 //     index (LexicalFlusher, called with the flushed version numbers in
 //     row order) and, at compaction, by merging the inputs' sections
 //     (LexicalMerger). A flush's segment rows are the live versions in
-//     version order. Snapshot.MemLexical, WarmSegments and VisibleRow
-//     expose them to a lexical search across tiers; ReplayedRecords
+//     version order. Snapshot.HotLexical and VisibleHot (every MemTable
+//     of the view, frozen ones included; MemLexical and Visible: the
+//     active one), WarmSegments and VisibleRow expose them to a lexical
+//     search across tiers; ReplayedRecords
 //     reports how much WAL Open replayed.
 //
 //   - Cold tier (cold.go): Store.Archive writes warm segments' live rows
@@ -116,7 +130,8 @@
 //   - Storage amplification: Snapshot.StorageStats reports bytes, bytes
 //     per vector and α_storage = bytes / raw text bytes per tier.
 //
-// Not in this landing: IVF-PQ warm segments and write backpressure.
+// Not in this landing: IVF-PQ warm segments (write backpressure:
+// backpressure.go).
 //
 // Document is a local, simplified type until engine/contract exists (see
 // its comment).

@@ -14,15 +14,18 @@ import (
 	"github.com/stratasearch/strata/internal/vfs"
 )
 
-// view is one consistent set of tiers: the MemTable plus the warm
-// segments (ascending segment ID). A Snapshot holds a reference to the
-// view current when it was taken, so a segment removed by compaction is
-// closed and its file deleted only after the last such Snapshot closes.
+// view is one consistent set of tiers: the active MemTable, the frozen
+// MemTables a running (or failed) Flush is turning into a segment, the
+// warm segments (ascending segment ID) and the cold archives. A Snapshot
+// holds a reference to the view current when it was taken, so a segment
+// removed by compaction is closed and its file deleted only after the
+// last such Snapshot closes.
 type view struct {
-	mem  *memTable
-	segs []*warmSegment
-	cold []*coldArchive // cold.go, ascending ID
-	refs atomic.Int64
+	mem    *memTable
+	frozen []*memTable // oldest first; no new versions, only deaths
+	segs   []*warmSegment
+	cold   []*coldArchive // cold.go, ascending ID
+	refs   atomic.Int64
 }
 
 func newView(mem *memTable, segs []*warmSegment, cold []*coldArchive) *view {
@@ -35,6 +38,38 @@ func newView(mem *memTable, segs []*warmSegment, cold []*coldArchive) *view {
 		a.ref()
 	}
 	return v
+}
+
+// derive returns a new view with v's MemTables (active and frozen) and
+// the given warm segments and archives (Compact, Archive, Promote).
+func (v *view) derive(segs []*warmSegment, cold []*coldArchive) *view {
+	nv := newView(v.mem, segs, cold)
+	nv.frozen = v.frozen
+	return nv
+}
+
+// hotGet returns id's version visible at e in the view's MemTables
+// (active first, then the frozen ones, newest first).
+func (v *view) hotGet(id string, e uint64) (*version, bool) {
+	if x, ok := v.mem.get(id, e); ok {
+		return x, true
+	}
+	for i := len(v.frozen) - 1; i >= 0; i-- {
+		if x, ok := v.frozen[i].get(id, e); ok {
+			return x, true
+		}
+	}
+	return nil, false
+}
+
+// hotSize returns the bytes of the active and frozen MemTables (the
+// MemTable bound of backpressure).
+func (v *view) hotSize() int64 {
+	n := v.mem.size()
+	for _, m := range v.frozen {
+		n += m.size()
+	}
+	return n
 }
 
 func (v *view) unref() {
@@ -78,14 +113,22 @@ func (s *Store) newMem() *memTable {
 }
 
 // applyLocked applies batch b at epoch e to view v: first the tombstone
-// step for warm rows (an upsert or delete of a flushed id ends its live
-// segment row at e), then the MemTable. The caller holds applyMu (or is
+// step for frozen MemTable versions and warm and cold rows (an upsert or
+// delete of an id that is no longer in the active MemTable ends its live
+// version there at e), then the active MemTable. The caller holds applyMu (or is
 // the single-threaded replay in Open), and e is not yet visible.
 func (s *Store) applyLocked(v *view, b *Batch, e uint64) {
-	if !s.o.TestingSkipTombstone && (len(v.segs) > 0 || len(v.cold) > 0) {
+	if !s.o.TestingSkipTombstone && (len(v.frozen) > 0 || len(v.segs) > 0 || len(v.cold) > 0) {
 	ops:
 		for i := range b.Ops {
 			id := b.Ops[i].Doc.ID
+			// A frozen MemTable's version dies like a warm row: Flush
+			// carries the death over to the segment row it becomes.
+			for j := len(v.frozen) - 1; j >= 0; j-- {
+				if v.frozen[j].kill(id, e) {
+					continue ops
+				}
+			}
 			for j := len(v.segs) - 1; j >= 0; j-- {
 				if v.segs[j].kill(id, e) {
 					continue ops
@@ -207,14 +250,29 @@ func (s *Store) buildOptions() segBuildOptions {
 }
 
 // Flush turns the MemTable's versions live at the newest applied epoch F
-// into an immutable warm segment and makes F durable: the segment file is
-// written (temp → fsync → rename → fsync dir), then one manifest edit adds
-// it, records the tombstones of warm rows that died since the last flush
-// and sets the durable epoch to F, then the MemTable is replaced by an
-// empty one and WAL files holding only epochs ≤ F are deleted. Writes
-// wait for the flush (reads continue). A failed segment write leaves the
-// store unchanged and writable; a failed manifest edit makes it read-only
-// (ErrReadOnly) until reopened. Nothing to flush is not an error.
+// into an immutable warm segment and makes F durable. Writes wait only
+// for two short steps; reads continue throughout:
+//
+//  1. freeze (under the apply lock): the active MemTable becomes a frozen
+//     one and an empty MemTable takes its place; views hold both, so
+//     readers see every version at their pinned epoch, and a later upsert
+//     or delete of a frozen version's id ends it (e_death) as it would a
+//     warm row;
+//  2. build (writes continue): the frozen MemTables' versions live at F
+//     become a segment file (temp → fsync → rename → fsync dir);
+//  3. swap (under the apply lock): deaths of those versions after F are
+//     carried over to the new rows, one manifest edit adds the segment,
+//     records the tombstones of warm and cold rows that died in (old
+//     durable epoch, F] and sets the durable epoch to F, the view drops
+//     the frozen MemTables, and WAL files holding only epochs ≤ F are
+//     deleted.
+//
+// A crash at any point recovers by WAL replay after the manifest's durable
+// epoch. A failed segment write leaves the frozen MemTables in the view
+// (their writes are still in the WAL) and the store writable: the next
+// Flush builds them together with anything written since. A failed
+// manifest edit makes the store read-only (ErrReadOnly) until reopened.
+// Nothing to flush is not an error.
 func (s *Store) Flush(ctx context.Context) error {
 	if s.closed.Load() {
 		return ErrClosed
@@ -230,28 +288,58 @@ func (s *Store) Flush(ctx context.Context) error {
 	if err := s.Err(); err != nil {
 		return err
 	}
+	// 1. Freeze.
 	s.applyMu.Lock()
-	defer s.applyMu.Unlock()
-	v := s.cur
 	F := s.applied
 	st := s.manifest.State()
-	if F <= st.DurableEpoch {
+	cur := s.cur
+	if F <= st.DurableEpoch && len(cur.frozen) == 0 {
+		s.applyMu.Unlock()
 		return nil
 	}
-	rows := v.mem.liveRows(F)
+	if cur.mem.versionCount() > 0 {
+		nv := newView(s.newMem(), cur.segs, cur.cold)
+		nv.frozen = append(append([]*memTable(nil), cur.frozen...), cur.mem)
+		s.swapView(nv)
+	}
+	v := s.currentView() // frozen MemTables, segments and archives as of F
+	s.applyMu.Unlock()
+	defer v.unref()
+	frozen := v.frozen
+	if s.o.TestingFlushHook != nil {
+		s.o.TestingFlushHook()
+	}
+
+	// 2. Build: rows live at F are fixed (later writes only set deaths
+	// after F), and so are the warm and cold deaths ≤ F.
+	type src struct {
+		m   *memTable
+		ver int32
+	}
+	var rows []segRow
+	var srcs []src
+	for _, m := range frozen {
+		for _, r := range m.liveRows(F) {
+			rows = append(rows, r)
+			srcs = append(srcs, src{m, r.ver})
+		}
+	}
 	bo := s.buildOptions()
-	if lf, ok := v.mem.lexical.(LexicalFlusher); ok && bo.lexical != nil && len(rows) > 0 {
-		// The MemTable's own lexical index, minus the dead versions: no
-		// re-analysis while writes wait.
-		vers := make([]uint32, len(rows))
-		for i := range rows {
-			vers[i] = uint32(rows[i].ver)
+	if len(frozen) == 1 && bo.lexical != nil && len(rows) > 0 {
+		if lf, ok := frozen[0].lexical.(LexicalFlusher); ok {
+			// The MemTable's own lexical index, minus the dead versions:
+			// no re-analysis. With several frozen MemTables (a retry
+			// after a failed flush) BuildLexical re-analyses instead.
+			vers := make([]uint32, len(rows))
+			for i := range rows {
+				vers[i] = uint32(rows[i].ver)
+			}
+			lb, err := lf.FlushLexical(vers)
+			if err != nil {
+				return fmt.Errorf("tier: flush lexical index: %w", err)
+			}
+			bo.lexicalBytes = lb
 		}
-		lb, err := lf.FlushLexical(vers)
-		if err != nil {
-			return fmt.Errorf("tier: flush lexical index: %w", err)
-		}
-		bo.lexicalBytes = lb
 	}
 	var tombs []Tombstone
 	for _, sg := range v.segs {
@@ -287,7 +375,21 @@ func (s *Store) Flush(ctx context.Context) error {
 		seg.meta.ID = id
 		edit.Add = []SegmentMeta{seg.meta}
 	}
+
+	// 3. Swap, writes held.
+	s.applyMu.Lock()
+	if seg != nil {
+		// Deaths after F (writes during the build) carry over to the new
+		// rows. They are not persisted here: WAL replay after F rebuilds
+		// them by id.
+		for i, sr := range srcs {
+			if d := sr.m.deathOf(sr.ver); d != epochLive {
+				seg.setDeath(uint32(i), d)
+			}
+		}
+	}
 	if err := s.manifest.Apply(edit); err != nil {
+		s.applyMu.Unlock()
 		if seg != nil {
 			seg.free()
 		}
@@ -296,12 +398,20 @@ func (s *Store) Flush(ctx context.Context) error {
 		}
 		return err
 	}
-	segs := append([]*warmSegment(nil), v.segs...)
+	cur = s.cur // the same frozen list: only Flush adds to it (maintMu)
+	segs := append([]*warmSegment(nil), cur.segs...)
 	if seg != nil {
 		segs = append(segs, seg)
 	}
-	s.swapView(newView(s.newMem(), segs, v.cold))
+	nv := newView(cur.mem, segs, cur.cold)
+	nv.frozen = cur.frozen[len(frozen):]
+	if len(nv.frozen) == 0 {
+		nv.frozen = nil
+	}
+	s.swapView(nv)
+	s.applyMu.Unlock()
 	s.flushes.Add(1)
+	// WAL appends do not take applyMu: recycling needs no write stop.
 	if err := s.wal.TruncateBefore(F + 1); err != nil {
 		s.o.Logger.Warn("tier: WAL recycling after flush failed", "err", err)
 	}
@@ -447,7 +557,7 @@ func (s *Store) Compact(ctx context.Context) error {
 	for _, sg := range victims {
 		sg.obsolete.Store(true)
 	}
-	s.swapView(newView(cur.mem, segs, cur.cold))
+	s.swapView(cur.derive(segs, cur.cold))
 	s.compactions.Add(1)
 	return nil
 }

@@ -281,3 +281,30 @@ func (m *memTable) liveIDs(e uint64) []string {
 	}
 	return ids
 }
+
+// versionCount returns the number of versions (live or dead).
+func (m *memTable) versionCount() int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return len(m.versions)
+}
+
+// kill ends id's newest version at e if it is live, and reports whether
+// it was (the tombstone step for a frozen MemTable; see applyLocked).
+func (m *memTable) kill(id string, e uint64) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	idx, ok := m.latest[id]
+	if !ok || m.versions[idx].death != epochLive {
+		return false
+	}
+	m.versions[idx].death = e
+	return true
+}
+
+// deathOf returns version idx's e_death (epochLive while live).
+func (m *memTable) deathOf(idx int32) uint64 {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.versions[idx].death
+}

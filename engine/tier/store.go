@@ -96,9 +96,10 @@ type Options struct {
 	AutoCompact bool
 
 	// Write backpressure (backpressure.go). Past SlowdownSegments warm
-	// segments, or a MemTable over 2·MemTableSizeBytes (flushes not
-	// keeping up, or failing), every Apply first sleeps SlowdownDelay;
-	// past StopSegments, or a MemTable over 4·MemTableSizeBytes, Apply
+	// segments, or MemTables (the active one plus any frozen by a running
+	// or failed flush) over 2·MemTableSizeBytes (flushes not keeping up,
+	// or failing), every Apply first sleeps SlowdownDelay; past
+	// StopSegments, or MemTables over 4·MemTableSizeBytes, Apply
 	// blocks (after kicking a background flush + compaction) until the
 	// pressure falls below the stop bound, for at most StallTimeout,
 	// then fails with ErrWriteStall without writing anything. Defaults
@@ -118,6 +119,11 @@ type Options struct {
 	// TestingSkipTombstone makes an upsert or delete leave the old version
 	// live (mutation check: the staleness test must fail). Tests only.
 	TestingSkipTombstone bool
+	// TestingFlushHook, if set, runs inside every Flush after the
+	// MemTable is frozen and before the segment is built, with no lock
+	// held (tests hold a flush there while writes and reads go on).
+	// Tests only.
+	TestingFlushHook func()
 }
 
 // EnsureDefaults fills zero fields with their defaults.
@@ -238,8 +244,8 @@ type Store struct {
 	wal      *wal.WAL
 	manifest *Manifest
 
-	// The current view (MemTable + warm segments); replaced under
-	// applyMu and viewMu by Flush and Compact.
+	// The current view (MemTables + warm segments + archives); replaced
+	// under applyMu and viewMu by Flush, Compact, Archive and Promote.
 	viewMu sync.Mutex
 	cur    *view
 	// maintMu serialises Flush and Compact.
@@ -503,7 +509,7 @@ func (sn *Snapshot) Epoch() uint64 { return sn.epoch }
 // Get returns the version of id visible at the snapshot. The Document is
 // shared: do not modify it.
 func (sn *Snapshot) Get(id string) (*Document, uint64, bool) {
-	if v, ok := sn.v.mem.get(id, sn.epoch); ok {
+	if v, ok := sn.v.hotGet(id, sn.epoch); ok {
 		return v.doc, v.birth, true
 	}
 	for i := len(sn.v.segs) - 1; i >= 0; i-- {
@@ -528,6 +534,9 @@ func (sn *Snapshot) SearchVector(q []float32, k int, filter func(*Document) bool
 		return nil, fmt.Errorf("tier: query vector has %d dimensions, want %d", len(q), sn.s.o.Dim)
 	}
 	hits := sn.v.mem.search(q, k, sn.epoch, filter)
+	for _, m := range sn.v.frozen {
+		hits = append(hits, m.search(q, k, sn.epoch, filter)...)
+	}
 	for _, sg := range sn.v.segs {
 		h, err := sg.search(q, k, sn.s.o.SegmentEfSearch, sn.epoch, filter)
 		if err != nil {
@@ -572,6 +581,9 @@ func (sn *Snapshot) SearchVectorWhere(q []float32, k int, where map[string]strin
 		}
 	}
 	hits := sn.v.mem.search(q, k, sn.epoch, match(where))
+	for _, m := range sn.v.frozen {
+		hits = append(hits, m.search(q, k, sn.epoch, match(where))...)
+	}
 	for _, sg := range sn.v.segs {
 		pre, rest := sg.wherePre(where)
 		h, err := sg.searchPre(q, k, sn.s.o.SegmentEfSearch, sn.epoch, pre, match(rest))
@@ -605,9 +617,37 @@ func (s *Store) Flushes() int64 { return s.flushes.Load() }
 // Compactions returns the number of successful compactions since Open.
 func (s *Store) Compactions() int64 { return s.compactions.Load() }
 
-// MemLexical returns the LexicalIndexer of the snapshot's MemTable (the
-// one Options.NewLexical made for it, or Options.Lexical).
+// MemLexical returns the LexicalIndexer of the snapshot's active MemTable
+// (the one Options.NewLexical made for it, or Options.Lexical). While a
+// Flush runs, the view also holds frozen MemTables: a lexical search
+// across tiers uses HotLexical and VisibleHot, which cover them all.
 func (sn *Snapshot) MemLexical() LexicalIndexer { return sn.v.mem.lexical }
+
+// HotLexical returns the LexicalIndexers of the snapshot's MemTables: the
+// frozen ones a running (or failed) Flush is turning into a segment,
+// oldest first, then the active one (MemLexical), which is always last.
+// Each MemTable numbers its versions from 0 (see Options.NewLexical);
+// VisibleHot(i, v) checks version v of the i-th.
+func (sn *Snapshot) HotLexical() []LexicalIndexer {
+	out := make([]LexicalIndexer, 0, len(sn.v.frozen)+1)
+	for _, m := range sn.v.frozen {
+		out = append(out, m.lexical)
+	}
+	return append(out, sn.v.mem.lexical)
+}
+
+// VisibleHot reports whether version number v (as passed to
+// LexicalIndexer.Add) of the i-th MemTable of HotLexical is live at the
+// snapshot. i out of range: false.
+func (sn *Snapshot) VisibleHot(i int, v uint32) bool {
+	switch {
+	case i >= 0 && i < len(sn.v.frozen):
+		return sn.v.frozen[i].visible(v, sn.epoch)
+	case i == len(sn.v.frozen):
+		return sn.v.mem.visible(v, sn.epoch)
+	}
+	return false
+}
 
 // WarmSegment is a read-only handle on one warm segment of a Snapshot's
 // view, valid until the Snapshot is closed (its byte slices may be an
@@ -640,14 +680,17 @@ func (sn *Snapshot) WarmSegments() []WarmSegment {
 // live at the snapshot.
 func (sn *Snapshot) VisibleRow(i int, row uint32) bool { return sn.v.segs[i].visible(row, sn.epoch) }
 
-// Visible reports whether MemTable version number v (as passed to
-// LexicalIndexer.Add) is live at the snapshot.
+// Visible reports whether version number v (as passed to
+// LexicalIndexer.Add) of the active MemTable is live at the snapshot.
 func (sn *Snapshot) Visible(v uint32) bool { return sn.v.mem.visible(v, sn.epoch) }
 
 // LiveIDs returns the ids with a version visible at the snapshot
 // (unordered).
 func (sn *Snapshot) LiveIDs() []string {
 	ids := sn.v.mem.liveIDs(sn.epoch)
+	for _, m := range sn.v.frozen {
+		ids = append(ids, m.liveIDs(sn.epoch)...)
+	}
 	for _, sg := range sn.v.segs {
 		for r := range sg.docs {
 			if sg.visible(uint32(r), sn.epoch) {
