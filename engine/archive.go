@@ -296,7 +296,7 @@ func (s *Snapshot) Search(ctx context.Context, q contract.Query) (contract.Resul
 	dq.EnsureDefaults()
 	// The inner search runs with a shaper (shape.go) whose pin is a clone
 	// of this snapshot: same epoch, same view.
-	sh := &shaper{pin: newPinned(s.sn.Clone()), topK: dq.TopK, collapse: dq.Collapse, seen: map[uint32]bool{}}
+	sh := &shaper{pin: newPinned(s.sn.Clone()), topK: dq.TopK, collapse: dq.Collapse, seen: map[uint64]bool{}}
 	defer sh.pin.release()
 	iq := q
 	iq.Collapse, iq.Highlight = 0, false

@@ -204,7 +204,9 @@ func (c *Collection) Upsert(ctx context.Context, docs []contract.Document, opts 
 				got = hex.EncodeToString(d.VersionHash[:])
 			}
 			if got != want {
-				return 0, fmt.Errorf("%w: id %q: stored version %q, expected %q", ErrConflict, id, got, want)
+				// The stored hash is not in the message: a caller that may
+				// not read the document must not learn its version.
+				return 0, fmt.Errorf("%w: id %q: the stored version differs from the expected %q", ErrConflict, id, want)
 			}
 		}
 	}

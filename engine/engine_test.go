@@ -923,3 +923,56 @@ func TestZeroVectorCosineAndMaxDim(t *testing.T) {
 		t.Fatal("Dim above MaxDim accepted")
 	}
 }
+
+// TestVerifySpecialFilesAndOracle: a document naming a device (an
+// endless /dev/zero) or a FIFO as its source is dropped as stale without
+// the search reading it, and a dropped hit's detail never carries the
+// live hash, nor says whether the file exists (review findings C1, H3).
+func TestVerifySpecialFilesAndOracle(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real.txt")
+	if err := os.WriteFile(real, []byte("line one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := newColl(t, CollectionOptions{Dim: 2})
+	var docs []contract.Document
+	for i, uri := range []string{"file:///dev/zero#L1", "file:///dev/zero", "file://" + real + "#L1", "file://" + dir + "/missing.txt#L1"} {
+		d := doc(fmt.Sprintf("d%d", i), "probe words", nil)
+		d.SourceURI = uri
+		d.VersionHash = strings.Repeat("ab", 32) // a guess that is wrong
+		docs = append(docs, d)
+	}
+	mustUpsert(t, c, docs...)
+	done := make(chan contract.Result, 1)
+	go func() { done <- mustSearch(t, c, contract.Query{Text: "probe", Verify: true}) }()
+	var r contract.Result
+	select {
+	case r = <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("verification of /dev/zero did not return")
+	}
+	if len(r.Hits) != 0 || len(r.Dropped) != 4 {
+		t.Fatalf("want all 4 dropped: hits %v dropped %+v", ids(r.Hits), r.Dropped)
+	}
+	detail := r.Dropped[0].Detail
+	for _, d := range r.Dropped {
+		if d.Detail != detail || strings.Contains(d.Detail, VersionHash([]byte("line one\n"))) {
+			t.Fatalf("dropped details must be uniform and hash-free: %+v", r.Dropped)
+		}
+	}
+}
+
+func TestFusionWindowBounded(t *testing.T) {
+	c := newColl(t, CollectionOptions{Dim: 2})
+	mustUpsert(t, c, doc("a", "x", []float32{1, 0}))
+	_, err := c.Search(context.Background(), contract.Query{Text: "x", Vector: []float32{1, 0},
+		Fusion: contract.FusionParams{Window: 2_000_000_000}})
+	var ve *contract.ValidationError
+	if !errors.As(err, &ve) || !strings.Contains(err.Error(), "window") {
+		t.Fatalf("huge fusion window: %v", err)
+	}
+	if _, err := c.Search(context.Background(), contract.Query{Text: "x", Vector: []float32{1, 0},
+		Fusion: contract.FusionParams{Window: contract.MaxFusionWindow}}); err != nil {
+		t.Fatalf("window at the bound: %v", err)
+	}
+}

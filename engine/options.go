@@ -101,7 +101,9 @@ type CollectionOptions struct {
 	// 10ms (the tier's default).
 	SyncInterval time.Duration `json:"sync_interval_ns,omitempty"`
 	// OnStale is what verification does with a stale hit: "drop" or
-	// "reread". Default "drop". "reread" requires SourceRoots.
+	// "reread". Default "drop". "reread" requires SourceRoots, and is
+	// refused with MultiTenant: re-read content goes to whoever can write
+	// a document naming a file under the roots.
 	OnStale string `json:"on_stale"`
 	// SourceRoots are the directories (absolute paths) under which
 	// verification may re-read a stale hit's live source and return it as
@@ -218,6 +220,11 @@ func (o *CollectionOptions) Validate() error {
 	}
 	if o.SyncInterval < 0 {
 		errs = append(errs, fmt.Errorf("engine: collection option SyncInterval = %v, want ≥ 0", o.SyncInterval))
+	}
+	if o.OnStale == OnStaleReread && o.MultiTenant {
+		// A tenant could store a document naming another tenant's file
+		// under a root and have verification return its live content.
+		errs = append(errs, fmt.Errorf("engine: collection option OnStale = reread is not allowed with MultiTenant (any writer could name another tenant's file under SourceRoots and read it back)"))
 	}
 	if o.OnStale == OnStaleReread && len(o.SourceRoots) == 0 {
 		errs = append(errs, fmt.Errorf("engine: collection option OnStale = reread needs SourceRoots (the directories whose files may be returned)"))

@@ -432,6 +432,14 @@ func RedactSecrets(s string) Redaction {
 	return Redaction{Text: b.String(), Count: len(merged), Rules: rules}
 }
 
+// RedactionApplies reports whether the collection's Redact policy covers
+// documents of trust t, so a caller that derives data from a document
+// before Upsert (an ingester building the text it embeds) can redact that
+// data with RedactSecrets exactly as Upsert will redact the content.
+func (c *Collection) RedactionApplies(t contract.Trust) bool {
+	return redactPolicyApplies(c.o.Redact, t)
+}
+
 // redactPolicyApplies reports whether the collection's Redact policy covers
 // a document of trust t.
 func redactPolicyApplies(policy string, t contract.Trust) bool {

@@ -671,10 +671,10 @@ func (c *Collection) verifyHits(q *contract.Query, hits []contract.Envelope) ([]
 				continue
 			}
 		}
-		detail := "source span no longer exists"
-		if ok {
-			detail = "source changed: live hash " + live
-		}
+		// One message whether the span changed or is gone, and never the
+		// live hash: a document may name any file, so either would turn
+		// verification into an oracle for files the caller cannot read.
+		detail := "source changed or missing since this version was indexed"
 		dropped = append(dropped, contract.Dropped{DocID: h.DocID, Reason: contract.DropStale, Detail: detail})
 	}
 	return kept, dropped

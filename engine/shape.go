@@ -44,7 +44,7 @@ const (
 )
 
 const (
-	cursorVersion = 1
+	cursorVersion = 2
 	cursorMACLen  = 16
 	cursorHdrLen  = 1 + 8 + 16 + 2
 )
@@ -92,7 +92,7 @@ type shaper struct {
 	pin      *pinnedSnap
 	topK     int // page size
 	collapse int // 0 = off
-	seen     map[uint32]bool
+	seen     map[uint64]bool
 	// Set by page:
 	fetched int      // hits the inner search produced (its depth)
 	pageIDs []string // ids of the page, in order
@@ -157,10 +157,12 @@ func (sh *shaper) page(hits []contract.Envelope) []contract.Envelope {
 	return out
 }
 
-func idHash(id string) uint32 {
-	h := fnv.New32a()
+// idHash is the 64-bit FNV-1a hash a cursor records for a returned id
+// (32 bits collided on real ids: doc-1079599 / doc-1262382).
+func idHash(id string) uint64 {
+	h := fnv.New64a()
 	io.WriteString(h, id)
-	return h.Sum32()
+	return h.Sum64()
 }
 
 // searchShaped runs a search through the shaping steps: it checks the
@@ -194,7 +196,7 @@ func (c *Collection) searchShaped(ctx context.Context, q contract.Query) (contra
 				Message: err.Error(), ExpectedDomain: "the next_cursor of a previous result of this query"}}}
 		}
 	}
-	sh := &shaper{topK: dq.TopK, collapse: dq.Collapse, seen: make(map[uint32]bool, len(cur.seen))}
+	sh := &shaper{topK: dq.TopK, collapse: dq.Collapse, seen: make(map[uint64]bool, len(cur.seen))}
 	for _, h := range cur.seen {
 		sh.seen[h] = true
 	}
@@ -267,7 +269,7 @@ func (c *Collection) searchShaped(ctx context.Context, q contract.Query) (contra
 		if q.Cursor == "" {
 			fp = c.fingerprint(&dq)
 		}
-		seen := append([]uint32(nil), cur.seen...)
+		seen := append([]uint64(nil), cur.seen...)
 		for _, id := range sh.pageIDs {
 			seen = append(seen, idHash(id))
 		}
@@ -324,8 +326,9 @@ func (s *shapeState) take(e uint64, want bool) *pinnedSnap {
 	return nil
 }
 
-// retain keeps p for CursorRetention (refreshing an entry for the same
-// epoch), evicting the entry closest to expiry beyond maxRetainedSnapshots.
+// retain keeps p for CursorRetention from its first retention (a later
+// page of the same epoch does not extend it), evicting the entry closest
+// to expiry beyond maxRetainedSnapshots.
 func (s *shapeState) retain(e uint64, p *pinnedSnap) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -333,8 +336,10 @@ func (s *shapeState) retain(e uint64, p *pinnedSnap) {
 		s.retained = map[uint64]*retainedSnap{}
 	}
 	exp := time.Now().Add(CursorRetention)
-	if r, ok := s.retained[e]; ok {
-		r.expires = exp
+	if _, ok := s.retained[e]; ok {
+		// Reuse never extends the retention: a cursor replayed every
+		// minute must not pin an epoch (and what was deleted or revoked
+		// after it) forever.
 		return
 	}
 	for len(s.retained) >= maxRetainedSnapshots {
@@ -392,6 +397,11 @@ func (c *Collection) cursorKey() ([]byte, error) {
 			s.keyErr = fmt.Errorf("engine: write cursor key: %w", err)
 			return
 		}
+		// The key signs cursors: readable by the owner only.
+		if err := os.Chmod(path, 0o600); err != nil {
+			s.keyErr = fmt.Errorf("engine: cursor key permissions: %w", err)
+			return
+		}
 		s.key = key
 	})
 	return s.key, s.keyErr
@@ -403,22 +413,23 @@ func (c *Collection) cursorKey() ([]byte, error) {
 //	| ver (1) | epoch u64| fingerprint (16) | n u16   | n × u32 ids | HMAC-SHA256[:16]|
 //	+---------+----------+------------------+---------+-------------+-----------------+
 //
-// little-endian; ids are FNV-1a-32 hashes of the doc ids already returned;
+// little-endian; ids are FNV-1a-64 hashes (8 bytes each; version 1 had
+// 32-bit ones and is refused) of the doc ids already returned;
 // the MAC covers every byte before it.
 type cursorData struct {
 	epoch uint64
 	fp    [16]byte
-	seen  []uint32
+	seen  []uint64
 }
 
 func encodeCursor(cd cursorData, key []byte) string {
-	b := make([]byte, cursorHdrLen, cursorHdrLen+4*len(cd.seen)+cursorMACLen)
+	b := make([]byte, cursorHdrLen, cursorHdrLen+8*len(cd.seen)+cursorMACLen)
 	b[0] = cursorVersion
 	binary.LittleEndian.PutUint64(b[1:], cd.epoch)
 	copy(b[9:], cd.fp[:])
 	binary.LittleEndian.PutUint16(b[25:], uint16(len(cd.seen)))
 	for _, h := range cd.seen {
-		b = binary.LittleEndian.AppendUint32(b, h)
+		b = binary.LittleEndian.AppendUint64(b, h)
 	}
 	m := hmac.New(sha256.New, key)
 	m.Write(b)
@@ -428,7 +439,7 @@ func encodeCursor(cd cursorData, key []byte) string {
 
 func decodeCursor(s string, key []byte) (cursorData, error) {
 	var cd cursorData
-	b, err := base64.RawURLEncoding.DecodeString(s)
+	b, err := base64.RawURLEncoding.Strict().DecodeString(s)
 	if err != nil {
 		return cd, errors.New("the cursor is not base64url")
 	}
@@ -445,14 +456,14 @@ func decodeCursor(s string, key []byte) (cursorData, error) {
 		return cd, fmt.Errorf("cursor version %d is not supported", body[0])
 	}
 	n := int(binary.LittleEndian.Uint16(body[25:]))
-	if len(body) != cursorHdrLen+4*n || n > contract.MaxTopK {
+	if len(body) != cursorHdrLen+8*n || n > contract.MaxTopK {
 		return cd, errors.New("the cursor's length does not match its count")
 	}
 	cd.epoch = binary.LittleEndian.Uint64(body[1:])
 	copy(cd.fp[:], body[9:25])
-	cd.seen = make([]uint32, n)
+	cd.seen = make([]uint64, n)
 	for i := range cd.seen {
-		cd.seen[i] = binary.LittleEndian.Uint32(body[cursorHdrLen+4*i:])
+		cd.seen[i] = binary.LittleEndian.Uint64(body[cursorHdrLen+8*i:])
 	}
 	return cd, nil
 }

@@ -221,9 +221,9 @@ func TestCursorWindowBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seen := make([]uint32, 995) // hashes of no real document
+	seen := make([]uint64, 995) // hashes of no real document
 	for i := range seen {
-		seen[i] = uint32(i)
+		seen[i] = uint64(i)
 	}
 	q.Cursor = encodeCursor(cursorData{epoch: c.Epoch(), fp: c.fingerprint(&dq), seen: seen}, key)
 	res := mustSearch(t, c, q)
@@ -465,7 +465,7 @@ func TestHighlightInSearch(t *testing.T) {
 
 func FuzzDecodeCursor(f *testing.F) {
 	key := []byte("0123456789abcdef0123456789abcdef")
-	f.Add(encodeCursor(cursorData{epoch: 7, seen: []uint32{1, 2, 3}}, key))
+	f.Add(encodeCursor(cursorData{epoch: 7, seen: []uint64{1, 2, 3}}, key))
 	f.Add(encodeCursor(cursorData{}, key))
 	f.Add("")
 	f.Add("AAAA")

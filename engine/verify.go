@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"regexp"
@@ -86,6 +87,38 @@ func span(data []byte, from, to int) ([]byte, bool) {
 	return data[start:end], true
 }
 
+// MaxSourceFileBytes bounds the files verification reads: a source that
+// is larger, or not a regular file (a device such as /dev/zero, a FIFO, a
+// directory), counts as gone, so a document naming one cannot make a
+// search read without end.
+const MaxSourceFileBytes = 64 << 20
+
+// readSource reads a regular file of at most MaxSourceFileBytes. The
+// limit is enforced on the bytes read too, so a file that grows (or a
+// special file that reports size 0, as /proc files do) cannot exceed it.
+func readSource(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("engine: source %s is not a regular file", path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxSourceFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxSourceFileBytes {
+		return nil, fmt.Errorf("engine: source %s is larger than %d bytes", path, MaxSourceFileBytes)
+	}
+	return data, nil
+}
+
 // ReadSpan reads the source span a file:// URI names (see ParseFileURI).
 // Errors: the URI is not a file URI, the file cannot be read, or it has
 // fewer lines than the span ends at.
@@ -94,7 +127,7 @@ func ReadSpan(uri string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(path)
+	data, err := readSource(path)
 	if err != nil {
 		return nil, fmt.Errorf("engine: read source: %w", err)
 	}
@@ -129,7 +162,7 @@ func (vc *verifyCache) liveHash(uri string) (hash string, ok bool, err error) {
 		return "", false, err
 	}
 	fi, err := os.Stat(path)
-	if err != nil {
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > MaxSourceFileBytes {
 		return "", false, nil
 	}
 	key := [2]int{from, to}
@@ -142,7 +175,7 @@ func (vc *verifyCache) liveHash(uri string) (hash string, ok bool, err error) {
 		}
 	}
 	vc.mu.Unlock()
-	data, err := os.ReadFile(path)
+	data, err := readSource(path)
 	if err != nil {
 		return "", false, nil
 	}

@@ -316,7 +316,8 @@ type FusionParams struct {
 	// Weights maps a retriever, "lexical" or "dense", to its weight w_m
 	// (finite, ≥ 0; a missing retriever weighs 1; not all zero).
 	Weights map[string]float64 `json:"weights,omitempty"`
-	// Window is the rank window per input list (≥ 0). 0 means max(100, TopK).
+	// Window is the rank window per input list, 0..MaxFusionWindow: each
+	// retriever returns this many candidates. 0 means max(100, TopK).
 	Window int `json:"window,omitempty"`
 }
 
@@ -336,6 +337,9 @@ func (f FusionParams) Weight(name string) float64 {
 const (
 	DefaultTopK = 10
 	MaxTopK     = 1000
+	// MaxFusionWindow bounds FusionParams.Window (the per-retriever
+	// candidate depth, which sizes each retriever's heap).
+	MaxFusionWindow = 10 * MaxTopK
 	// DefaultRRFK is the RRF constant k of Cormack et al. (2009).
 	DefaultRRFK = 60
 )
@@ -401,8 +405,8 @@ type Query struct {
 }
 
 // MaxCursorBytes bounds Query.Cursor (a cursor records up to MaxTopK
-// returned hits in 4 bytes each).
-const MaxCursorBytes = 8192
+// returned hits in 8 bytes each, base64url).
+const MaxCursorBytes = 16384
 
 // Span is a byte range [Start, End) of an Envelope's Content. JSON:
 // [start, end].

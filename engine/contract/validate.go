@@ -90,8 +90,9 @@ func (q *Query) Validate(dim int, opts ValidateOptions) error {
 	if f.K < 0 || math.IsNaN(f.K) || math.IsInf(f.K, 0) {
 		c.add(at(floc, "k"), safeNumber(f.K), ErrTypeOutOfRange, "fusion k must be a finite number > 0", "finite number > 0 (omitted = 60)")
 	}
-	if f.Window < 0 {
-		c.add(at(floc, "window"), f.Window, ErrTypeOutOfRange, "fusion window must not be negative", "integer ≥ 0 (0 = max(100, top_k))")
+	if f.Window < 0 || f.Window > MaxFusionWindow {
+		c.add(at(floc, "window"), f.Window, ErrTypeOutOfRange, "fusion window must be in 0.."+strconv.Itoa(MaxFusionWindow),
+			"integer 0.."+strconv.Itoa(MaxFusionWindow)+" (0 = max(100, top_k))")
 	}
 	if len(f.Weights) > 0 {
 		sum := 0.0

@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/stratasearch/strata/engine"
 	"github.com/stratasearch/strata/engine/contract"
 )
 
@@ -167,6 +168,13 @@ func (w *writer) close() error {
 func (w *writer) apply(ctx context.Context, b writeBatch) error {
 	col, o := w.ix.col, w.ix.o
 	if len(b.docs) > 0 && o.Embedder != nil {
+		// The embedder is a separate service: it must never see a secret
+		// that Upsert would redact from the stored content.
+		for i := range b.texts {
+			if col.RedactionApplies(b.docs[i].Trust) {
+				b.texts[i] = engine.RedactSecrets(b.texts[i]).Text
+			}
+		}
 		te := time.Now()
 		for lo := 0; lo < len(b.docs); lo += o.EmbedBatch {
 			hi := min(lo+o.EmbedBatch, len(b.docs))

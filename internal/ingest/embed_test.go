@@ -207,3 +207,39 @@ func (o Options) withDefaults() Options {
 	o.EnsureDefaults()
 	return o
 }
+
+// TestEmbedderSeesRedactedText: with the collection's Redact policy
+// covering ingested chunks ("always"), the embedder never receives a
+// secret that Upsert redacts from the stored content (review finding M4).
+func TestEmbedderSeesRedactedText(t *testing.T) {
+	secret := "ghp_" + "R8x2mQ7vT4kP9wZ3nB6cY1dF5gH0jL2sA8eU"
+	root := t.TempDir()
+	write(t, root, "demo/demo.go", "package demo\n\n// Token is "+secret+" for the CI bot.\nfunc Token() string { return \"\" }\n")
+	write(t, root, "notes.txt", "deploy key "+secret+"\n")
+	h := &hashEmbedder{dim: 8}
+	db, err := engine.Open(t.TempDir(), engine.Options{Embedders: map[string]embed.Embedder{h.Model(): h}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	col, err := db.CreateCollection("code", engine.CollectionOptions{Dim: h.dim, Sync: "none", Redact: engine.RedactAlways,
+		Embedding: &engine.EmbeddingConfig{Model: h.Model()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Index(context.Background(), col, filepath.Join(t.TempDir(), "m.json"), root, Options{Embedder: h}, Progress{}); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, c := range h.calls {
+		for _, s := range c {
+			n++
+			if strings.Contains(s, secret) {
+				t.Fatalf("the embedder received the secret: %q", s)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("nothing was embedded")
+	}
+}
