@@ -45,6 +45,15 @@ func runServe(args []string) error {
 	logFormat := fl.String("log-format", "text", "access/server log format: text | json (stderr)")
 	logLevel := fl.String("log-level", "info", "debug | info | warn | error (the access log is info)")
 	ef := addEmbedderFlags(fl)
+	var hosts []string
+	fl.Func("allowed-hosts", `further Host names accepted in open mode (comma-separated or repeatable; "*" disables the DNS-rebinding check)`, func(s string) error {
+		for _, h := range strings.Split(s, ",") {
+			if h = strings.TrimSpace(h); h != "" {
+				hosts = append(hosts, h)
+			}
+		}
+		return nil
+	})
 	fl.Usage = func() {
 		fmt.Fprintf(fl.Output(), "usage: searchd serve [flags]\n\nServe the HTTP/JSON API over the store in --data (GET /v1/openapi.json describes it).\n\n")
 		fl.PrintDefaults()
@@ -71,7 +80,7 @@ func runServe(args []string) error {
 	logger := slog.New(h)
 
 	o := server.Options{DataDir: *data, MaxBodyBytes: *maxBody, RequestTimeout: *reqTimeout, MaxConcurrency: *maxConc,
-		IdempotencyTTL: *idemTTL, ShutdownTimeout: *shutdown, IndexRoots: roots, Logger: logger}
+		IdempotencyTTL: *idemTTL, ShutdownTimeout: *shutdown, IndexRoots: roots, Logger: logger, AllowedHosts: hosts}
 	if *apiKeys != "" {
 		keys, err := server.LoadAPIKeys(*apiKeys)
 		if err != nil {

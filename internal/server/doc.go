@@ -6,9 +6,9 @@
 // # Routes
 //
 //	GET    /healthz                                   200 {"status":"ok"}, 503 when a store turned read-only (DB.Err)
-//	GET    /metrics                                   Prometheus text format (see metrics)
+//	GET    /metrics                                   Prometheus text format (see metrics)               (admin, with API keys)
 //	GET    /v1/openapi.json                           the OpenAPI 3.0 document (embedded openapi.json)
-//	GET    /v1/collections                            list (stats for admin keys only)
+//	GET    /v1/collections                            list (stats and source_roots for admin keys only)
 //	POST   /v1/collections                            {"name","options":engine.CollectionOptions} → 201   (admin)
 //	GET    /v1/collections/{name}                     one collection
 //	DELETE /v1/collections/{name}                     drop it and its data                              (admin)
@@ -59,25 +59,60 @@
 // accepted write runs under context.WithoutCancel(request) plus the request
 // deadline, so a client that disconnects does not abort it and its retry
 // finds the stored answer. If-Match: "<version_hash>" on a single-document
-// upsert (or "if_match" in the body for batches) maps to engine.IfMatch;
-// a mismatch is 412 and nothing is written.
+// upsert (or "if_match" in the body for batches, naming ids of the batch
+// only: another id is a 400 at ["body","if_match",id]) maps to
+// engine.IfMatch; a mismatch is 412 "version mismatch for document at
+// documents[i]" and nothing is written. The 412 never carries the stored
+// version hash (the engine's error text is not passed on). The idempotency
+// fingerprint covers If-Match, and a replay restores ETag and Location.
 //
 // # Tenancy
 //
-// With Options.APIKeys every request but /healthz, /metrics and
-// /v1/openapi.json needs "Authorization: Bearer <key>" (401 otherwise). A key
-// maps to a contract.Principal (name, groups, namespace prefixes), which goes
-// into every Query so the engine's ACL pre-filter applies while candidates
-// are generated (a tenant gets its full top-k even when another tenant's
-// documents dominate the matches). GET document and listing check
-// Principal.CanRead and answer 404 / skip for foreign documents. Writes whose
-// namespace the key does not allow, or whose id exists in such a namespace,
-// are 403; to close the race between that check and the write, the upsert
-// pins every id's observed version with engine.IfMatch (a concurrent change
-// makes it 409). Deletes silently skip ids the key may not write (as absent
-// ids). Admin keys create and drop collections and run jobs. Without keys
-// the server is in open mode (every caller trusted); cmd/searchd refuses
-// that on a non-loopback address unless --insecure-no-auth.
+// With Options.APIKeys every request but /healthz and /v1/openapi.json
+// needs "Authorization: Bearer <key>" (401 otherwise); /metrics needs an
+// admin key (403 for others: its gauges span tenants). /healthz answers
+// {"status":"ok"} or a 503 without detail. A key maps to a
+// contract.Principal (name, groups, namespace prefixes), which goes into
+// every Query so the engine's ACL pre-filter applies while candidates are
+// generated (a tenant gets its full top-k even when another tenant's
+// documents dominate the matches). A document is visible to a key when
+// Principal.CanRead holds: its namespace is one of the key's and its ACL
+// is empty or names the principal or a group. GET document and listing
+// answer 404 / skip for invisible documents, and writes treat them the
+// same way:
+//
+//   - an upsert into a namespace the key does not have is 403 (the
+//     caller's own input);
+//   - preconditions (If-Match, if_match) are checked against what the key
+//     can see first: an invisible document answers exactly as an absent
+//     one (412 for any expected hash, whatever the guess);
+//   - an upsert of an id held by an invisible document is one uniform 409
+//     {"error_type":"id_unavailable"} — the same for "another namespace"
+//     and "ACL does not name you", and nothing is written;
+//   - a delete counts invisible ids as absent and deletes nothing of them.
+//
+// The upsert pins every id's observed version with engine.IfMatch (a
+// concurrent change by any writer makes it 409 "changed concurrently"),
+// and both the upsert's and the delete's check-then-write run under
+// per-id write stripes (locks.go), so two server requests cannot
+// interleave between one's check and its write. engine.Collection.Delete
+// takes no precondition, so a delete is not pinned against writers
+// outside the server (index jobs, embedding programs).
+//
+// Residual leak (by design): document ids are one key space per
+// collection. An upsert of a fresh id succeeds while an id held by an
+// invisible document gets the 409, so a tenant willing to create a
+// document can learn that an id is taken (not by whom, not its content
+// or version). Use namespace-prefixed ids ("tenant-a/…") or one collection
+// per tenant when ids themselves are sensitive.
+//
+// Admin keys create and drop collections, run jobs, read /metrics and see
+// CollectionOptions.SourceRoots (server-side paths, hidden from other
+// keys). Without keys the server is in open mode (every caller trusted);
+// cmd/searchd refuses that on a non-loopback address unless
+// --insecure-no-auth, and open mode serves only requests whose Host header
+// is a loopback name (localhost, 127.0.0.0/8, [::1], any port) or an
+// Options.AllowedHosts entry (403 otherwise): a DNS-rebinding defence.
 //
 // # Limits
 //

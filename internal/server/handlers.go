@@ -22,7 +22,8 @@ type CreateCollectionRequest struct {
 }
 
 // CollectionView is a collection in responses. Stats is present for admin
-// callers only (live document counts span tenants).
+// callers only (live document counts span tenants); for other callers
+// Options.SourceRoots (server-side paths) is omitted.
 type CollectionView struct {
 	Name    string                   `json:"name"`
 	Options engine.CollectionOptions `json:"options"`
@@ -32,6 +33,11 @@ type CollectionView struct {
 
 func (s *Server) view(c *engine.Collection, withStats bool) CollectionView {
 	v := CollectionView{Name: c.Name(), Options: c.Options(), Epoch: c.Epoch()}
+	if !withStats {
+		// Server-side paths are for admins only (they map the host's
+		// file system).
+		v.Options.SourceRoots = nil
+	}
 	if withStats {
 		st := c.Stats()
 		v.Stats = &st
@@ -162,6 +168,42 @@ func isHexHash(h string) bool {
 	return true
 }
 
+// mismatch is the 412 of a failed precondition of documents[i]. It names
+// neither the stored version hash nor whether the document exists.
+func mismatch(i int, loc []any, expected string) *apiError {
+	return newErr(http.StatusPreconditionFailed, StatusPrecondition, contract.ErrTypeConflict,
+		"version mismatch for document at documents["+strconv.Itoa(i)+"]", loc, expected, "the version hash the document has")
+}
+
+// idUnavailable is the uniform answer to an upsert of an id held by a
+// document the caller cannot read (another namespace, or an ACL that does
+// not name it).
+func idUnavailable(i int, id string) *apiError {
+	return newErr(http.StatusConflict, StatusConflict, ErrTypeIDUnavailable,
+		"id not available to this API key; choose another id (ids are one key space per collection: prefix them with your namespace)",
+		[]any{"documents", i, "id"}, clip(id), "an id that is free or held by a document the key can read")
+}
+
+// ErrTypeIDUnavailable is the error_type of the 409 an upsert gets for an
+// id it may not use.
+const ErrTypeIDUnavailable = "id_unavailable"
+
+func mapKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func docIDs(docs []contract.Document) []string {
+	out := make([]string, len(docs))
+	for i := range docs {
+		out[i] = docs[i].ID
+	}
+	return out
+}
+
 func (s *Server) upsert(rq *request) (int, any, error) {
 	c, err := s.collection(rq)
 	if err != nil {
@@ -197,15 +239,32 @@ func (s *Server) upsert(rq *request) (int, any, error) {
 		}
 		fes = append(fes, ve.Errors...)
 	}
-	expected := map[string]string{}
-	userMatch := false
-	for id, h := range req.IfMatch {
+	// user holds the caller's own version expectations (if_match body
+	// entries and the If-Match header) with where each came from; every
+	// if_match id must name a document of the batch.
+	user := map[string]string{}
+	userLoc := map[string][]any{}
+	inBatch := make(map[string]int, len(docs))
+	for i, d := range docs {
+		if _, dup := inBatch[d.ID]; !dup {
+			inBatch[d.ID] = i
+		}
+	}
+	for _, id := range sortedStrings(mapKeys(req.IfMatch)) {
+		h := req.IfMatch[id]
+		if _, ok := inBatch[id]; !ok {
+			// (the caller's own input, named back to it; existence is not
+			// consulted)
+			fes = append(fes, contract.FieldError{Loc: []any{"body", "if_match", clip(id)}, InputValue: clip(h), ErrorType: contract.ErrTypeUnknownValue,
+				Message: "if_match names an id that is not in documents", ExpectedDomain: "ids of the batch's documents"})
+			continue
+		}
 		if h != "" && !isHexHash(h) {
-			fes = append(fes, contract.FieldError{Loc: []any{"body", "if_match", id}, InputValue: clip(h), ErrorType: contract.ErrTypeInvalidFormat,
+			fes = append(fes, contract.FieldError{Loc: []any{"body", "if_match", clip(id)}, InputValue: clip(h), ErrorType: contract.ErrTypeInvalidFormat,
 				Message: "expected version hash is not 64 lowercase hex digits", ExpectedDomain: "64 lowercase hex digits or \"\" (must not exist)"})
 		}
-		expected[id] = h
-		userMatch = true
+		user[id] = h
+		userLoc[id] = []any{"body", "if_match", id}
 	}
 	if im := rq.r.Header.Get("If-Match"); im != "" {
 		h := strings.Trim(strings.TrimPrefix(im, "W/"), `"`)
@@ -217,40 +276,69 @@ func (s *Server) upsert(rq *request) (int, any, error) {
 			fes = append(fes, contract.FieldError{Loc: []any{"header", "If-Match"}, InputValue: clip(im), ErrorType: contract.ErrTypeInvalidFormat,
 				Message: "If-Match is not a version hash", ExpectedDomain: "64 lowercase hex digits (optionally quoted)"})
 		default:
-			expected[docs[0].ID] = h
-			userMatch = true
+			user[docs[0].ID] = h
+			userLoc[docs[0].ID] = []any{"header", "If-Match"}
 		}
 	}
 	if len(fes) > 0 {
 		return 0, nil, validation(fes...)
 	}
-	if p := rq.caller.principal; p != nil {
+	p := rq.caller.principal
+	if p != nil {
 		for i, d := range docs {
 			if !p.AllowsNamespace(d.Namespace) {
 				return 0, nil, newErr(http.StatusForbidden, StatusForbidden, contract.ErrTypeNamespaceForbidden,
 					"the API key may not write this namespace", []any{"documents", i, "namespace"}, clip(d.Namespace), strings.Join(p.Namespaces, " | "))
 			}
 		}
-		// An id may already exist in a namespace the key cannot write: refuse,
-		// and pin every id's current version so a concurrent change between
-		// this check and the write fails the batch instead (IfMatch).
+	}
+	// Under tenancy the check below and the write hold the ids' write
+	// stripes, so no other server write of these ids runs in between; the
+	// engine's IfMatch re-checks every pinned version atomically anyway.
+	unlock := s.idLocks.lock(c.Name(), docIDs(docs), p != nil)
+	defer unlock()
+	expected := make(map[string]string, len(user))
+	for id, h := range user {
+		expected[id] = h
+	}
+	if p != nil {
+		// What the caller may see of each id: a document it cannot read
+		// (another namespace, or an ACL that does not name it) is treated
+		// exactly as an absent one for If-Match, and cannot be written.
+		seen := make([]string, len(docs)) // visible stored hash, "" = none
+		hidden := make([]bool, len(docs))
 		for i, d := range docs {
 			old, err := c.Get(rq.ctx, d.ID)
 			switch {
 			case errors.Is(err, engine.ErrNotFound):
-				if _, ok := expected[d.ID]; !ok {
-					expected[d.ID] = ""
-				}
 			case err != nil:
 				return 0, nil, err
+			case p.CanRead(old.Namespace, old.ACL):
+				seen[i] = old.VersionHash
 			default:
-				if !p.AllowsNamespace(old.Namespace) {
-					return 0, nil, newErr(http.StatusForbidden, StatusForbidden, contract.ErrTypeNamespaceForbidden,
-						"the id exists in a namespace the API key may not write", []any{"documents", i, "id"}, clip(d.ID), "an id inside the key's namespaces")
-				}
-				if _, ok := expected[d.ID]; !ok {
-					expected[d.ID] = old.VersionHash
-				}
+				hidden[i] = true
+			}
+		}
+		// 1. The caller's own preconditions, against what it can see: a
+		// hidden document answers exactly as an absent one (412 unless the
+		// expectation is "" = must not exist).
+		for i, d := range docs {
+			if h, ok := user[d.ID]; ok && inBatch[d.ID] == i && seen[i] != h {
+				return 0, nil, mismatch(i, userLoc[d.ID], h)
+			}
+		}
+		// 2. An id held by a document the caller cannot read is not
+		// available: one uniform 409 (see the package doc, "Tenancy").
+		for i, d := range docs {
+			if hidden[i] {
+				return 0, nil, idUnavailable(i, d.ID)
+			}
+		}
+		// 3. Pin every id's observed version (IfMatch) so a concurrent
+		// change by any writer fails the batch instead of being overwritten.
+		for i, d := range docs {
+			if _, ok := expected[d.ID]; !ok {
+				expected[d.ID] = seen[i]
 			}
 		}
 	}
@@ -259,7 +347,22 @@ func (s *Server) upsert(rq *request) (int, any, error) {
 		wopts = append(wopts, engine.IfMatch(expected))
 	}
 	epoch, err := c.Upsert(rq.ctx, docs, wopts...)
-	if errors.Is(err, engine.ErrConflict) && !userMatch {
+	if errors.Is(err, engine.ErrConflict) {
+		// Never pass the engine's text on (it names stored state): find the
+		// caller's precondition that fails now, against what it can see.
+		for i, d := range docs {
+			h, ok := user[d.ID]
+			if !ok || inBatch[d.ID] != i {
+				continue
+			}
+			cur := ""
+			if old, gerr := c.Get(rq.ctx, d.ID); gerr == nil && (p == nil || p.CanRead(old.Namespace, old.ACL)) {
+				cur = old.VersionHash
+			}
+			if cur != h {
+				return 0, nil, mismatch(i, userLoc[d.ID], h)
+			}
+		}
 		return 0, nil, newErr(http.StatusConflict, StatusConflict, contract.ErrTypeConflict, "a document changed concurrently; retry", []any{"documents"}, nil, "")
 	}
 	if err != nil {
@@ -285,8 +388,10 @@ type DeleteRequest struct {
 }
 
 // DeleteResponse answers a delete: the epoch of the batch and the number of
-// ids it named (absent ids, and with API keys ids the key cannot see, are
-// not errors and are not deleted).
+// ids deleted. Absent ids are not errors; in open mode Count is the number
+// of ids named, with API keys it is the number of distinct ids the key
+// could read (ids it cannot read, by namespace or ACL, count as absent and
+// are not deleted).
 type DeleteResponse struct {
 	Epoch uint64 `json:"epoch"`
 	Count int    `json:"count"`
@@ -319,31 +424,47 @@ func (s *Server) deleteDocuments(rq *request) (int, any, error) {
 }
 
 func (s *Server) doDelete(rq *request, c *engine.Collection, ids []string) (int, any, error) {
-	if p := rq.caller.principal; p != nil {
-		// Ids the key may not write are treated as absent (no existence leak).
-		kept := ids[:0:0]
-		for _, id := range ids {
-			old, err := c.Get(rq.ctx, id)
-			if errors.Is(err, engine.ErrNotFound) {
-				continue
-			}
-			if err != nil {
-				return 0, nil, err
-			}
-			if p.AllowsNamespace(old.Namespace) {
-				kept = append(kept, id)
-			}
+	p := rq.caller.principal
+	if p == nil {
+		epoch, err := c.Delete(rq.ctx, ids)
+		if err != nil {
+			return 0, nil, err
 		}
-		if len(kept) == 0 {
-			return http.StatusOK, DeleteResponse{Epoch: c.Epoch(), Count: 0}, nil
-		}
-		ids = kept
+		return http.StatusOK, DeleteResponse{Epoch: epoch, Count: len(ids)}, nil
 	}
-	epoch, err := c.Delete(rq.ctx, ids)
+	// Ids the caller cannot read (absent, another namespace, or an ACL
+	// that does not name it) are treated alike: not found, not deleted,
+	// no existence leak. The check and the delete hold the ids' write
+	// stripes, so no server write can swap a document the caller may
+	// delete for one it may not in between.
+	unlock := s.idLocks.lock(c.Name(), ids, true)
+	defer unlock()
+	kept := ids[:0:0]
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		old, err := c.Get(rq.ctx, id)
+		if errors.Is(err, engine.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return 0, nil, err
+		}
+		if p.CanRead(old.Namespace, old.ACL) {
+			kept = append(kept, id)
+		}
+	}
+	if len(kept) == 0 {
+		return http.StatusOK, DeleteResponse{Epoch: c.Epoch(), Count: 0}, nil
+	}
+	epoch, err := c.Delete(rq.ctx, kept)
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, DeleteResponse{Epoch: epoch, Count: len(ids)}, nil
+	return http.StatusOK, DeleteResponse{Epoch: epoch, Count: len(kept)}, nil
 }
 
 func (s *Server) deleteDocument(rq *request) (int, any, error) {

@@ -30,7 +30,9 @@ import (
 // response and retries gets the stored response byte-for-byte with header
 // Idempotent-Replayed: true, and the write is applied once. A retry while
 // the first is still running gets 409; a retry with the same key but a
-// different method, path or body (SHA-256) gets 422. Responses 409, 429
+// different method, path, body (SHA-256) or semantics-bearing header
+// (If-Match: a retry with another precondition is another request) gets
+// 422. A replay restores the response headers ETag and Location. Responses 409, 429
 // and 5xx are not stored (the client may retry them with the same key). Keys are
 // remembered for IdempotencyTTL (default 24 h, also across restarts);
 // expired files are pruned at start and every min(TTL/4, 10 min).
@@ -43,17 +45,63 @@ import (
 
 const idemHeader = "Idempotency-Key"
 
+// fingerprintHeaders are the request headers that change what a mutating
+// request does; they are part of its idempotency fingerprint.
+var fingerprintHeaders = []string{"If-Match"}
+
+// replayHeaders are the response headers an idempotent replay restores.
+var replayHeaders = []string{"ETag", "Location"}
+
+// headersFingerprint is the hex SHA-256 of the fingerprint headers r
+// carries, "" when it carries none.
+func headersFingerprint(h http.Header) string {
+	var b strings.Builder
+	for _, name := range fingerprintHeaders {
+		for _, v := range h.Values(name) {
+			b.WriteString(name)
+			b.WriteByte(0)
+			b.WriteString(v)
+			b.WriteByte(0)
+		}
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(b.String()))
+	return hex.EncodeToString(sum[:])
+}
+
+// savedHeaders picks the replayHeaders of a response.
+func savedHeaders(h http.Header) map[string][]string {
+	var out map[string][]string
+	for _, name := range replayHeaders {
+		if vs := h.Values(name); len(vs) > 0 {
+			if out == nil {
+				out = map[string][]string{}
+			}
+			out[name] = append([]string(nil), vs...)
+		}
+	}
+	return out
+}
+
 type idemRecord struct {
-	FormatVersion int       `json:"format_version"`
-	Principal     string    `json:"principal"`
-	Key           string    `json:"key"`
-	Method        string    `json:"method"`
-	Path          string    `json:"path"`
-	BodySHA256    string    `json:"body_sha256"`
-	Status        int       `json:"status"`
-	ContentType   string    `json:"content_type"`
-	Body          []byte    `json:"body"`
-	Created       time.Time `json:"created"`
+	FormatVersion int    `json:"format_version"`
+	Principal     string `json:"principal"`
+	Key           string `json:"key"`
+	Method        string `json:"method"`
+	Path          string `json:"path"`
+	BodySHA256    string `json:"body_sha256"`
+	// HeadersSHA256 fingerprints the request's semantics-bearing headers
+	// (fingerprintHeaders); "" when it sent none of them (and in records
+	// written before the field existed).
+	HeadersSHA256 string `json:"headers_sha256,omitempty"`
+	// Headers are the replayed response headers (replayHeaders).
+	Headers     map[string][]string `json:"headers,omitempty"`
+	Status      int                 `json:"status"`
+	ContentType string              `json:"content_type"`
+	Body        []byte              `json:"body"`
+	Created     time.Time           `json:"created"`
 }
 
 type idemStore struct {

@@ -1,14 +1,17 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/stratasearch/strata/engine"
+	"github.com/stratasearch/strata/engine/contract"
 	"github.com/stratasearch/strata/internal/ingest"
 	"github.com/stratasearch/strata/internal/vfs"
 )
@@ -31,16 +34,7 @@ func (s *Server) registerBuiltinJobs() {
 		}
 		return err
 	}))
-	s.RegisterJobKind("promote", CollectionJobParams(func(ctx context.Context, c *engine.Collection, p *Progress, o PromoteParams) error {
-		if o.ArchiveID == 0 {
-			return &RequestError{Field: "params", Message: "archive_id is required"}
-		}
-		id, err := c.Promote(ctx, o.ArchiveID, func(done, total int) { p.Set(float64(done) / float64(max(total, 1))) })
-		if err == nil {
-			p.Logf("promoted cold archive %d of %s into warm segment %d", o.ArchiveID, c.Name(), id)
-		}
-		return err
-	}))
+	s.RegisterJobKind("promote", promoteJob)
 }
 
 // ArchiveParams are the params of an "archive" job (engine.ArchiveOptions):
@@ -50,6 +44,46 @@ type ArchiveParams struct {
 	Oldest      int      `json:"oldest,omitempty"`
 	OmitVectors bool     `json:"omit_vectors,omitempty"`
 	Nlist       int      `json:"nlist,omitempty"`
+}
+
+// promoteJob is the "promote" JobMaker: params {"archive_id": N} are checked
+// at submission: a missing or 0 archive_id is a 400, an id that is not one
+// of the collection's cold archives (Collection.Archives) a 404; nothing is
+// queued then. (The archive may still vanish before the job runs; the job
+// then fails with the engine's error.)
+func promoteJob(db *engine.DB, req JobRequest) (JobFunc, error) {
+	var o PromoteParams
+	run := CollectionJobParams(func(ctx context.Context, c *engine.Collection, p *Progress, o PromoteParams) error {
+		id, err := c.Promote(ctx, o.ArchiveID, func(done, total int) { p.Set(float64(done) / float64(max(total, 1))) })
+		if err == nil {
+			p.Logf("promoted cold archive %d of %s into warm segment %d", o.ArchiveID, c.Name(), id)
+		}
+		return err
+	})
+	f, err := run(db, req)
+	if err != nil {
+		return nil, err
+	}
+	if len(req.Params) > 0 && string(req.Params) != "null" {
+		if err := contract.Decode(bytes.NewReader(req.Params), "params", &o); err != nil {
+			return nil, err
+		}
+	}
+	if o.ArchiveID == 0 {
+		return nil, validation(contract.FieldError{Loc: []any{"body", "params", "archive_id"}, InputValue: 0, ErrorType: contract.ErrTypeMissing,
+			Message: "archive_id is required (a cold archive id ≥ 1)", ExpectedDomain: "the id of one of the collection's cold archives"})
+	}
+	col, err := db.Collection(req.Collection)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range col.Archives() {
+		if a.ID == o.ArchiveID {
+			return f, nil
+		}
+	}
+	return nil, newErr(http.StatusNotFound, StatusNotFound, "not_found", "no such cold archive in this collection",
+		[]any{"body", "params", "archive_id"}, o.ArchiveID, "the id of one of the collection's cold archives")
 }
 
 // PromoteParams are the params of a "promote" job.

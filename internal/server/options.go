@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/stratasearch/strata/engine"
@@ -55,6 +56,16 @@ type Options struct {
 	// naming one of them. Nil = open mode (every caller is the trusted
 	// embedded principal). Default nil.
 	APIKeys []APIKey
+	// AllowedHosts are further Host header values (host names or IPs,
+	// compared case-insensitively without the port) accepted in open mode,
+	// e.g. the name a reverse proxy forwards. In open mode (no APIKeys) a
+	// request whose Host is not a loopback name (localhost, 127.0.0.0/8,
+	// [::1]) or in AllowedHosts is refused with 403: a DNS-rebinding
+	// defence (a web page whose name resolves to 127.0.0.1 cannot drive
+	// the trusted open-mode API from a browser). The single entry "*"
+	// turns the check off. With APIKeys the Host is not checked. Default
+	// none.
+	AllowedHosts []string
 	// IndexRoots are the absolute directories an "index" job may read (the
 	// job's path, after resolving symlinks, must lie under one). Empty
 	// disables index jobs. Default none.
@@ -123,6 +134,11 @@ func (o *Options) Validate() error {
 	for _, r := range o.IndexRoots {
 		if !filepath.IsAbs(r) || filepath.Clean(r) != r {
 			errs = append(errs, fmt.Errorf("server: option IndexRoots entry %q is not a clean absolute path", r))
+		}
+	}
+	for _, h := range o.AllowedHosts {
+		if h == "" || strings.ContainsAny(h, "/ \t") {
+			errs = append(errs, fmt.Errorf("server: option AllowedHosts entry %q is not a host name or IP", h))
 		}
 	}
 	if o.APIKeys != nil {

@@ -36,6 +36,7 @@ type Server struct {
 	jobs    *jobRunner
 	m       *metrics
 	sem     chan struct{}
+	idLocks *idStripes
 
 	// beforeHandler, when set (tests), runs after authentication, limits,
 	// body reading and the idempotency check, right before the route's
@@ -77,7 +78,7 @@ func New(db *engine.DB, o Options) (*Server, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{db: db, o: o, mux: http.NewServeMux(), sem: make(chan struct{}, o.MaxConcurrency)}
+	s := &Server{db: db, o: o, mux: http.NewServeMux(), sem: make(chan struct{}, o.MaxConcurrency), idLocks: newIDStripes()}
 	if o.APIKeys != nil {
 		s.keys = newKeyring(o.APIKeys)
 	}
@@ -207,7 +208,7 @@ func (s *Server) handle(method, pattern string, f routeFlags, h handlerFunc) {
 func (s *Server) registerRoutes() {
 	s.mux.Handle("GET /healthz", http.HandlerFunc(s.healthz))
 	s.routes = append(s.routes, Route{"GET", "/healthz"})
-	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
+	s.mux.Handle("GET /metrics", s.adminOnly(promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{})))
 	s.routes = append(s.routes, Route{"GET", "/metrics"})
 	s.mux.Handle("GET /v1/openapi.json", http.HandlerFunc(serveSpec))
 	s.routes = append(s.routes, Route{"GET", "/v1/openapi.json"})
@@ -295,6 +296,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			slog.String("principal", info.principal), slog.String("remote", r.RemoteAddr),
 			slog.String("idempotency_key", r.Header.Get(idemHeader)))
 	}()
+	if !s.hostAllowed(r) {
+		writeAPIError(sw, newErr(http.StatusForbidden, StatusForbidden, "host_not_allowed",
+			"open mode (no API keys) serves loopback Host names only (DNS-rebinding defence); add the name with --allowed-hosts",
+			[]any{"header", "Host"}, clip(r.Host), "localhost, 127.0.0.1, [::1] (any port) or an --allowed-hosts entry"))
+		return
+	}
 	if pattern != "" {
 		s.mux.ServeHTTP(sw, r) // (again) so that PathValue is set
 		return
@@ -327,24 +334,54 @@ func infoOf(r *http.Request) *reqInfo {
 	return &reqInfo{}
 }
 
+// authenticate resolves the request's Bearer key; ok is false (and the 401
+// is written) when keys are configured and it names none. In open mode the
+// caller is the trusted admin.
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*caller, bool) {
+	if s.keys == nil {
+		return &caller{admin: true}, true
+	}
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	var found *caller
+	if ok {
+		found, ok = s.keys.lookup(strings.TrimSpace(tok))
+	}
+	if !ok {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="strata"`)
+		writeAPIError(w, newErr(http.StatusUnauthorized, StatusUnauthorized, "unauthorized", "a valid API key is required (Authorization: Bearer <key>)", []any{"header", "Authorization"}, nil, "Bearer <key>"))
+		return nil, false
+	}
+	infoOf(r).principal = found.name
+	return found, true
+}
+
+// adminOnly guards a non-/v1 handler (/metrics): with API keys it needs an
+// admin key (401 without a valid key, 403 for a non-admin one); open mode
+// is unchanged. No concurrency limit applies.
+func (s *Server) adminOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, ok := s.authenticate(w, r)
+		if !ok {
+			return
+		}
+		if !c.admin {
+			writeAPIError(w, newErr(http.StatusForbidden, StatusForbidden, "forbidden", "this operation needs an admin key", []any{"header", "Authorization"}, nil, "an admin key"))
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
 // wrap adds authentication, the concurrency limit, the request deadline,
 // body reading and idempotency around a handler.
 func (s *Server) wrap(f routeFlags, h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := &caller{admin: true}
-		if s.keys != nil && f&public == 0 {
-			tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			var found *caller
-			if ok {
-				found, ok = s.keys.lookup(strings.TrimSpace(tok))
-			}
-			if !ok {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="strata"`)
-				writeAPIError(w, newErr(http.StatusUnauthorized, StatusUnauthorized, "unauthorized", "a valid API key is required (Authorization: Bearer <key>)", []any{"header", "Authorization"}, nil, "Bearer <key>"))
+		if f&public == 0 {
+			var ok bool
+			if c, ok = s.authenticate(w, r); !ok {
 				return
 			}
-			c = found
-			infoOf(r).principal = c.name
 		}
 		if f&admin != 0 && !c.admin {
 			writeAPIError(w, newErr(http.StatusForbidden, StatusForbidden, "forbidden", "this operation needs an admin key", []any{"header", "Authorization"}, nil, "an admin key"))
@@ -401,6 +438,7 @@ func (s *Server) wrap(f routeFlags, h handlerFunc) http.Handler {
 		name := idemName(c.name, key)
 		sum := sha256.Sum256(body)
 		bodyHash := hex.EncodeToString(sum[:])
+		headersHash := headersFingerprint(r.Header)
 		rec, inflight, err := s.idem.begin(name)
 		switch {
 		case err != nil:
@@ -411,12 +449,17 @@ func (s *Server) wrap(f routeFlags, h handlerFunc) http.Handler {
 			writeAPIError(w, newErr(http.StatusConflict, StatusConflict, "idempotency_in_flight", "a request with this Idempotency-Key is still being processed", []any{"header", idemHeader}, key, "a key not in flight"))
 			return
 		case rec != nil:
-			if rec.Method != r.Method || rec.Path != r.URL.RequestURI() || rec.BodySHA256 != bodyHash {
+			if rec.Method != r.Method || rec.Path != r.URL.RequestURI() || rec.BodySHA256 != bodyHash || rec.HeadersSHA256 != headersHash {
 				writeAPIError(w, newErr(http.StatusUnprocessableEntity, StatusIdempotencyReused, "idempotency_key_reused",
-					"this Idempotency-Key was used with a different request (method, path or body)", []any{"header", idemHeader}, key, "a fresh key for a different request"))
+					"this Idempotency-Key was used with a different request (method, path, body or If-Match)", []any{"header", idemHeader}, key, "a fresh key for a different request"))
 				return
 			}
 			s.m.replays.Inc()
+			for _, name := range replayHeaders {
+				for _, v := range rec.Headers[name] {
+					w.Header().Add(name, v)
+				}
+			}
 			w.Header().Set("Content-Type", rec.ContentType)
 			w.Header().Set("Content-Length", strconv.Itoa(len(rec.Body)))
 			w.Header().Set("Idempotent-Replayed", "true")
@@ -440,7 +483,7 @@ func (s *Server) wrap(f routeFlags, h handlerFunc) http.Handler {
 		var store *idemRecord
 		if storable(recw.code) {
 			store = &idemRecord{Principal: c.name, Key: key, Method: r.Method, Path: r.URL.RequestURI(),
-				BodySHA256: bodyHash, Status: recw.code, ContentType: recw.header.Get("Content-Type"), Body: recw.body.Bytes()}
+				BodySHA256: bodyHash, HeadersSHA256: headersHash, Headers: savedHeaders(recw.header), Status: recw.code, ContentType: recw.header.Get("Content-Type"), Body: recw.body.Bytes()}
 		}
 		if err := s.idem.finish(name, store); err != nil {
 			s.o.Logger.Error("server: storing an idempotency record failed; a retry may apply the request again", "err", err)
@@ -481,7 +524,8 @@ func (s *Server) mapErr(err error) *apiError {
 	case errors.Is(err, engine.ErrExists):
 		return newErr(http.StatusConflict, StatusConflict, "exists", err.Error(), nil, nil, "")
 	case errors.Is(err, engine.ErrConflict):
-		return newErr(http.StatusPreconditionFailed, StatusPrecondition, contract.ErrTypeConflict, err.Error(), []any{"header", "If-Match"}, nil, "the stored version hash")
+		// Not err.Error(): the engine's text names stored state.
+		return newErr(http.StatusPreconditionFailed, StatusPrecondition, contract.ErrTypeConflict, "version mismatch", []any{"header", "If-Match"}, nil, "the stored version hash")
 	case errors.Is(err, engine.ErrBadName):
 		return newErr(http.StatusBadRequest, StatusValidation, contract.ErrTypeInvalidFormat, err.Error(), []any{"path", "name"}, nil, "1..128 of [A-Za-z0-9_.-]")
 	case errors.Is(err, tier.ErrWriteStall):
@@ -499,7 +543,11 @@ func (s *Server) mapErr(err error) *apiError {
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	if err := s.db.Err(); err != nil {
-		writeAPIError(w, newErr(http.StatusServiceUnavailable, StatusUnavailable, "read_only", err.Error(), nil, nil, "a writable store"))
+		// No detail: /healthz is unauthenticated and the error names a
+		// collection and its files (the log and /metrics have them).
+		s.o.Logger.Warn("server: healthz: store unavailable", "err", err)
+		writeAPIError(w, newErr(http.StatusServiceUnavailable, StatusUnavailable, "read_only",
+			"a collection store is read-only after an I/O failure (see the server log)", nil, nil, "a writable store"))
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})

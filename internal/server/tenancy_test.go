@@ -127,8 +127,10 @@ func TestTenancy(t *testing.T) {
 	if code != http.StatusForbidden || checkErrShape(t, body).Status != StatusForbidden {
 		t.Fatalf("write into foreign namespace: %d %s", code, body)
 	}
+	// An id held in another namespace: the uniform 409 id_unavailable
+	// (TestTenancyIDUnavailableUniform), not a 403 confirming it.
 	code, _, body = a.do("POST", "/v1/collections/docs/documents", upsertBody(mkDoc("b000", "hijack", "tenant-a/", nil)))
-	if code != http.StatusForbidden {
+	if code != http.StatusConflict || checkErrShape(t, body).Errors[0].ErrorType != ErrTypeIDUnavailable {
 		t.Fatalf("overwrite of a foreign id: %d %s", code, body)
 	}
 	var del DeleteResponse
