@@ -151,7 +151,13 @@ type WAL struct {
 	closed   bool
 	segs     []segment // sorted by firstSeq; the last is active
 
-	ioMu    sync.Mutex // serialises file I/O (flusher, interval syncer, rotation)
+	ioMu sync.Mutex // serialises writes and rotation (flusher, rotation, close)
+	// rotMu guards the active file's lifetime: rotation and close replace
+	// or close w.f under rotMu.Lock (and ioMu); Sync fsyncs w.f under
+	// rotMu.RLock only, so an interval fsync never holds up a write(2).
+	rotMu sync.RWMutex
+	// syncMu serialises Sync calls.
+	syncMu  sync.Mutex
 	f       vfs.File
 	segSize int64
 
@@ -365,10 +371,13 @@ func (w *WAL) newSegment(seq uint64) error {
 		if err := w.fsync(w.f); err != nil {
 			return fmt.Errorf("wal: sync before rotation: %w", err)
 		}
-		if err := w.f.Close(); err != nil {
+		w.rotMu.Lock()
+		err := w.f.Close()
+		w.f = nil
+		w.rotMu.Unlock()
+		if err != nil {
 			return fmt.Errorf("wal: close segment: %w", err)
 		}
-		w.f = nil
 	}
 	name := segName(seq)
 	path := filepath.Join(w.o.Dir, name)
@@ -382,7 +391,9 @@ func (w *WAL) newSegment(seq uint64) error {
 			return fmt.Errorf("wal: sync dir %s: %w", w.o.Dir, err)
 		}
 	}
+	w.rotMu.Lock()
 	w.f = f
+	w.rotMu.Unlock()
 	w.segSize = 0
 	w.mu.Lock()
 	// Re-creating a name (after a truncated-to-empty recovery) replaces it.
@@ -516,9 +527,14 @@ func (w *WAL) ticker() {
 
 // Sync fsyncs everything written so far (useful under SyncInterval and
 // SyncNone). It returns the sticky error if the WAL has failed.
+//
+// It does not hold up writers: only rotation waits for it. Every record
+// counted in target was fully written before the fsync starts; if a
+// rotation moved them to an earlier segment, that segment was fsynced
+// before it was closed.
 func (w *WAL) Sync() error {
-	w.ioMu.Lock()
-	defer w.ioMu.Unlock()
+	w.syncMu.Lock() // one Sync at a time (ticker, Close, callers)
+	defer w.syncMu.Unlock()
 	w.mu.Lock()
 	if w.err != nil {
 		err := w.err
@@ -526,11 +542,18 @@ func (w *WAL) Sync() error {
 		return err
 	}
 	target := w.written
+	synced := w.synced
 	w.mu.Unlock()
-	if target <= w.Synced() || w.f == nil {
+	if target <= synced {
+		return nil
+	}
+	w.rotMu.RLock()
+	if w.f == nil {
+		w.rotMu.RUnlock()
 		return nil
 	}
 	err := w.fsync(w.f)
+	w.rotMu.RUnlock()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err != nil {
@@ -619,11 +642,13 @@ func (w *WAL) Close() error {
 	}
 	serr := w.Sync()
 	w.ioMu.Lock()
+	w.rotMu.Lock()
 	var cerr error
 	if w.f != nil {
 		cerr = w.f.Close()
 		w.f = nil
 	}
+	w.rotMu.Unlock()
 	w.ioMu.Unlock()
 	if serr != nil {
 		return serr
