@@ -25,6 +25,7 @@ var goCorpus struct {
 	seg     *Segment
 	size    int
 	queries [][]string
+	phrases [][]string
 	err     error
 }
 
@@ -58,9 +59,15 @@ func loadGoCorpus(b *testing.B) {
 		}
 		a := benchAnalyzer()
 		bl := NewBuilder(Options{})
+		toks := make([][]string, len(goCorpus.files))
 		for i, f := range goCorpus.files {
-			bl.Add(uint64(i), a.Analyze(string(f)))
+			ts := a.Analyze(string(f))
+			bl.Add(uint64(i), ts)
+			for _, t := range ts {
+				toks[i] = append(toks[i], t.Term)
+			}
 		}
+		goCorpus.phrases = goPhrases(toks, 1000)
 		var buf bytes.Buffer
 		bl.WriteTo(&buf)
 		goCorpus.size = buf.Len()
@@ -108,6 +115,60 @@ func loadGoCorpus(b *testing.B) {
 	})
 	if goCorpus.err != nil {
 		b.Fatal(goCorpus.err)
+	}
+}
+
+// goPhrases is bench/lexical's GeneratePhrases (seed 43) over the
+// documents' token lists: n phrases of 2–3 consecutive tokens of a random
+// document with at least 3 tokens, so every phrase matches.
+func goPhrases(docs [][]string, n int) [][]string {
+	r := rand.New(rand.NewPCG(43, 0))
+	var qs [][]string
+	for tries := 0; len(qs) < n && tries < 100*n+1000; tries++ {
+		toks := docs[r.IntN(len(docs))]
+		if len(toks) < 3 {
+			continue
+		}
+		k := 2 + r.IntN(2)
+		at := r.IntN(len(toks) - k + 1)
+		qs = append(qs, toks[at:at+k])
+	}
+	return qs
+}
+
+// BenchmarkGoStdlibPhrase measures single-thread top-10 phrase queries
+// over the Go stdlib corpus (bench/lexical's phrase batch: 1,000 phrases
+// of 2–3 consecutive tokens, seed 43); one op is one query.
+func BenchmarkGoStdlibPhrase(b *testing.B) {
+	if testing.Short() {
+		b.Skip("builds an index of the whole Go stdlib")
+	}
+	loadGoCorpus(b)
+	views := []View{{Seg: goCorpus.seg}}
+	qs := make([]Query, len(goCorpus.phrases))
+	for i, ws := range goCorpus.phrases {
+		ph := make([]PhraseTerm, len(ws))
+		for j, w := range ws {
+			ph[j] = PhraseTerm{Term: w, Offset: j}
+		}
+		qs[i] = Query{Phrases: [][]PhraseTerm{ph}}
+	}
+	for _, exh := range []bool{false, true} {
+		name := "op=phrase/pruned"
+		if exh {
+			name = "op=phrase/exhaustive"
+		}
+		b.Run(name, func(b *testing.B) {
+			p := DefaultSearchParams()
+			p.Exhaustive = exh
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				if _, err := Search(views, qs[i%len(qs)], p, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 

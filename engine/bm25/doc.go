@@ -73,10 +73,23 @@
 // drops a document that ties or beats θ.
 //
 // Queries with required terms or phrases intersect the required lists
-// (leapfrog NextGEQ from the rarest), check excluded terms, the allow-list
-// and phrase positions, and skip documents whose block-max bound cannot
-// reach θ. SearchParams.Exhaustive runs the reference scorer (decode every
-// list, score every candidate) instead.
+// (leapfrog NextGEQ from the rarest). For a document in every list, the
+// cheapest test that can reject it goes first, as Xapian does: (1) the
+// block-max bound of the region where every required list stays in its
+// current block — when it cannot reach θ the whole region is skipped;
+// (2) the allow-list and excluded terms; (3) the exact score, from tfs and
+// |D| only (a phrase weighs the sum of its terms, so its score does not
+// depend on positions) — a document that would not enter the top k is
+// dropped here; (4) only then the phrase positions. Positions are read
+// lazily: each slot's iterator starts at the document (a per-cursor
+// pointer resumes within the 128-doc block, and earlier documents'
+// positions are skipped by counting varint terminator bytes a word at a
+// time, never decoded), the slot with the smallest tf drives, the other
+// slots only seek forward, and the check stops at the first match. On the
+// Go stdlib phrase batch (bench/lexical, 1,000 phrases of 2–3 tokens)
+// this took phrase queries from 2.9 ms to 0.15 ms each (BenchmarkGoStdlibPhrase).
+// SearchParams.Exhaustive runs the reference scorer (decode every list,
+// score every candidate, phraseAt over fully decoded positions) instead.
 //
 // Cost: OR queries touch O(Σ df) postings in the worst case and far fewer
 // in practice; NextGEQ costs O(1) amortised plus the bucket scan;

@@ -2,6 +2,7 @@ package bm25
 
 import (
 	"encoding/binary"
+	"math/bits"
 )
 
 // cursor iterates one term's postings in one segment: doc ids from the
@@ -24,6 +25,11 @@ type cursor struct {
 	tfBlock int // block whose tfs are in tfs, -1 none
 	tfs     [BlockSize]uint32
 
+	// posIdx is the posting index whose positions start at blob[posAt]
+	// (the last one decoded), -1 none: appendPositions resumes from it.
+	posIdx int
+	posAt  int
+
 	sb int // shallow block pointer for block-max bounds
 }
 
@@ -31,7 +37,7 @@ func (s *Segment) openCursor(i int) (*cursor, error) {
 	r := s.rec(i)
 	blob := s.post[r.off : r.off+uint64(r.blobLen)]
 	at := s.postOff + int64(r.off)
-	cu := &cursor{seg: s, blob: blob, blobAt: at, nb: int(r.nb), df: int(r.df), tfBlock: -1}
+	cu := &cursor{seg: s, blob: blob, blobAt: at, nb: int(r.nb), df: int(r.df), tfBlock: -1, posIdx: -1}
 	ef, n, err := openEF(blob, s.path, at)
 	if err != nil {
 		return nil, err
@@ -117,46 +123,128 @@ func (cu *cursor) loadTFs(b int) bool {
 // appendPositions appends the current doc's positions (nothing when the
 // segment stores none).
 func (cu *cursor) appendPositions(dst []uint32) []uint32 {
+	it := cu.positions()
+	for it.next() {
+		dst = append(dst, uint32(it.cur))
+	}
+	return dst
+}
+
+// positions returns an iterator over the current doc's positions (empty
+// when the segment stores none or on corruption, which sets cu.err).
+//
+// Positions are stored per 128-doc block (the block meta gives the byte
+// offset of the block's stream), each doc's tf uvarint deltas after the
+// previous doc's. The cursor remembers where the last doc it opened
+// starts (posIdx, posAt), so a forward walk through a block skips each
+// byte at most once, and skipping never decodes: it counts varint
+// terminator bytes (high bit clear) eight at a time (skipVarints). A
+// conjunctive traversal therefore pays O(position bytes of the block) per
+// block touched, not per candidate; the iterator decodes lazily, so a
+// phrase check stops decoding at its first match.
+func (cu *cursor) positions() posIter {
 	if !cu.seg.positions {
-		return dst
+		return posIter{}
 	}
 	i := cu.c.i
 	if i < 0 || i >= cu.df {
-		return dst
+		return posIter{}
 	}
 	b := i / BlockSize
 	if b != cu.tfBlock && !cu.loadTFs(b) {
-		return dst
+		return posIter{}
 	}
-	_, off := cu.blockOffsets(b)
-	if uint64(off) > uint64(len(cu.blob)) {
-		cu.fail("positions of block %d out of range", b)
-		return dst
-	}
-	p := cu.blob[off:]
-	// Skip the positions of the block's earlier docs.
-	for j := b * BlockSize; j < i; j++ {
-		for k := uint32(0); k <= cu.tfs[j%BlockSize]; k++ {
-			_, n := binary.Uvarint(p)
-			if n <= 0 {
-				cu.fail("positions of block %d malformed", b)
-				return dst
-			}
-			p = p[n:]
+	at, from := cu.posAt, cu.posIdx
+	if cu.posIdx < 0 || cu.posIdx/BlockSize != b || cu.posIdx > i {
+		_, off := cu.blockOffsets(b)
+		if uint64(off) > uint64(len(cu.blob)) {
+			cu.fail("positions of block %d out of range", b)
+			return posIter{}
 		}
+		at, from = int(off), b*BlockSize
 	}
-	prev := uint64(0)
-	for k := uint32(0); k <= cu.tfs[i%BlockSize]; k++ {
-		d, n := binary.Uvarint(p)
-		if n <= 0 || prev+d > 1<<32-1 {
+	if from < i {
+		// Skip the positions of the block's docs from..i-1.
+		n := 0
+		for j := from; j < i; j++ {
+			n += int(cu.tfs[j%BlockSize]) + 1
+		}
+		k, ok := skipVarints(cu.blob[at:], n)
+		if !ok {
 			cu.fail("positions of block %d malformed", b)
-			return dst
+			return posIter{}
 		}
-		p = p[n:]
-		prev += d
-		dst = append(dst, uint32(prev))
+		at += k
 	}
-	return dst
+	cu.posIdx, cu.posAt = i, at
+	return posIter{cu: cu, p: cu.blob[at:], left: int(cu.tfs[i%BlockSize]) + 1, cur: -1}
+}
+
+// posIter decodes one document's positions lazily, in increasing order.
+// cur is the current position (-1 before the first).
+type posIter struct {
+	cu   *cursor
+	p    []byte
+	left int
+	cur  int64
+}
+
+// next advances to the following position; false when none is left or the
+// bytes are malformed (the cursor's err is then set).
+func (it *posIter) next() bool {
+	if it.left == 0 {
+		return false
+	}
+	d, n := binary.Uvarint(it.p)
+	prev := uint64(max(it.cur, 0))
+	if n <= 0 || prev+d > 1<<32-1 {
+		it.cu.fail("positions of block %d malformed", it.cu.c.i/BlockSize)
+		it.left = 0
+		return false
+	}
+	it.p = it.p[n:]
+	it.cur = int64(prev + d)
+	it.left--
+	return true
+}
+
+// seek advances to the first position >= want; false when there is none.
+func (it *posIter) seek(want int64) bool {
+	for it.cur < want {
+		if !it.next() {
+			return false
+		}
+	}
+	return true
+}
+
+// skipVarints returns the length of the first n uvarints of p, counting
+// terminator bytes (high bit clear) a 64-bit word at a time; ok is false
+// when p holds fewer than n terminators. It does not check that each
+// varint is at most 10 bytes (the decoder of the varints actually read
+// does; CRC32C guards the rest).
+func skipVarints(p []byte, n int) (int, bool) {
+	const hi = 0x8080808080808080
+	off := 0
+	for n > 0 && off+8 <= len(p) {
+		t := ^binary.LittleEndian.Uint64(p[off:]) & hi
+		c := bits.OnesCount64(t)
+		if c < n {
+			n -= c
+			off += 8
+			continue
+		}
+		for ; n > 1; n-- {
+			t &= t - 1
+		}
+		return off + bits.TrailingZeros64(t)/8 + 1, true
+	}
+	for ; n > 0 && off < len(p); off++ {
+		if p[off] < 0x80 {
+			n--
+		}
+	}
+	return off, n == 0
 }
 
 // shallowBlock moves the block-max pointer to the block that may contain

@@ -157,7 +157,8 @@ func TestQualityStemmed(t *testing.T) {
 // TestPruningExactVaswani compares the pruned top-k with the exhaustive
 // reference on Vaswani over many seeded random queries (1–5 words drawn
 // from rare, mid and common document-frequency buckets, sometimes
-// repeated, sometimes with +required / -excluded words or an allow-list),
+// repeated, sometimes with +required / -excluded words, a phrase drawn
+// from a document, or an allow-list),
 // over one segment and over four. Hits must be identical: same external
 // ids in the same order, scores within 1e-9 relative.
 func TestPruningExactVaswani(t *testing.T) {
@@ -204,6 +205,27 @@ func TestPruningExactVaswani(t *testing.T) {
 			q.Must = []string{pick()}
 		case 1:
 			q.MustNot = []string{common[r.IntN(len(common))]}
+		}
+		if r.IntN(4) == 0 {
+			// A phrase of 2–3 consecutive tokens of a random document,
+			// sometimes with its last slot replaced (then it rarely
+			// matches), alone or with the optional words.
+			toks := a.Analyze(docText(c.Docs[r.IntN(len(c.Docs))]))
+			if len(toks) >= 3 {
+				k := 2 + r.IntN(2)
+				at := r.IntN(len(toks) - k + 1)
+				var ph []PhraseTerm
+				for _, tk := range toks[at : at+k] {
+					ph = append(ph, PhraseTerm{Term: tk.Term, Offset: tk.Pos - toks[at].Pos})
+				}
+				if r.IntN(4) == 0 {
+					ph[k-1].Term = pick()
+				}
+				q.Phrases = [][]PhraseTerm{ph}
+				if r.IntN(2) == 0 {
+					q.Should = nil
+				}
+			}
 		}
 		p := DefaultSearchParams()
 		p.K = []int{1, 10, 10, 100}[r.IntN(4)]

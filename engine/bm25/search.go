@@ -339,6 +339,11 @@ func (t *topK) down(i int) {
 	}
 }
 
+// accepts reports whether offer(*h) would insert h.
+func (t *topK) accepts(h *Hit) bool {
+	return len(t.h) < t.k || worse(&t.h[0], h)
+}
+
 // theta is the score a candidate must reach (ties then go by ExtID).
 func (t *topK) theta() float64 {
 	if len(t.h) < t.k {
@@ -511,7 +516,7 @@ type segSearch struct {
 	curs    []*tcur // by query term index; nil if absent from the segment
 	excl    []*cursor
 	contrib []float64
-	posBuf  [][]uint32
+	posIts  []posIter
 	allowIt roaring.IntPeekable
 }
 
@@ -597,18 +602,50 @@ func (ss *segSearch) excluded(d uint32) bool {
 // positioned on d (they are required).
 func (ss *segSearch) phrasesMatch(d uint32) bool {
 	for _, ph := range ss.pl.phrases {
-		if len(ss.posBuf) < len(ph) {
-			ss.posBuf = make([][]uint32, len(ph))
+		its := ss.posIts[:0]
+		for _, slot := range ph {
+			its = append(its, ss.curs[ss.pl.index[slot.Term]].positions())
 		}
-		for j, slot := range ph {
-			c := ss.curs[ss.pl.index[slot.Term]]
-			ss.posBuf[j] = c.appendPositions(ss.posBuf[j][:0])
-		}
-		if !phraseAt(ph, ss.posBuf[:len(ph)]) {
+		ss.posIts = its
+		if !phraseMatch(ph, its) {
 			return false
 		}
 	}
 	return true
+}
+
+// phraseMatch reports what phraseAt does, over lazy position iterators:
+// driven by the slot with the fewest positions (its tf), the other slots'
+// iterators only move forward (seek), so a document costs at most one
+// pass over each slot's positions and stops at the first match.
+func phraseMatch(ph []PhraseTerm, its []posIter) bool {
+	drv := 0
+	for j := range its {
+		if its[j].left < its[drv].left {
+			drv = j
+		}
+	}
+outer:
+	for its[drv].next() {
+		start := its[drv].cur - int64(ph[drv].Offset)
+		for j := range ph {
+			if j == drv {
+				continue
+			}
+			want := start + int64(ph[j].Offset)
+			if want < 0 {
+				continue outer
+			}
+			if want > math.MaxUint32 || !its[j].seek(want) {
+				return false // starts only grow: no later match either
+			}
+			if its[j].cur != want {
+				continue outer
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // phraseAt reports whether some start s has ph[j].Term at s+ph[j].Offset
@@ -643,11 +680,6 @@ func (ss *segSearch) finalScore() float64 {
 		ss.contrib[i] = 0
 	}
 	return s
-}
-
-func (ss *segSearch) emit(d uint32) {
-	score := ss.finalScore()
-	ss.top.offer(Hit{ExtID: ss.v.Seg.ExtID(d), Score: score, View: ss.vi, Doc: d})
 }
 
 func searchPruned(vi int, v View, pl *plan, top *topK) error {
@@ -918,10 +950,14 @@ func (ss *segSearch) region(cs []*tcur, d uint32) (end uint32, bound float64) {
 }
 
 // conjunctive handles queries with required terms and/or phrases: the
-// required lists are intersected (leapfrog NextGEQ from the rarest), then
-// excluded terms, the allow-list and phrases are checked, and optional
-// terms are added when the block-max bound says the document can still
-// enter the top k.
+// required lists are intersected (leapfrog NextGEQ from the rarest); a
+// document in all of them is then put through the cheapest test that can
+// reject it first: the block-max bound of the region where every required
+// list stays in its block (plus the optional lists' bounds; a failing
+// region is skipped whole), the allow-list, excluded terms, the exact
+// score with the optional terms added (would it enter the top k?), and
+// only then phrase positions (phrasesMatch). The score of a phrase does
+// not depend on its positions, so the order changes cost, not results.
 func (ss *segSearch) conjunctive() {
 	pl := ss.pl
 	var req, opt []*tcur
@@ -960,6 +996,26 @@ func (ss *segSearch) conjunctive() {
 			}
 			continue
 		}
+		if theta := ss.top.theta(); !math.IsInf(theta, -1) {
+			// Block-max bound of the region [d, end] where every
+			// required list stays in its current block: when it cannot
+			// reach theta, no document of the region can, so jump past
+			// it without touching tfs or positions.
+			bound, end := optUB, efEnd-1
+			for _, c := range req {
+				bb, _ := c.blockBound(d, pl.k1, pl.b)
+				bound += bb
+				last, _, _ := c.blockMeta(c.sb)
+				end = min(end, last)
+			}
+			if canSkip(bound, theta) {
+				if end >= efEnd-1 {
+					return
+				}
+				d = end + 1
+				continue
+			}
+		}
 		if !ss.allowed(d) {
 			if d = ss.nextAllowed(d); d == efEnd {
 				return
@@ -967,23 +1023,20 @@ func (ss *segSearch) conjunctive() {
 			continue
 		}
 		if !ss.excluded(d) {
-			theta := ss.top.theta()
-			bound := optUB
+			// The exact score first (tfs and |D| only): positions are
+			// decoded only for a document that would enter the top k.
+			norm := req[0].norm(d, pl.k1, pl.b)
 			for _, c := range req {
-				mt, md, _ := c.shallowBlock(d)
-				bound += termScore(c.w, mt, bm25Norm(md, pl.k1, pl.b, pl.avgdl), pl.k1)
+				ss.contrib[c.qi] = termScore(c.w, c.tf(), norm, pl.k1)
 			}
-			if !canSkip(bound, theta) && (len(pl.phrases) == 0 || ss.phrasesMatch(d)) {
-				norm := req[0].norm(d, pl.k1, pl.b)
-				for _, c := range req {
+			for _, c := range opt {
+				if c.nextGEQ(d) == d {
 					ss.contrib[c.qi] = termScore(c.w, c.tf(), norm, pl.k1)
 				}
-				for _, c := range opt {
-					if c.nextGEQ(d) == d {
-						ss.contrib[c.qi] = termScore(c.w, c.tf(), norm, pl.k1)
-					}
-				}
-				ss.emit(d)
+			}
+			h := Hit{ExtID: ss.v.Seg.ExtID(d), Score: ss.finalScore(), View: ss.vi, Doc: d}
+			if ss.top.accepts(&h) && (len(pl.phrases) == 0 || ss.phrasesMatch(d)) {
+				ss.top.offer(h)
 			}
 		}
 		if d == efEnd-1 {
