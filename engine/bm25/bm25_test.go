@@ -270,6 +270,19 @@ func (m *model) search(q Query, p SearchParams, allow func(ext uint64) bool, max
 	return hits
 }
 
+// searchModes are the evaluators every exactness test runs: the
+// reference scorer first, then each dynamic-pruning algorithm.
+var searchModes = []struct {
+	name string
+	exh  bool
+	alg  string
+}{
+	{"exhaustive", true, ""},
+	{"bmm", false, AlgBMM},
+	{"bmw", false, AlgBMW},
+	{"default", false, ""},
+}
+
 func sameHits(t *testing.T, label string, got, want []Hit) {
 	t.Helper()
 	if len(got) != len(want) {
@@ -427,13 +440,13 @@ func TestPruningExactSynthetic(t *testing.T) {
 					views[i].Allow = bm
 				}
 			}
-			for _, exh := range []bool{false, true} {
-				p.Exhaustive = exh
+			for _, m := range searchModes {
+				p.Exhaustive, p.Algorithm = m.exh, m.alg
 				got, err := Search(views, q, p, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
-				sameHits(t, fmt.Sprintf("q%d %+v %s exhaustive=%v k=%d", qi, q, name, exh, p.K), got, want)
+				sameHits(t, fmt.Sprintf("q%d %+v %s %s k=%d k1=%g b=%g", qi, q, name, m.name, p.K, p.K1, p.B), got, want)
 			}
 		}
 	}
@@ -585,17 +598,81 @@ func TestCodeSearch(t *testing.T) {
 }
 
 func TestSearchParamsValidate(t *testing.T) {
-	err := SearchParams{K: 0, K1: -1, B: 2, IDF: "x", MaxExpansions: -1}.Validate()
+	err := SearchParams{K: 0, K1: -1, B: 2, IDF: "x", MaxExpansions: -1, Algorithm: "wand"}.Validate()
 	if !errors.Is(err, ErrInvalidOptions) {
 		t.Fatal(err)
 	}
-	for _, w := range []string{"K ", "K1", "B ", "IDF", "MaxExpansions"} {
+	for _, w := range []string{"K ", "K1", "B ", "IDF", "MaxExpansions", "Algorithm"} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("%v lacks %s", err, w)
 		}
 	}
 	if err := DefaultSearchParams().Validate(); err != nil {
 		t.Error(err)
+	}
+	for _, alg := range []string{"", AlgBMM, AlgBMW} {
+		p := DefaultSearchParams()
+		p.Algorithm = alg
+		if err := p.Validate(); err != nil {
+			t.Errorf("Algorithm %q: %v", alg, err)
+		}
+	}
+}
+
+// TestDisjunctiveTies: many documents with equal scores, split over
+// segments in an order unrelated to their external ids. Every evaluator
+// must return the k smallest external ids among the best-scoring
+// documents (score descending, then ExtID ascending), whatever k, with
+// rarer high-scoring documents mixed in so theta rises mid-traversal.
+func TestDisjunctiveTies(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 5))
+	n := 2000
+	docs := make([]modelDoc, n)
+	perm := r.Perm(n)
+	for i := range docs {
+		var toks []text.Token
+		words := []string{"a", "b", "c", "d"} // equal length: equal norms
+		if i%7 == 0 {
+			words = []string{"a", "b", "c", "z"}
+		}
+		if i%97 == 0 {
+			words = []string{"a", "z", "y", "z"}
+		}
+		for j, w := range words {
+			toks = append(toks, text.Token{Term: w, Pos: j})
+		}
+		docs[i] = modelDoc{ext: uint64(perm[i]), toks: toks}
+	}
+	layouts := [][]int{nil, {n / 3, n / 2}, {1, 2, 500, 1999}}
+	for _, k := range []int{1, 5, 10, 100, 300} {
+		for _, q := range []Query{{Should: []string{"a", "b", "z"}}, {Should: []string{"z", "y", "a"}}, {Should: []string{"b", "c", "d", "z", "y", "a"}}} {
+			var want []Hit
+			for li, cuts := range layouts {
+				segs := buildSegs(t, docs, cuts, Options{})
+				views := make([]View, len(segs))
+				for i, s := range segs {
+					views[i] = View{Seg: s}
+				}
+				for _, m := range searchModes {
+					p := DefaultSearchParams()
+					p.K, p.Exhaustive, p.Algorithm = k, m.exh, m.alg
+					got, err := Search(views, q, p, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if li == 0 && m.exh {
+						want = got
+						for i := 1; i < len(got); i++ {
+							if worse(&got[i-1], &got[i]) {
+								t.Fatalf("reference order broken at %d: %v", i, got)
+							}
+						}
+						continue
+					}
+					sameHits(t, fmt.Sprintf("k=%d %v layout %d %s", k, q.Should, li, m.name), got, want)
+				}
+			}
+		}
 	}
 }
 
@@ -639,9 +716,9 @@ func FuzzSegment(f *testing.F) {
 			qs = append(qs, Query{Phrases: [][]PhraseTerm{{{terms[0], 0}, {terms[1], 1}}}})
 		}
 		for _, q := range qs {
-			for _, exh := range []bool{false, true} {
+			for _, m := range searchModes {
 				p := DefaultSearchParams()
-				p.Exhaustive = exh
+				p.Exhaustive, p.Algorithm = m.exh, m.alg
 				Search([]View{{Seg: s}}, q, p, nil)
 			}
 		}

@@ -85,6 +85,7 @@ func SearchFields(views []FieldsView, fields []FieldSpec, q []Query, p SearchPar
 	excl := make([][]string, len(fields))
 	var k1, b float64
 	k := 0
+	alg := AlgDefault
 	for f := range fields {
 		fv := make([]View, len(views))
 		for vi, v := range views {
@@ -98,7 +99,7 @@ func SearchFields(views []FieldsView, fields []FieldSpec, q []Query, p SearchPar
 		if err != nil {
 			return nil, err
 		}
-		k1, b, k = pl.k1, pl.b, pl.k
+		k1, b, k, alg = pl.k1, pl.b, pl.k, pl.alg
 		excl[f] = pl.exclude
 		if pl.empty {
 			continue
@@ -111,7 +112,7 @@ func SearchFields(views []FieldsView, fields []FieldSpec, q []Query, p SearchPar
 		return nil, nil
 	}
 	top := &topK{k: k}
-	pl := &plan{k1: k1, b: b, k: k}
+	pl := &plan{k1: k1, b: b, k: k, alg: alg}
 	for vi, v := range views {
 		ss := &segSearch{vi: vi, v: View{Seg: v.Segs[0], Allow: v.Allow}, pl: pl, top: top,
 			curs: make([]*tcur, len(units)), contrib: make([]float64, len(units))}
@@ -144,7 +145,7 @@ func SearchFields(views []FieldsView, fields []FieldSpec, q []Query, p SearchPar
 		if p.Exhaustive {
 			ss.exhaustiveUnits()
 		} else {
-			ss.maxScore()
+			ss.disjunctive()
 		}
 		if err := ss.err(); err != nil {
 			return nil, err

@@ -181,15 +181,15 @@ func TestSearchFieldsExact(t *testing.T) {
 				}
 			}
 			var ref []Hit
-			for _, exh := range []bool{true, false} {
-				p.Exhaustive = exh
+			for _, m := range searchModes {
+				p.Exhaustive, p.Algorithm = m.exh, m.alg
 				got, err := SearchFields(vs, specs, q, p, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
-				label := fmt.Sprintf("q%d %v %s exhaustive=%v", qi, q, name, exh)
+				label := fmt.Sprintf("q%d %v %s %s", qi, q, name, m.name)
 				sameHitsApprox(t, label, got, want)
-				if exh {
+				if m.exh {
 					ref = got
 				} else {
 					sameHits(t, label+" vs reference", got, ref)

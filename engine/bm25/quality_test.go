@@ -232,6 +232,9 @@ func TestPruningExactVaswani(t *testing.T) {
 		if r.IntN(4) == 0 {
 			p.IDF = IDFRobertson
 		}
+		if r.IntN(4) == 0 {
+			p.K1, p.B = r.Float64()*3, r.Float64()
+		}
 		var mod uint64
 		if r.IntN(6) == 0 {
 			mod = uint64(2 + r.IntN(5))
@@ -250,48 +253,55 @@ func TestPruningExactVaswani(t *testing.T) {
 					views[vi].Allow = bm
 				}
 			}
-			for _, exh := range []bool{true, false} {
-				p.Exhaustive = exh
+			for _, m := range searchModes {
+				p.Exhaustive, p.Algorithm = m.exh, m.alg
 				got, err := Search(views, q, p, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if li == 0 && exh {
+				if li == 0 && m.exh {
 					want = got
 					continue
 				}
-				sameHits(t, fmt.Sprintf("q%d %+v k=%d %s exhaustive=%v", qi, q, p.K, name, exh), got, want)
+				sameHits(t, fmt.Sprintf("q%d %+v k=%d %s %s", qi, q, p.K, name, m.name), got, want)
 			}
 		}
 	}
 }
 
-// TestPruningSkipsWork checks that Block-Max MaxScore is not silently
+// TestPruningSkipsWork checks that Block-Max MaxScore and Block-Max WAND are not silently
 // exhaustive: over Vaswani's real queries (top 10), the pruned path must
 // fully score far fewer documents than the reference, with equal hits.
 func TestPruningSkipsWork(t *testing.T) {
 	c := loadCollection(t, "vaswani")
 	a := text.MustNew(text.OracleOptions())
 	views := indexCollection(t, c, a, 1)
-	var pruned, full int
+	pruned := map[string]int{}
+	full := 0
 	for _, q := range c.Queries {
 		query := Query{Should: a.Terms(q.Text)}
 		p := DefaultSearchParams()
-		h1, n1, err := search(views, query, p, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
 		p.Exhaustive = true
 		h2, n2, err := search(views, query, p, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		sameHits(t, q.ID, h1, h2)
-		pruned += n1
 		full += n2
+		p.Exhaustive = false
+		for _, alg := range []string{AlgBMM, AlgBMW} {
+			p.Algorithm = alg
+			h1, n1, err := search(views, query, p, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameHits(t, q.ID+" "+alg, h1, h2)
+			pruned[alg] += n1
+		}
 	}
-	t.Logf("documents fully scored: pruned %d, exhaustive %d (%.1f%%)", pruned, full, 100*float64(pruned)/float64(full))
-	if pruned*3 > full {
-		t.Errorf("pruning scored %d of %d documents; expected under a third", pruned, full)
+	for _, alg := range []string{AlgBMM, AlgBMW} {
+		t.Logf("%s: documents fully scored: pruned %d, exhaustive %d (%.1f%%)", alg, pruned[alg], full, 100*float64(pruned[alg])/float64(full))
+		if pruned[alg]*3 > full {
+			t.Errorf("%s scored %d of %d documents; expected under a third", alg, pruned[alg], full)
+		}
 	}
 }

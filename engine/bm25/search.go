@@ -42,7 +42,24 @@ type SearchParams struct {
 	// Exhaustive scores every matching document without pruning (the
 	// reference scorer). Same results, slower.
 	Exhaustive bool
+	// Algorithm selects the disjunctive (OR) dynamic-pruning evaluator:
+	// AlgBMM (Block-Max MaxScore), AlgBMW (Block-Max WAND) or "" for the
+	// default, AlgDefault. Both return exactly the exhaustive top-k; only
+	// speed differs (measurements in the package doc). Ignored with
+	// Exhaustive and for queries with required terms or phrases.
+	Algorithm string
 }
+
+// Disjunctive evaluators (SearchParams.Algorithm).
+const (
+	// AlgBMM is Block-Max MaxScore (Turtle & Flood 1995; block-max
+	// bounds after Ding & Suel 2011; Mallia et al., ECIR 2019).
+	AlgBMM = "bmm"
+	// AlgBMW is Block-Max WAND (Ding & Suel, SIGIR 2011).
+	AlgBMW = "bmw"
+	// AlgDefault is the evaluator used when Algorithm is "".
+	AlgDefault = AlgBMM
+)
 
 // DefaultSearchParams returns K 10, K1 1.2, B 0.75, default IDF, 64
 // expansions.
@@ -64,6 +81,9 @@ func (p SearchParams) Validate() error {
 	}
 	if p.IDF != "" && p.IDF != IDFDefault && p.IDF != IDFRobertson {
 		probs = append(probs, fmt.Sprintf("IDF %q: want %q or %q", p.IDF, IDFDefault, IDFRobertson))
+	}
+	if p.Algorithm != "" && p.Algorithm != AlgBMM && p.Algorithm != AlgBMW {
+		probs = append(probs, fmt.Sprintf("Algorithm %q: want %q or %q (\"\" = default %q)", p.Algorithm, AlgBMM, AlgBMW, AlgDefault))
 	}
 	if p.MaxExpansions < 0 {
 		probs = append(probs, fmt.Sprintf("MaxExpansions %d: want >= 0 (0 = default 64)", p.MaxExpansions))
@@ -182,7 +202,8 @@ type plan struct {
 	k1, b   float64
 	avgdl   float64
 	k       int
-	empty   bool // no scored clause: nothing matches
+	alg     string // AlgBMM or AlgBMW
+	empty   bool   // no scored clause: nothing matches
 	// tidx[vi][qi] is term qi's dictionary index in view vi (-1: absent),
 	// when planQuery looked the terms up itself; nil otherwise.
 	tidx [][]int
@@ -198,7 +219,10 @@ func planQuery(views []View, q Query, p SearchParams, st *Stats) (*plan, error) 
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	pl := &plan{index: map[string]int{}, k1: p.K1, b: p.B, k: p.K}
+	pl := &plan{index: map[string]int{}, k1: p.K1, b: p.B, k: p.K, alg: p.Algorithm}
+	if pl.alg == "" {
+		pl.alg = AlgDefault
+	}
 	add := func(t string, required bool) {
 		i, ok := pl.index[t]
 		if !ok {
@@ -379,7 +403,8 @@ func canSkip(bound, theta float64) bool {
 // under st (nil: collected from the views for q's terms), score descending
 // then ExtID ascending. Disjunctive queries use Block-Max MaxScore (Turtle &
 // Flood 1995; block-max bounds after Ding & Suel 2011, as evaluated by
-// Mallia et al. 2019); queries with required terms or phrases use
+// Mallia et al. 2019) or, with p.Algorithm = AlgBMW, Block-Max WAND (Ding &
+// Suel 2011), with identical results; queries with required terms or phrases use
 // conjunctive traversal driven by the rarest required term. With
 // p.Exhaustive the reference scorer is used instead; both return the same
 // hits. Errors: invalid params (ErrInvalidOptions), corrupt postings
@@ -694,9 +719,18 @@ func searchPruned(vi int, v View, pl *plan, top *topK) error {
 	if conj {
 		ss.conjunctive()
 	} else {
-		ss.maxScore()
+		ss.disjunctive()
 	}
 	return ss.err()
+}
+
+// disjunctive runs the plan's OR evaluator (SearchParams.Algorithm).
+func (ss *segSearch) disjunctive() {
+	if ss.pl.alg == AlgBMW {
+		ss.bmw()
+	} else {
+		ss.maxScore()
+	}
 }
 
 // maxScore is Block-Max MaxScore over the optional terms. Terms are sorted
