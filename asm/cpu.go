@@ -72,8 +72,10 @@ func init() {
 func setLevel(l Level) {
 	var t kernels
 	setGenericKernels(&t)
+	// Called for Generic too: it also resets the amd64 single-pair level
+	// (pairLevel) that Dot and L2Sq dispatch on.
+	setDistanceKernels(&t, l)
 	if l != Generic {
-		setDistanceKernels(&t, l)
 		setADCKernels(&t, l)
 		setFastScanKernels(&t, l)
 		setSQ8Kernels(&t, l)

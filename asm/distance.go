@@ -4,13 +4,13 @@ package asm
 // a and b must have the same length d (any d ≥ 0); only len(a) is read.
 func L2Sq(a, b []float32) float32 {
 	b = b[:len(a)]
-	return k.l2Sq(a, b)
+	return l2SqDirect(a, b)
 }
 
 // Dot returns the inner product Σ a[i]·b[i]. a and b must have the same length.
 func Dot(a, b []float32) float32 {
 	b = b[:len(a)]
-	return k.dot(a, b)
+	return dotDirect(a, b)
 }
 
 // L2SqBatch computes out[i] = L2Sq(q, x[i*d:(i+1)*d]) for i in [0, len(out)).

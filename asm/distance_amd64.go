@@ -6,13 +6,17 @@ package asm
 // into t (see distance_amd64.s).
 func setDistanceKernels(t *kernels, l Level) {
 	switch l {
+	case Generic:
+		pairLevel = 0
 	case AVX2:
+		pairLevel = 1
 		t.l2Sq = l2SqAVX2
 		t.dot = dotAVX2
 		t.l2SqBatch = l2SqBatchAVX2
 		t.dotBatch = dotBatchAVX2
 		t.sumFloat32 = sumAVX2
 	case AVX512:
+		pairLevel = 2
 		t.l2Sq = l2SqAVX512
 		t.dot = dotAVX512
 		t.l2SqBatch = l2SqBatchAVX512
@@ -26,6 +30,22 @@ func setDistanceKernels(t *kernels, l Level) {
 		}
 	}
 }
+
+// pairLevel selects the single-pair kernel that dotDirect / l2SqDirect
+// jump to: 0 generic, 1 AVX2, 2 AVX-512. It is written only by setLevel.
+var pairLevel uint8
+
+// dotDirect and l2SqDirect are assembly entry points that test pairLevel
+// and tail-jump to the kernel of the current level. Dot and L2Sq inline
+// to one direct call of them: calling through the dispatch table instead
+// costs an indirect call to the ABIInternal→ABI0 wrapper of the kernel,
+// one more call level per pair. len(b) ≥ len(a) is the caller's duty.
+//
+//go:noescape
+func dotDirect(a, b []float32) float32
+
+//go:noescape
+func l2SqDirect(a, b []float32) float32
 
 // The kernels below read len(a) elements of a and b (len(b) ≥ len(a) is
 // the caller's duty), resp. len(out)·len(q) elements of x.

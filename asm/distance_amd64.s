@@ -45,8 +45,51 @@ GLOBL tailmask<>(SB), RODATA|NOPTR, $64
 	VADDSS       xT, x, x
 
 // ---------------------------------------------------------------------------
+// Single-pair entry points (see dotDirect in distance_amd64.go): one
+// direct call from Dot / L2Sq, then a tail jump to the kernel of the
+// current level, which returns straight to the Go caller. The generic
+// level jumps to the ABI0 wrapper of the Go reference.
+
+// func dotDirect(a, b []float32) float32
+TEXT ·dotDirect(SB), NOSPLIT, $0-52
+	MOVBLZX ·pairLevel(SB), AX
+	CMPL    AX, $2
+	JNE     dotd_avx2
+	JMP     ·dotAVX512(SB)
+
+dotd_avx2:
+	CMPL AX, $1
+	JNE  dotd_generic
+	JMP  ·dotAVX2(SB)
+
+dotd_generic:
+	JMP ·dotRef(SB)
+
+// func l2SqDirect(a, b []float32) float32
+TEXT ·l2SqDirect(SB), NOSPLIT, $0-52
+	MOVBLZX ·pairLevel(SB), AX
+	CMPL    AX, $2
+	JNE     l2d_avx2
+	JMP     ·l2SqAVX512(SB)
+
+l2d_avx2:
+	CMPL AX, $1
+	JNE  l2d_generic
+	JMP  ·l2SqAVX2(SB)
+
+l2d_generic:
+	JMP ·l2SqRef(SB)
+
+// ---------------------------------------------------------------------------
 // AVX-512
 
+// Single-pair kernels: one byte offset (AX) indexes both inputs, so a
+// 64-float block costs 3 loop instructions, and a length that is a
+// multiple of 64 skips the 16-float loop and the tail. Two accumulators
+// (blocks 0, 2 and 1, 3): at d = 128 each sees four FMAs, and the
+// reduction needs one add before the horizontal sum. Independent calls
+// overlap in the out-of-order window, so instruction count, not the FMA
+// chain, bounds a stream of short pairs.
 // func l2SqAVX512(a, b []float32) float32
 TEXT ·l2SqAVX512(SB), NOSPLIT, $0-52
 	MOVQ   a_base+0(FP), SI
@@ -54,56 +97,60 @@ TEXT ·l2SqAVX512(SB), NOSPLIT, $0-52
 	MOVQ   b_base+24(FP), DI
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
+	XORQ   AX, AX
+	MOVQ   CX, DX
+	ANDQ   $-64, DX
+	SHLQ   $2, DX
+	JZ     l2z_small
 
 l2z_loop64:
-	CMPQ        CX, $64
-	JB          l2z_loop16
-	VMOVUPS     (SI), Z4
-	VMOVUPS     64(SI), Z5
-	VMOVUPS     128(SI), Z6
-	VMOVUPS     192(SI), Z7
-	VSUBPS      (DI), Z4, Z4
-	VSUBPS      64(DI), Z5, Z5
-	VSUBPS      128(DI), Z6, Z6
-	VSUBPS      192(DI), Z7, Z7
+	VMOVUPS     0(SI)(AX*1), Z2
+	VMOVUPS     64(SI)(AX*1), Z3
+	VMOVUPS     128(SI)(AX*1), Z4
+	VMOVUPS     192(SI)(AX*1), Z5
+	VSUBPS      0(DI)(AX*1), Z2, Z2
+	VSUBPS      64(DI)(AX*1), Z3, Z3
+	VSUBPS      128(DI)(AX*1), Z4, Z4
+	VSUBPS      192(DI)(AX*1), Z5, Z5
+	VFMADD231PS Z2, Z2, Z0
+	VFMADD231PS Z3, Z3, Z1
 	VFMADD231PS Z4, Z4, Z0
 	VFMADD231PS Z5, Z5, Z1
-	VFMADD231PS Z6, Z6, Z2
-	VFMADD231PS Z7, Z7, Z3
-	ADDQ        $256, SI
-	ADDQ        $256, DI
-	SUBQ        $64, CX
-	JMP         l2z_loop64
+	ADDQ        $256, AX
+	CMPQ        AX, DX
+	JB          l2z_loop64
+	TESTQ       $63, CX
+	JZ          l2z_reduce
+
+l2z_small:
+	MOVQ CX, DX
+	ANDQ $-16, DX
+	SHLQ $2, DX
+	CMPQ AX, DX
+	JAE  l2z_tail
 
 l2z_loop16:
-	CMPQ        CX, $16
-	JB          l2z_tail
-	VMOVUPS     (SI), Z4
-	VSUBPS      (DI), Z4, Z4
-	VFMADD231PS Z4, Z4, Z0
-	ADDQ        $64, SI
-	ADDQ        $64, DI
-	SUBQ        $16, CX
-	JMP         l2z_loop16
+	VMOVUPS     (SI)(AX*1), Z2
+	VSUBPS      (DI)(AX*1), Z2, Z2
+	VFMADD231PS Z2, Z2, Z0
+	ADDQ        $64, AX
+	CMPQ        AX, DX
+	JB          l2z_loop16
 
 l2z_tail:
-	TESTQ       CX, CX
+	ANDQ        $15, CX
 	JZ          l2z_reduce
-	MOVL        $1, AX
-	SHLL        CX, AX
-	DECL        AX
-	KMOVW       AX, K1
-	VMOVUPS.Z   (SI), K1, Z4
-	VMOVUPS.Z   (DI), K1, Z5
-	VSUBPS      Z5, Z4, Z4
-	VFMADD231PS Z4, Z4, Z1
+	MOVL        $1, DX
+	SHLL        CX, DX
+	DECL        DX
+	KMOVW       DX, K1
+	VMOVUPS.Z   (SI)(AX*1), K1, Z2
+	VMOVUPS.Z   (DI)(AX*1), K1, Z3
+	VSUBPS      Z3, Z2, Z2
+	VFMADD231PS Z2, Z2, Z1
 
 l2z_reduce:
 	VADDPS Z1, Z0, Z0
-	VADDPS Z3, Z2, Z2
-	VADDPS Z2, Z0, Z0
 	REDUCE_Z(Z0, Y0, X0, Y1, X1)
 	VZEROUPPER
 	VMOVSS X0, ret+48(FP)
@@ -116,50 +163,54 @@ TEXT ·dotAVX512(SB), NOSPLIT, $0-52
 	MOVQ   b_base+24(FP), DI
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
+	XORQ   AX, AX
+	MOVQ   CX, DX
+	ANDQ   $-64, DX
+	SHLQ   $2, DX
+	JZ     dotz_small
 
 dotz_loop64:
-	CMPQ        CX, $64
-	JB          dotz_loop16
-	VMOVUPS     (SI), Z4
-	VMOVUPS     64(SI), Z5
-	VMOVUPS     128(SI), Z6
-	VMOVUPS     192(SI), Z7
-	VFMADD231PS (DI), Z4, Z0
-	VFMADD231PS 64(DI), Z5, Z1
-	VFMADD231PS 128(DI), Z6, Z2
-	VFMADD231PS 192(DI), Z7, Z3
-	ADDQ        $256, SI
-	ADDQ        $256, DI
-	SUBQ        $64, CX
-	JMP         dotz_loop64
+	VMOVUPS     0(SI)(AX*1), Z2
+	VMOVUPS     64(SI)(AX*1), Z3
+	VMOVUPS     128(SI)(AX*1), Z4
+	VMOVUPS     192(SI)(AX*1), Z5
+	VFMADD231PS 0(DI)(AX*1), Z2, Z0
+	VFMADD231PS 64(DI)(AX*1), Z3, Z1
+	VFMADD231PS 128(DI)(AX*1), Z4, Z0
+	VFMADD231PS 192(DI)(AX*1), Z5, Z1
+	ADDQ        $256, AX
+	CMPQ        AX, DX
+	JB          dotz_loop64
+	TESTQ       $63, CX
+	JZ          dotz_reduce
+
+dotz_small:
+	MOVQ CX, DX
+	ANDQ $-16, DX
+	SHLQ $2, DX
+	CMPQ AX, DX
+	JAE  dotz_tail
 
 dotz_loop16:
-	CMPQ        CX, $16
-	JB          dotz_tail
-	VMOVUPS     (SI), Z4
-	VFMADD231PS (DI), Z4, Z0
-	ADDQ        $64, SI
-	ADDQ        $64, DI
-	SUBQ        $16, CX
-	JMP         dotz_loop16
+	VMOVUPS     (SI)(AX*1), Z2
+	VFMADD231PS (DI)(AX*1), Z2, Z0
+	ADDQ        $64, AX
+	CMPQ        AX, DX
+	JB          dotz_loop16
 
 dotz_tail:
-	TESTQ       CX, CX
+	ANDQ        $15, CX
 	JZ          dotz_reduce
-	MOVL        $1, AX
-	SHLL        CX, AX
-	DECL        AX
-	KMOVW       AX, K1
-	VMOVUPS.Z   (SI), K1, Z4
-	VMOVUPS.Z   (DI), K1, Z5
-	VFMADD231PS Z5, Z4, Z1
+	MOVL        $1, DX
+	SHLL        CX, DX
+	DECL        DX
+	KMOVW       DX, K1
+	VMOVUPS.Z   (SI)(AX*1), K1, Z2
+	VMOVUPS.Z   (DI)(AX*1), K1, Z3
+	VFMADD231PS Z3, Z2, Z1
 
 dotz_reduce:
 	VADDPS Z1, Z0, Z0
-	VADDPS Z3, Z2, Z2
-	VADDPS Z2, Z0, Z0
 	REDUCE_Z(Z0, Y0, X0, Y1, X1)
 	VZEROUPPER
 	VMOVSS X0, ret+48(FP)
@@ -454,6 +505,9 @@ sumz_reduce:
 	SUBQ    CX, AX; \
 	VMOVDQU (BX)(AX*1), yM
 
+// Single-pair kernels, AVX2: as the AVX-512 ones with 64-float blocks of
+// eight YMM loads into four accumulators, then 8-float blocks and a
+// VMASKMOVPS tail; the byte offset is R8 (LOADMASK_Y clobbers AX, BX).
 // func l2SqAVX2(a, b []float32) float32
 TEXT ·l2SqAVX2(SB), NOSPLIT, $0-52
 	MOVQ   a_base+0(FP), SI
@@ -463,44 +517,64 @@ TEXT ·l2SqAVX2(SB), NOSPLIT, $0-52
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
+	XORQ   R8, R8
+	MOVQ   CX, DX
+	ANDQ   $-64, DX
+	SHLQ   $2, DX
+	JZ     l2y_small
 
-l2y_loop32:
-	CMPQ        CX, $32
-	JB          l2y_loop8
-	VMOVUPS     (SI), Y4
-	VMOVUPS     32(SI), Y5
-	VMOVUPS     64(SI), Y6
-	VMOVUPS     96(SI), Y7
-	VSUBPS      (DI), Y4, Y4
-	VSUBPS      32(DI), Y5, Y5
-	VSUBPS      64(DI), Y6, Y6
-	VSUBPS      96(DI), Y7, Y7
+l2y_loop64:
+	VMOVUPS     0(SI)(R8*1), Y4
+	VMOVUPS     32(SI)(R8*1), Y5
+	VMOVUPS     64(SI)(R8*1), Y6
+	VMOVUPS     96(SI)(R8*1), Y7
+	VMOVUPS     128(SI)(R8*1), Y8
+	VMOVUPS     160(SI)(R8*1), Y9
+	VMOVUPS     192(SI)(R8*1), Y10
+	VMOVUPS     224(SI)(R8*1), Y11
+	VSUBPS      0(DI)(R8*1), Y4, Y4
+	VSUBPS      32(DI)(R8*1), Y5, Y5
+	VSUBPS      64(DI)(R8*1), Y6, Y6
+	VSUBPS      96(DI)(R8*1), Y7, Y7
+	VSUBPS      128(DI)(R8*1), Y8, Y8
+	VSUBPS      160(DI)(R8*1), Y9, Y9
+	VSUBPS      192(DI)(R8*1), Y10, Y10
+	VSUBPS      224(DI)(R8*1), Y11, Y11
 	VFMADD231PS Y4, Y4, Y0
 	VFMADD231PS Y5, Y5, Y1
 	VFMADD231PS Y6, Y6, Y2
 	VFMADD231PS Y7, Y7, Y3
-	ADDQ        $128, SI
-	ADDQ        $128, DI
-	SUBQ        $32, CX
-	JMP         l2y_loop32
+	VFMADD231PS Y8, Y8, Y0
+	VFMADD231PS Y9, Y9, Y1
+	VFMADD231PS Y10, Y10, Y2
+	VFMADD231PS Y11, Y11, Y3
+	ADDQ        $256, R8
+	CMPQ        R8, DX
+	JB          l2y_loop64
+	TESTQ       $63, CX
+	JZ          l2y_reduce
+
+l2y_small:
+	MOVQ CX, DX
+	ANDQ $-8, DX
+	SHLQ $2, DX
+	CMPQ R8, DX
+	JAE  l2y_tail
 
 l2y_loop8:
-	CMPQ        CX, $8
-	JB          l2y_tail
-	VMOVUPS     (SI), Y4
-	VSUBPS      (DI), Y4, Y4
+	VMOVUPS     (SI)(R8*1), Y4
+	VSUBPS      (DI)(R8*1), Y4, Y4
 	VFMADD231PS Y4, Y4, Y0
-	ADDQ        $32, SI
-	ADDQ        $32, DI
-	SUBQ        $8, CX
-	JMP         l2y_loop8
+	ADDQ        $32, R8
+	CMPQ        R8, DX
+	JB          l2y_loop8
 
 l2y_tail:
-	TESTQ       CX, CX
+	ANDQ        $7, CX
 	JZ          l2y_reduce
 	LOADMASK_Y(Y15)
-	VMASKMOVPS  (SI), Y15, Y4
-	VMASKMOVPS  (DI), Y15, Y5
+	VMASKMOVPS  (SI)(R8*1), Y15, Y4
+	VMASKMOVPS  (DI)(R8*1), Y15, Y5
 	VSUBPS      Y5, Y4, Y4
 	VFMADD231PS Y4, Y4, Y1
 
@@ -514,8 +588,6 @@ l2y_reduce:
 	RET
 
 // func dotAVX2(a, b []float32) float32
-// Eight accumulators: at d = 128 each sees two FMAs, which shortens the
-// dependency chain that dominates a single short dot product.
 TEXT ·dotAVX2(SB), NOSPLIT, $0-52
 	MOVQ   a_base+0(FP), SI
 	MOVQ   a_len+8(FP), CX
@@ -524,58 +596,58 @@ TEXT ·dotAVX2(SB), NOSPLIT, $0-52
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
+	XORQ   R8, R8
+	MOVQ   CX, DX
+	ANDQ   $-64, DX
+	SHLQ   $2, DX
+	JZ     doty_small
 
 doty_loop64:
-	CMPQ        CX, $64
-	JB          doty_loop8
-	VMOVUPS     (SI), Y8
-	VMOVUPS     32(SI), Y9
-	VMOVUPS     64(SI), Y10
-	VMOVUPS     96(SI), Y11
-	VMOVUPS     128(SI), Y12
-	VMOVUPS     160(SI), Y13
-	VMOVUPS     192(SI), Y14
-	VMOVUPS     224(SI), Y15
-	VFMADD231PS (DI), Y8, Y0
-	VFMADD231PS 32(DI), Y9, Y1
-	VFMADD231PS 64(DI), Y10, Y2
-	VFMADD231PS 96(DI), Y11, Y3
-	VFMADD231PS 128(DI), Y12, Y4
-	VFMADD231PS 160(DI), Y13, Y5
-	VFMADD231PS 192(DI), Y14, Y6
-	VFMADD231PS 224(DI), Y15, Y7
-	ADDQ        $256, SI
-	ADDQ        $256, DI
-	SUBQ        $64, CX
-	JMP         doty_loop64
+	VMOVUPS     0(SI)(R8*1), Y4
+	VMOVUPS     32(SI)(R8*1), Y5
+	VMOVUPS     64(SI)(R8*1), Y6
+	VMOVUPS     96(SI)(R8*1), Y7
+	VMOVUPS     128(SI)(R8*1), Y8
+	VMOVUPS     160(SI)(R8*1), Y9
+	VMOVUPS     192(SI)(R8*1), Y10
+	VMOVUPS     224(SI)(R8*1), Y11
+	VFMADD231PS 0(DI)(R8*1), Y4, Y0
+	VFMADD231PS 32(DI)(R8*1), Y5, Y1
+	VFMADD231PS 64(DI)(R8*1), Y6, Y2
+	VFMADD231PS 96(DI)(R8*1), Y7, Y3
+	VFMADD231PS 128(DI)(R8*1), Y8, Y0
+	VFMADD231PS 160(DI)(R8*1), Y9, Y1
+	VFMADD231PS 192(DI)(R8*1), Y10, Y2
+	VFMADD231PS 224(DI)(R8*1), Y11, Y3
+	ADDQ        $256, R8
+	CMPQ        R8, DX
+	JB          doty_loop64
+	TESTQ       $63, CX
+	JZ          doty_reduce
+
+doty_small:
+	MOVQ CX, DX
+	ANDQ $-8, DX
+	SHLQ $2, DX
+	CMPQ R8, DX
+	JAE  doty_tail
 
 doty_loop8:
-	CMPQ        CX, $8
-	JB          doty_tail
-	VMOVUPS     (SI), Y8
-	VFMADD231PS (DI), Y8, Y0
-	ADDQ        $32, SI
-	ADDQ        $32, DI
-	SUBQ        $8, CX
-	JMP         doty_loop8
+	VMOVUPS     (SI)(R8*1), Y4
+	VFMADD231PS (DI)(R8*1), Y4, Y0
+	ADDQ        $32, R8
+	CMPQ        R8, DX
+	JB          doty_loop8
 
 doty_tail:
-	TESTQ       CX, CX
+	ANDQ        $7, CX
 	JZ          doty_reduce
 	LOADMASK_Y(Y15)
-	VMASKMOVPS  (SI), Y15, Y8
-	VMASKMOVPS  (DI), Y15, Y9
-	VFMADD231PS Y9, Y8, Y1
+	VMASKMOVPS  (SI)(R8*1), Y15, Y4
+	VMASKMOVPS  (DI)(R8*1), Y15, Y5
+	VFMADD231PS Y5, Y4, Y1
 
 doty_reduce:
-	VADDPS Y4, Y0, Y0
-	VADDPS Y5, Y1, Y1
-	VADDPS Y6, Y2, Y2
-	VADDPS Y7, Y3, Y3
 	VADDPS Y1, Y0, Y0
 	VADDPS Y3, Y2, Y2
 	VADDPS Y2, Y0, Y0

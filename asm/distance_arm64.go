@@ -15,6 +15,22 @@ func setDistanceKernels(t *kernels, l Level) {
 	t.sumFloat32 = sumNEON
 }
 
+// dotDirect and l2SqDirect call the NEON kernel directly (no dispatch
+// table indirection, see distance_amd64.go). len(b) ≥ len(a).
+func dotDirect(a, b []float32) float32 {
+	if current == NEON {
+		return dotNEON(a, b)
+	}
+	return dotRef(a, b)
+}
+
+func l2SqDirect(a, b []float32) float32 {
+	if current == NEON {
+		return l2SqNEON(a, b)
+	}
+	return l2SqRef(a, b)
+}
+
 // The kernels read len(a) elements of a and b, resp. len(out)·len(q)
 // elements of x.
 

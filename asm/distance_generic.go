@@ -3,3 +3,6 @@
 package asm
 
 func setDistanceKernels(t *kernels, l Level) {}
+
+func dotDirect(a, b []float32) float32  { return dotRef(a, b) }
+func l2SqDirect(a, b []float32) float32 { return l2SqRef(a, b) }

@@ -143,6 +143,45 @@ func TestL2SqDot(t *testing.T) {
 	})
 }
 
+// TestDirectDispatch: Dot and L2Sq call their kernel without the
+// dispatch table (dotDirect / l2SqDirect), so check that they run exactly
+// the kernel of the current level: bit-for-bit equal to the table entry
+// at every level, in both directions of every level switch (a stale
+// direct level after SetLevel would differ in rounding).
+func TestDirectDispatch(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	levels := SupportedLevels()
+	for _, n := range []int{1, 7, 100, 128, 131} {
+		a := ktRandF32(r, n, 0)
+		b := ktRandF32(r, n, 1)
+		check := func(l Level) {
+			if got, want := Dot(a, b), k.dot(a, b); math.Float32bits(got) != math.Float32bits(want) {
+				t.Errorf("level %v n=%d: Dot = %v, table kernel = %v", l, n, got, want)
+			}
+			if got, want := L2Sq(a, b), k.l2Sq(a, b); math.Float32bits(got) != math.Float32bits(want) {
+				t.Errorf("level %v n=%d: L2Sq = %v, table kernel = %v", l, n, got, want)
+			}
+		}
+		for _, first := range levels {
+			for _, second := range levels {
+				r1, err := SetLevel(first)
+				if err != nil {
+					t.Fatal(err)
+				}
+				check(first)
+				r2, err := SetLevel(second)
+				if err != nil {
+					t.Fatal(err)
+				}
+				check(second)
+				r2()
+				check(first)
+				r1()
+			}
+		}
+	}
+}
+
 func TestBatch(t *testing.T) {
 	rowsSet := []int{0, 1, 2, 3, 4, 5, 7, 8, 9, 13}
 	ktLevels(t, func(l Level) {

@@ -4,13 +4,21 @@
 
 // Gather kernels (AVX-512 F): the distances between q and the rows of x
 // named by ids. Go references: dotGatherRef, l2SqGatherRef in gather.go.
-// Per row the body is dotAVX512 / l2SqAVX512 (four ZMM accumulators over
-// 64-float blocks, then 16-float blocks, then a k-masked zeroing tail);
-// before scoring row i the kernel issues PREFETCHT0 for every cache line
-// of row i+1, so its memory traffic overlaps row i's arithmetic.
-// Registers: SI q, DX d, R10 row bytes, BX x, R8 ids cursor, R9 rows left,
-// DI out cursor, K1 tail mask, R11 tail lane count, R12 row, R13/CX/AX
-// scratch, R14 q cursor.
+//
+// Rows go four at a time: each 16-float chunk of q is loaded once and
+// used against the four rows (as in dotBatchAVX512), the chunks alternate
+// between two accumulator sets (Z0-Z3, Z8-Z11) to halve the FMA dependency
+// chains, and the four sums are reduced together (VHADDPS) and stored as
+// one XMM. Loading four scattered rows at once also keeps four rows' cache
+// misses in flight. Before scoring a group the kernel issues PREFETCHT0
+// for every cache line of the next group's rows (ids[i+4..i+7]). The
+// remaining n mod 4 rows go one at a time (already prefetched).
+// Tails: a k-masked zeroing load (K1 = first d mod 16 lanes), which
+// never faults on the masked-out lanes.
+//
+// Registers: SI q, BX x, R8 ids cursor, R9 rows left, DI out cursor,
+// R10 row bytes, R11 full chunks per row, K1 tail mask; R12, R13, R14, DX
+// rows of the group; AX byte offset in the row; CX chunk counter.
 
 #define REDUCE_Z(z, y, x, yT, xT) \
 	VEXTRACTF64X4 $1, z, yT; \
@@ -21,6 +29,35 @@
 	VADDPS        xT, x, x; \
 	VMOVSHDUP     x, xT; \
 	VADDSS        xT, x, x
+
+// GATHER_RED4 stores [ΣZ0, ΣZ1, ΣZ2, ΣZ3] at (DI). Clobbers Z4-Z7.
+#define GATHER_RED4 \
+	VEXTRACTF64X4 $1, Z0, Y4; \
+	VADDPS        Y4, Y0, Y0; \
+	VEXTRACTF64X4 $1, Z1, Y5; \
+	VADDPS        Y5, Y1, Y1; \
+	VEXTRACTF64X4 $1, Z2, Y6; \
+	VADDPS        Y6, Y2, Y2; \
+	VEXTRACTF64X4 $1, Z3, Y7; \
+	VADDPS        Y7, Y3, Y3; \
+	VEXTRACTF128  $1, Y0, X4; \
+	VADDPS        X4, X0, X0; \
+	VEXTRACTF128  $1, Y1, X5; \
+	VADDPS        X5, X1, X1; \
+	VEXTRACTF128  $1, Y2, X6; \
+	VADDPS        X6, X2, X2; \
+	VEXTRACTF128  $1, Y3, X7; \
+	VADDPS        X7, X3, X3; \
+	VHADDPS       X1, X0, X0; \
+	VHADDPS       X3, X2, X2; \
+	VHADDPS       X2, X0, X0; \
+	VMOVUPS       X0, (DI)
+
+// GATHER_ROWPTR loads into r the address of row ids[off/4] of x.
+#define GATHER_ROWPTR(off, r) \
+	MOVL  off(R8), AX; \
+	IMULQ R10, AX; \
+	LEAQ  (BX)(AX*1), r
 
 // func dotGatherAVX512(q, x []float32, ids []uint32, out []float32)
 TEXT ·dotGatherAVX512(SB), NOSPLIT, $0-96
@@ -33,82 +70,146 @@ TEXT ·dotGatherAVX512(SB), NOSPLIT, $0-96
 	MOVQ  DX, R10
 	SHLQ  $2, R10
 	MOVQ  DX, R11
-	ANDQ  $15, R11
+	SHRQ  $4, R11
+	MOVQ  DX, CX
+	ANDQ  $15, CX
 	MOVL  $1, AX
-	MOVQ  R11, CX
 	SHLL  CX, AX
 	DECL  AX
 	KMOVW AX, K1
 
-dotg_row:
-	MOVL  (R8), AX
-	IMULQ R10, AX
-	LEAQ  (BX)(AX*1), R12
-	CMPQ  R9, $1
-	JBE   dotg_score
-	MOVL  4(R8), AX
-	IMULQ R10, AX
-	LEAQ  (BX)(AX*1), R13
-	MOVQ  R10, CX
-	PREFETCHT0 -4(R13)(CX*1)
+dotg_rows4:
+	CMPQ R9, $4
+	JB   dotg_rows1
+	// Prefetch the rows of the next group: ids[4 .. min(8, rows left)).
+	MOVQ R9, DX
+	SUBQ $4, DX
+	JZ   dotg_cur
+	CMPQ DX, $4
+	JBE  dotg_pfgo
+	MOVQ $4, DX
 
-dotg_pf:
-	PREFETCHT0 (R13)
-	ADDQ       $64, R13
+dotg_pfgo:
+	LEAQ 16(R8), R12
+
+dotg_pfrow:
+	MOVL       (R12), AX
+	IMULQ      R10, AX
+	ADDQ       BX, AX
+	MOVQ       R10, CX
+	PREFETCHT0 -4(AX)(CX*1)
+
+dotg_pfline:
+	PREFETCHT0 (AX)
+	ADDQ       $64, AX
 	SUBQ       $64, CX
-	JG         dotg_pf
+	JG         dotg_pfline
+	ADDQ       $4, R12
+	DECQ       DX
+	JNZ        dotg_pfrow
 
-dotg_score:
-	MOVQ   SI, R14
-	MOVQ   DX, CX
+dotg_cur:
+	GATHER_ROWPTR(0, R12)
+	GATHER_ROWPTR(4, R13)
+	GATHER_ROWPTR(8, R14)
+	GATHER_ROWPTR(12, DX)
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
 	VXORPS Z3, Z3, Z3
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	XORQ   AX, AX
+	MOVQ   R11, CX
 
-dotg_loop64:
-	CMPQ        CX, $64
-	JB          dotg_loop16
-	VMOVUPS     (R14), Z4
-	VMOVUPS     64(R14), Z5
-	VMOVUPS     128(R14), Z6
-	VMOVUPS     192(R14), Z7
-	VFMADD231PS (R12), Z4, Z0
-	VFMADD231PS 64(R12), Z5, Z1
-	VFMADD231PS 128(R12), Z6, Z2
-	VFMADD231PS 192(R12), Z7, Z3
-	ADDQ        $256, R14
-	ADDQ        $256, R12
-	SUBQ        $64, CX
-	JMP         dotg_loop64
+dotg_chunk8:
+	CMPQ CX, $2
+	JB   dotg_chunk4
+	VMOVUPS     0(SI)(AX*1), Z4
+	VFMADD231PS 0(R12)(AX*1), Z4, Z0
+	VFMADD231PS 0(R13)(AX*1), Z4, Z1
+	VFMADD231PS 0(R14)(AX*1), Z4, Z2
+	VFMADD231PS 0(DX)(AX*1), Z4, Z3
+	VMOVUPS     64(SI)(AX*1), Z12
+	VFMADD231PS 64(R12)(AX*1), Z12, Z8
+	VFMADD231PS 64(R13)(AX*1), Z12, Z9
+	VFMADD231PS 64(R14)(AX*1), Z12, Z10
+	VFMADD231PS 64(DX)(AX*1), Z12, Z11
+	ADDQ $128, AX
+	SUBQ $2, CX
+	JMP  dotg_chunk8
 
-dotg_loop16:
-	CMPQ        CX, $16
-	JB          dotg_tail
-	VMOVUPS     (R14), Z4
-	VFMADD231PS (R12), Z4, Z0
-	ADDQ        $64, R14
-	ADDQ        $64, R12
-	SUBQ        $16, CX
-	JMP         dotg_loop16
+dotg_chunk4:
+	TESTQ CX, CX
+	JZ    dotg_tail4
+	VMOVUPS     0(SI)(AX*1), Z4
+	VFMADD231PS 0(R12)(AX*1), Z4, Z0
+	VFMADD231PS 0(R13)(AX*1), Z4, Z1
+	VFMADD231PS 0(R14)(AX*1), Z4, Z2
+	VFMADD231PS 0(DX)(AX*1), Z4, Z3
+	ADDQ  $64, AX
 
-dotg_tail:
-	TESTQ       CX, CX
-	JZ          dotg_reduce
-	VMOVUPS.Z   (R14), K1, Z4
-	VMOVUPS.Z   (R12), K1, Z5
+dotg_tail4:
+	KORTESTW K1, K1
+	JZ       dotg_red4
+	VMOVUPS.Z   (SI)(AX*1), K1, Z12
+	VMOVUPS.Z   (R12)(AX*1), K1, Z5
+	VMOVUPS.Z   (R13)(AX*1), K1, Z6
+	VMOVUPS.Z   (R14)(AX*1), K1, Z7
+	VMOVUPS.Z   (DX)(AX*1), K1, Z13
+	VFMADD231PS Z5, Z12, Z8
+	VFMADD231PS Z6, Z12, Z9
+	VFMADD231PS Z7, Z12, Z10
+	VFMADD231PS Z13, Z12, Z11
+
+dotg_red4:
+	VADDPS Z8, Z0, Z0
+	VADDPS Z9, Z1, Z1
+	VADDPS Z10, Z2, Z2
+	VADDPS Z11, Z3, Z3
+	GATHER_RED4
+	ADDQ $16, DI
+	ADDQ $16, R8
+	SUBQ $4, R9
+	JMP  dotg_rows4
+
+dotg_rows1:
+	TESTQ  R9, R9
+	JZ     dotg_done
+	GATHER_ROWPTR(0, R12)
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	XORQ   AX, AX
+	MOVQ   R11, CX
+
+dotg_chunk1:
+	TESTQ CX, CX
+	JZ    dotg_tail1
+	VMOVUPS     (SI)(AX*1), Z4
+	VFMADD231PS (R12)(AX*1), Z4, Z0
+	ADDQ  $64, AX
+	DECQ  CX
+	JMP   dotg_chunk1
+
+dotg_tail1:
+	KORTESTW K1, K1
+	JZ       dotg_red1
+	VMOVUPS.Z   (SI)(AX*1), K1, Z4
+	VMOVUPS.Z   (R12)(AX*1), K1, Z5
 	VFMADD231PS Z5, Z4, Z1
 
-dotg_reduce:
+dotg_red1:
 	VADDPS Z1, Z0, Z0
-	VADDPS Z3, Z2, Z2
-	VADDPS Z2, Z0, Z0
 	REDUCE_Z(Z0, Y0, X0, Y1, X1)
 	VMOVSS X0, (DI)
 	ADDQ   $4, DI
 	ADDQ   $4, R8
 	DECQ   R9
-	JNZ    dotg_row
+	JMP    dotg_rows1
+
+dotg_done:
 	VZEROUPPER
 	RET
 
@@ -123,88 +224,163 @@ TEXT ·l2SqGatherAVX512(SB), NOSPLIT, $0-96
 	MOVQ  DX, R10
 	SHLQ  $2, R10
 	MOVQ  DX, R11
-	ANDQ  $15, R11
+	SHRQ  $4, R11
+	MOVQ  DX, CX
+	ANDQ  $15, CX
 	MOVL  $1, AX
-	MOVQ  R11, CX
 	SHLL  CX, AX
 	DECL  AX
 	KMOVW AX, K1
 
-l2g_row:
-	MOVL  (R8), AX
-	IMULQ R10, AX
-	LEAQ  (BX)(AX*1), R12
-	CMPQ  R9, $1
-	JBE   l2g_score
-	MOVL  4(R8), AX
-	IMULQ R10, AX
-	LEAQ  (BX)(AX*1), R13
-	MOVQ  R10, CX
-	PREFETCHT0 -4(R13)(CX*1)
+l2g_rows4:
+	CMPQ R9, $4
+	JB   l2g_rows1
+	// Prefetch the rows of the next group: ids[4 .. min(8, rows left)).
+	MOVQ R9, DX
+	SUBQ $4, DX
+	JZ   l2g_cur
+	CMPQ DX, $4
+	JBE  l2g_pfgo
+	MOVQ $4, DX
 
-l2g_pf:
-	PREFETCHT0 (R13)
-	ADDQ       $64, R13
+l2g_pfgo:
+	LEAQ 16(R8), R12
+
+l2g_pfrow:
+	MOVL       (R12), AX
+	IMULQ      R10, AX
+	ADDQ       BX, AX
+	MOVQ       R10, CX
+	PREFETCHT0 -4(AX)(CX*1)
+
+l2g_pfline:
+	PREFETCHT0 (AX)
+	ADDQ       $64, AX
 	SUBQ       $64, CX
-	JG         l2g_pf
+	JG         l2g_pfline
+	ADDQ       $4, R12
+	DECQ       DX
+	JNZ        l2g_pfrow
 
-l2g_score:
-	MOVQ   SI, R14
-	MOVQ   DX, CX
+l2g_cur:
+	GATHER_ROWPTR(0, R12)
+	GATHER_ROWPTR(4, R13)
+	GATHER_ROWPTR(8, R14)
+	GATHER_ROWPTR(12, DX)
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
 	VXORPS Z3, Z3, Z3
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	XORQ   AX, AX
+	MOVQ   R11, CX
 
-l2g_loop64:
-	CMPQ        CX, $64
-	JB          l2g_loop16
-	VMOVUPS     (R14), Z4
-	VMOVUPS     64(R14), Z5
-	VMOVUPS     128(R14), Z6
-	VMOVUPS     192(R14), Z7
-	VSUBPS      (R12), Z4, Z4
-	VSUBPS      64(R12), Z5, Z5
-	VSUBPS      128(R12), Z6, Z6
-	VSUBPS      192(R12), Z7, Z7
+l2g_chunk8:
+	CMPQ CX, $2
+	JB   l2g_chunk4
+	VMOVUPS     0(SI)(AX*1), Z4
+	VSUBPS      0(R12)(AX*1), Z4, Z5
+	VSUBPS      0(R13)(AX*1), Z4, Z6
+	VSUBPS      0(R14)(AX*1), Z4, Z7
+	VSUBPS      0(DX)(AX*1), Z4, Z13
+	VFMADD231PS Z5, Z5, Z0
+	VFMADD231PS Z6, Z6, Z1
+	VFMADD231PS Z7, Z7, Z2
+	VFMADD231PS Z13, Z13, Z3
+	VMOVUPS     64(SI)(AX*1), Z12
+	VSUBPS      64(R12)(AX*1), Z12, Z14
+	VSUBPS      64(R13)(AX*1), Z12, Z15
+	VSUBPS      64(R14)(AX*1), Z12, Z16
+	VSUBPS      64(DX)(AX*1), Z12, Z17
+	VFMADD231PS Z14, Z14, Z8
+	VFMADD231PS Z15, Z15, Z9
+	VFMADD231PS Z16, Z16, Z10
+	VFMADD231PS Z17, Z17, Z11
+	ADDQ $128, AX
+	SUBQ $2, CX
+	JMP  l2g_chunk8
+
+l2g_chunk4:
+	TESTQ CX, CX
+	JZ    l2g_tail4
+	VMOVUPS     0(SI)(AX*1), Z4
+	VSUBPS      0(R12)(AX*1), Z4, Z5
+	VSUBPS      0(R13)(AX*1), Z4, Z6
+	VSUBPS      0(R14)(AX*1), Z4, Z7
+	VSUBPS      0(DX)(AX*1), Z4, Z13
+	VFMADD231PS Z5, Z5, Z0
+	VFMADD231PS Z6, Z6, Z1
+	VFMADD231PS Z7, Z7, Z2
+	VFMADD231PS Z13, Z13, Z3
+	ADDQ  $64, AX
+
+l2g_tail4:
+	KORTESTW K1, K1
+	JZ       l2g_red4
+	VMOVUPS.Z   (SI)(AX*1), K1, Z12
+	VMOVUPS.Z   (R12)(AX*1), K1, Z14
+	VMOVUPS.Z   (R13)(AX*1), K1, Z15
+	VMOVUPS.Z   (R14)(AX*1), K1, Z16
+	VMOVUPS.Z   (DX)(AX*1), K1, Z17
+	VSUBPS      Z14, Z12, Z14
+	VSUBPS      Z15, Z12, Z15
+	VSUBPS      Z16, Z12, Z16
+	VSUBPS      Z17, Z12, Z17
+	VFMADD231PS Z14, Z14, Z8
+	VFMADD231PS Z15, Z15, Z9
+	VFMADD231PS Z16, Z16, Z10
+	VFMADD231PS Z17, Z17, Z11
+
+l2g_red4:
+	VADDPS Z8, Z0, Z0
+	VADDPS Z9, Z1, Z1
+	VADDPS Z10, Z2, Z2
+	VADDPS Z11, Z3, Z3
+	GATHER_RED4
+	ADDQ $16, DI
+	ADDQ $16, R8
+	SUBQ $4, R9
+	JMP  l2g_rows4
+
+l2g_rows1:
+	TESTQ  R9, R9
+	JZ     l2g_done
+	GATHER_ROWPTR(0, R12)
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	XORQ   AX, AX
+	MOVQ   R11, CX
+
+l2g_chunk1:
+	TESTQ CX, CX
+	JZ    l2g_tail1
+	VMOVUPS     (SI)(AX*1), Z4
+	VSUBPS      (R12)(AX*1), Z4, Z4
 	VFMADD231PS Z4, Z4, Z0
-	VFMADD231PS Z5, Z5, Z1
-	VFMADD231PS Z6, Z6, Z2
-	VFMADD231PS Z7, Z7, Z3
-	ADDQ        $256, R14
-	ADDQ        $256, R12
-	SUBQ        $64, CX
-	JMP         l2g_loop64
+	ADDQ  $64, AX
+	DECQ  CX
+	JMP   l2g_chunk1
 
-l2g_loop16:
-	CMPQ        CX, $16
-	JB          l2g_tail
-	VMOVUPS     (R14), Z4
-	VSUBPS      (R12), Z4, Z4
-	VFMADD231PS Z4, Z4, Z0
-	ADDQ        $64, R14
-	ADDQ        $64, R12
-	SUBQ        $16, CX
-	JMP         l2g_loop16
-
-l2g_tail:
-	TESTQ       CX, CX
-	JZ          l2g_reduce
-	VMOVUPS.Z   (R14), K1, Z4
-	VMOVUPS.Z   (R12), K1, Z5
+l2g_tail1:
+	KORTESTW K1, K1
+	JZ       l2g_red1
+	VMOVUPS.Z   (SI)(AX*1), K1, Z4
+	VMOVUPS.Z   (R12)(AX*1), K1, Z5
 	VSUBPS      Z5, Z4, Z4
 	VFMADD231PS Z4, Z4, Z1
 
-l2g_reduce:
+l2g_red1:
 	VADDPS Z1, Z0, Z0
-	VADDPS Z3, Z2, Z2
-	VADDPS Z2, Z0, Z0
 	REDUCE_Z(Z0, Y0, X0, Y1, X1)
 	VMOVSS X0, (DI)
 	ADDQ   $4, DI
 	ADDQ   $4, R8
 	DECQ   R9
-	JNZ    l2g_row
+	JMP    l2g_rows1
+
+l2g_done:
 	VZEROUPPER
 	RET
-
