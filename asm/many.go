@@ -12,9 +12,11 @@ import "math"
 // centroid), and vectorise across centroids: for each coordinate t one
 // broadcast of x[t] and one FMA per 16 centroids, no reductions. The
 // whole codebook (d·k·4 bytes: 16 KiB for d = 16, k = 256) stays in L1.
-// Cost: d·⌈k/16⌉ FMAs per row on AVX-512 (d·⌈k/8⌉ on AVX2);
-// arm64 and noasm builds run the generic Go versions (nearestL2TRef,
-// dotTRef, argminAffineRef, addF32Ref), which the tests compare with.
+// Cost: d·⌈k/16⌉ FMAs per row on AVX-512 (d·⌈k/8⌉ on AVX2); NEON
+// (many_arm64.s) keeps 16 centroids in four 128-bit registers per step.
+// noasm builds and other architectures run the generic Go versions
+// (nearestL2TRef, dotTRef, argminAffineRef, addF32Ref), which the tests
+// compare every level with.
 
 // NearestL2T finds, for each row x_i, the centroid c minimising
 // cnorm[c] − 2⟨x_i, c⟩, which is ‖x_i − c‖² − ‖x_i‖² when cnorm[c] = ‖c‖²
