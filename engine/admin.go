@@ -28,7 +28,9 @@ func (c *Collection) Flush(ctx context.Context) error {
 
 // Compact rewrites warm segments whose dead fraction ρ_dead exceeds the
 // tier's threshold (θ_compact = 0.2), or all of them when too many small
-// segments accumulate, without their dead rows (tier.Store.Compact).
+// segments accumulate, without their dead rows, then likewise rewrites
+// the cold archives past the threshold (tier.Store.Compact, which runs
+// tier.Store.CompactArchives).
 // Queries and writes continue meanwhile. Errors as Flush.
 func (c *Collection) Compact(ctx context.Context) error {
 	if err := c.check(ctx); err != nil {

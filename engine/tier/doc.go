@@ -71,6 +71,17 @@
 //     {remove inputs, add output, its tombstones ≤ durable epoch} swaps
 //     the segment set.
 //
+//   - Archive compaction (Store.CompactArchives, also run by Compact):
+//     a cold archive whose dead fraction (rows dead at every epoch ≥
+//     min(P, durable epoch)) exceeds θ_compact is rewritten without those
+//     rows under a new id, reusing its codec and 18-byte codes (no
+//     retraining); deaths during the rewrite are carried over and one
+//     manifest edit {remove old archive, add new one, its tombstones ≤
+//     durable epoch} swaps them. An archive with no surviving row is just
+//     removed. The old file is deleted when the last view holding it is
+//     released, so a deleted row's content leaves the disk without a
+//     promote.
+//
 //   - Manifest: segment set + durable epoch + persisted tombstones, an
 //     append-only edit log with periodic checkpoints, CURRENT replaced
 //     atomically.

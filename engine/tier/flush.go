@@ -425,13 +425,22 @@ func (s *Store) Flush(ctx context.Context) error {
 // and any later e_death) go into one new segment with a rebuilt HNSW;
 // one manifest edit removes the inputs and adds it; the inputs' files are
 // deleted once no Snapshot uses them. Queries and writes continue while
-// the new segment is built; writes wait only for the final swap.
+// the new segment is built; writes wait only for the final swap. Then
+// the cold archives are compacted the same way (CompactArchives).
 func (s *Store) Compact(ctx context.Context) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
 	s.maintMu.Lock()
 	defer s.maintMu.Unlock()
+	if err := s.compactSegmentsLocked(ctx); err != nil {
+		return err
+	}
+	return s.compactArchivesLocked(ctx)
+}
+
+// compactSegmentsLocked is the warm part of Compact (caller holds maintMu).
+func (s *Store) compactSegmentsLocked(ctx context.Context) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}

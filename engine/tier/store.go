@@ -255,6 +255,7 @@ type Store struct {
 	bgDone  chan struct{}
 	// flushes and compactions count successful runs (tests, stats).
 	flushes, compactions atomic.Int64
+	archiveCompactions   atomic.Int64 // cold_compact.go
 	// bp counts backpressure events (backpressure.go).
 	bp backpressure
 	// replayed counts the WAL records applied by Open's recovery.
