@@ -27,6 +27,8 @@ type query struct {
 	// DenseAll is the inner product of the query with every document
 	// (index = doc ordinal), for re-ranking lexical candidates.
 	DenseAll []float32
+	// Vec is the query vector (D float32).
+	Vec []float32
 }
 
 // collection is a prepared test collection: judged queries only.
@@ -34,6 +36,10 @@ type collection struct {
 	Name    string
 	DocIDs  []string
 	Queries []query
+	// DocVecs holds the document vectors, n×D float32 row-major (the
+	// vector pseudo-relevance-feedback family reads them).
+	DocVecs []float32
+	D       int
 }
 
 // loadCollection reads name ("cranfield" or "vaswani") from dir and runs
@@ -89,7 +95,7 @@ func prepare(name string, docIDs, texts, qids, qs []string, docVecs, qVecs []flo
 		return nil, fmt.Errorf("hybrid: %w", err)
 	}
 	segs := []*bm25.Segment{seg}
-	col := &collection{Name: name, DocIDs: docIDs}
+	col := &collection{Name: name, DocIDs: docIDs, DocVecs: docVecs[:len(docIDs)*d], D: d}
 	n := len(docIDs)
 	for qi, qt := range qs {
 		j := qrels[qids[qi]]
@@ -103,7 +109,7 @@ func prepare(name string, docIDs, texts, qids, qs []string, docVecs, qVecs []flo
 		if err != nil {
 			return nil, fmt.Errorf("hybrid: %s query %s: %w", name, qids[qi], err)
 		}
-		q := query{ID: qids[qi], Judged: j, DenseAll: make([]float32, n)}
+		q := query{ID: qids[qi], Judged: j, DenseAll: make([]float32, n), Vec: qVecs[qi*d : (qi+1)*d]}
 		for _, h := range lh {
 			q.Lex = append(q.Lex, fusion.Hit[int]{Key: int(h.ExtID), Score: h.Score})
 		}

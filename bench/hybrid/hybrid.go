@@ -134,7 +134,7 @@ type Default struct {
 }
 
 // Families tuned, in report order.
-var Families = []string{FamRRF, FamMinMax, FamZScore, FamMaxNorm, FamRerankM, FamRerankZ, FamRerankX}
+var Families = []string{FamRRF, FamMinMax, FamZScore, FamMaxNorm, FamRerankM, FamRerankZ, FamRerankX, FamRerankPRF}
 
 // Grid returns the parameter grid of a family.
 func Grid(family string) []Spec {
@@ -161,6 +161,16 @@ func Grid(family string) []Spec {
 		for _, a := range alphas {
 			for _, n := range []int{20, 50, 100, 1000} {
 				g = append(g, Spec{Family: family, Alpha: a, Window: n})
+			}
+		}
+	case FamRerankPRF:
+		for _, a := range alphas {
+			for _, n := range []int{20, 50, 100} {
+				for _, fb := range []int{3, 5, 10} {
+					for _, beta := range []float64{0.5, 0.8, 1} {
+						g = append(g, Spec{Family: family, Alpha: a, Window: n, Feedback: fb, Beta: beta})
+					}
+				}
 			}
 		}
 	}

@@ -2,8 +2,10 @@ package hybrid
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
+	"github.com/stratasearch/strata/asm"
 	"github.com/stratasearch/strata/engine/fusion"
 )
 
@@ -18,6 +20,13 @@ const (
 	FamRerankZ = "rerank-zscore"  // dense re-ranks lexical top-N by z-score interpolation
 	FamMaxNorm = "maxnorm"        // convex combination of s / max|s| (fusion.MaxNorm)
 	FamRerankX = "rerank-maxnorm" // dense re-ranks lexical top-N by max-norm interpolation
+	// FamRerankPRF re-ranks the lexical top N with a dense query expanded by
+	// vector pseudo-relevance feedback (Rocchio 1971 in embedding space, as
+	// in Li et al. 2021 "Pseudo relevance feedback with deep language
+	// models and dense retrievers"): q' = (1−β)·q/‖q‖ + β·mean of the
+	// unit vectors of the lexical top Feedback documents; then max-norm
+	// interpolation as FamRerankX.
+	FamRerankPRF = "rerank-prf-maxnorm"
 )
 
 // Spec is one fusion configuration.
@@ -35,6 +44,10 @@ type Spec struct {
 	Window int `json:"window,omitempty"`
 	// DenseTop, when > 0, fuses only the dense top DenseTop (≤ Window).
 	DenseTop int `json:"dense_top,omitempty"`
+	// Feedback is the number of lexical top documents whose vectors expand
+	// the dense query, and Beta their weight (FamRerankPRF).
+	Feedback int     `json:"feedback,omitempty"`
+	Beta     float64 `json:"beta,omitempty"`
 }
 
 // String is a short human label.
@@ -58,6 +71,8 @@ func (s Spec) String() string {
 		return fmt.Sprintf("%s convex α_dense=%g window=%d", s.Family, s.Alpha, s.Window)
 	case FamRerankM, FamRerankZ, FamRerankX:
 		return fmt.Sprintf("%s α_dense=%g N=%d", s.Family, s.Alpha, s.Window)
+	case FamRerankPRF:
+		return fmt.Sprintf("%s α_dense=%g N=%d feedback=%d β=%g", s.Family, s.Alpha, s.Window, s.Feedback, s.Beta)
 	}
 	return s.Family
 }
@@ -66,7 +81,7 @@ func (s Spec) String() string {
 func (c *collection) run(s Spec) ([][]int, error) {
 	out := make([][]int, len(c.Queries))
 	for qi := range c.Queries {
-		r, err := runQuery(&c.Queries[qi], s)
+		r, err := c.runQuery(&c.Queries[qi], s)
 		if err != nil {
 			return nil, fmt.Errorf("hybrid: %s %s: %w", c.Name, s, err)
 		}
@@ -91,7 +106,7 @@ func fusedKeys(fs []fusion.Fused[int]) []int {
 	return r
 }
 
-func runQuery(q *query, s Spec) ([]int, error) {
+func (c *collection) runQuery(q *query, s Spec) ([]int, error) {
 	switch s.Family {
 	case FamLexical:
 		return keys(q.Lex), nil
@@ -120,19 +135,28 @@ func runQuery(q *query, s Spec) ([]int, error) {
 			return nil, err
 		}
 		return fusedKeys(f), nil
-	case FamRerankM, FamRerankZ, FamRerankX:
+	case FamRerankM, FamRerankZ, FamRerankX, FamRerankPRF:
 		n := min(s.Window, len(q.Lex))
 		cand := q.Lex[:n]
 		dense := make([]fusion.Hit[int], n)
-		for i, h := range cand {
-			dense[i] = fusion.Hit[int]{Key: h.Key, Score: float64(q.DenseAll[h.Key])}
+		if s.Family == FamRerankPRF {
+			qv := c.prfVector(q, s.Feedback, s.Beta)
+			one := make([]float32, 1)
+			for i, h := range cand {
+				asm.DotBatch(qv, c.DocVecs[h.Key*c.D:(h.Key+1)*c.D], one)
+				dense[i] = fusion.Hit[int]{Key: h.Key, Score: float64(one[0])}
+			}
+		} else {
+			for i, h := range cand {
+				dense[i] = fusion.Hit[int]{Key: h.Key, Score: float64(q.DenseAll[h.Key])}
+			}
 		}
 		slices.SortFunc(dense, byScore)
 		o := fusion.Options{TopK: n, Window: n, Method: fusion.MinMax}
 		switch s.Family {
 		case FamRerankZ:
 			o.Method = fusion.ZScore
-		case FamRerankX:
+		case FamRerankX, FamRerankPRF:
 			o.Method = fusion.MaxNorm
 		}
 		f, err := fusion.Fuse([]fusion.List[int]{
@@ -145,4 +169,35 @@ func runQuery(q *query, s Spec) ([]int, error) {
 		return append(fusedKeys(f), keys(q.Lex[n:])...), nil
 	}
 	return nil, fmt.Errorf("unknown family %q", s.Family)
+}
+
+// prfVector is the expanded dense query of FamRerankPRF: (1−β)·q/‖q‖ + β·
+// mean over the lexical top fb documents of d/‖d‖ (D float32). Zero
+// vectors contribute nothing.
+func (c *collection) prfVector(q *query, fb int, beta float64) []float32 {
+	d := c.D
+	acc := make([]float64, d)
+	addUnit := func(v []float32, w float64) {
+		var s float64
+		for _, x := range v {
+			s += float64(x) * float64(x)
+		}
+		if s == 0 {
+			return
+		}
+		w /= math.Sqrt(s)
+		for i, x := range v {
+			acc[i] += w * float64(x)
+		}
+	}
+	addUnit(q.Vec, 1-beta)
+	m := min(fb, len(q.Lex))
+	for _, h := range q.Lex[:m] {
+		addUnit(c.DocVecs[h.Key*d:(h.Key+1)*d], beta/float64(m))
+	}
+	out := make([]float32, d)
+	for i, x := range acc {
+		out[i] = float32(x)
+	}
+	return out
 }
