@@ -245,7 +245,11 @@
 // document without a secret is stored byte-identical, without those keys.
 // The caller's documents are never modified. Vectors supplied by the
 // caller are stored as given (embed redacted text to keep secrets out of
-// them); SourceURI, ID and namespace are not redacted.
+// them). A SourceURI loses the password of its userinfo (user:pw@host →
+// user@host, rule RuleURIPassword; RFC 3986 §3.2.1) and secrets in its
+// query string; its path is kept, because DeleteBySource, Scope.URIPrefix
+// and verification match it. ID, namespace and metadata keys are not
+// redacted.
 // Cost (BenchmarkRedactSecrets on the shared 2-core dev machine, under
 // load, so noisy): 13–37 MB/s on Go source (net/http/transport.go);
 // 2–7 MB/s on text where nearly every line holds password, token or key.

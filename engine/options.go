@@ -133,7 +133,9 @@ type CollectionOptions struct {
 	// (the default: documents whose Trust is external_unverified),
 	// "always" or "off". Credentials and high-entropy secrets are replaced
 	// by "[REDACTED:<rule-id>]" before the text reaches postings, vectors
-	// or the doc store; see RedactSecrets and the package doc "Redaction".
+	// or the doc store (content and string metadata values); a source URI
+	// loses its userinfo password and secrets in its query string; see
+	// RedactSecrets and the package doc "Redaction".
 	Redact string `json:"redact,omitempty"`
 	// Embedding records the embedding model of the collection's vectors
 	// (embedding.go): its name and dimension (= Dim). With it, a live

@@ -48,6 +48,7 @@ package engine
 
 import (
 	"math"
+	"net/url"
 	"regexp"
 	"slices"
 	"sort"
@@ -470,6 +471,9 @@ func (c *Collection) redactDocs(docs []contract.Document) []contract.Document {
 		rc := RedactSecrets(d.Content)
 		count := rc.Count
 		rules := rc.Rules
+		uri, uriN, uriRules := redactURI(d.SourceURI)
+		count += uriN
+		rules = append(rules, uriRules...)
 		var meta map[string]contract.Value
 		for _, k := range sortedKeys(d.Metadata) {
 			v := d.Metadata[k]
@@ -510,6 +514,7 @@ func (c *Collection) redactDocs(docs []contract.Document) []contract.Document {
 			nd.VersionHash = VersionHash([]byte(d.Content))
 		}
 		nd.Content = rc.Text
+		nd.SourceURI = uri
 		sort.Strings(rules)
 		rules = slices.Compact(rules)
 		meta = setMeta(meta, d.Metadata, MetaRedactions, contract.Number(float64(count)))
@@ -521,6 +526,49 @@ func (c *Collection) redactDocs(docs []contract.Document) []contract.Document {
 		return docs
 	}
 	return out
+}
+
+// RuleURIPassword is the redaction rule id of a password in a source URI's
+// userinfo (scheme://user:password@host/...).
+const RuleURIPassword = "uri-userinfo-password"
+
+// redactURI removes secrets from a source URI: the password of its userinfo
+// (RFC 3986 §3.2.1, which deprecates it for exactly this reason) is dropped,
+// keeping the user name (user:pw@host → user@host; the document's
+// MetaRedactionRules names RuleURIPassword), and the query string goes through
+// RedactSecrets (e.g. ?access_token=...). The path is left alone: it names
+// the source, and DeleteBySource, Scope.URIPrefix and verification match
+// it, so a high-entropy file name must not be rewritten. A URI that does
+// not parse is returned unchanged (its content is still redacted). It
+// returns the URI to store, the number of secrets removed and the rule ids.
+func redactURI(uri string) (string, int, []string) {
+	if uri == "" || !strings.Contains(uri, "://") {
+		return uri, 0, nil
+	}
+	u, err := url.Parse(uri)
+	if err != nil {
+		return uri, 0, nil
+	}
+	n := 0
+	var rules []string
+	if u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.User(u.User.Username())
+			n++
+			rules = append(rules, RuleURIPassword)
+		}
+	}
+	if u.RawQuery != "" {
+		if r := RedactSecrets(u.RawQuery); r.Count > 0 {
+			u.RawQuery = r.Text
+			n += r.Count
+			rules = append(rules, r.Rules...)
+		}
+	}
+	if n == 0 {
+		return uri, 0, nil
+	}
+	return u.String(), n, rules
 }
 
 // setMeta sets k = v in a copy of orig (made on first use).

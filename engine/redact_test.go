@@ -389,3 +389,70 @@ func TestRedactionBeforeEmbedding(t *testing.T) {
 		}
 	}
 }
+
+// TestRedactSourceURI: a password in a source URI's userinfo and a token in
+// its query string are removed before the URI is stored; the path, user name
+// and host stay, a clean URI is stored byte-identical, and the hit's
+// SourceURI on search equals the stored one.
+func TestRedactSourceURI(t *testing.T) {
+	ctx := context.Background()
+	db, _ := newDB(t)
+	c, err := db.CreateCollection("uris", CollectionOptions{Dim: 2, Sync: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pat := plantedSecrets()[5].secret // github-pat
+	const pw = "Tr0ub4dor-uri-9x"
+	docs := []contract.Document{
+		{ID: "pw", Content: "clone the mirror repository", Trust: contract.ExternalUnverified,
+			SourceURI: "https://alice:" + pw + "@git.example.com/team/repo.git#L10"},
+		{ID: "tok", Content: "download the mirror artefact", Trust: contract.ExternalUnverified,
+			SourceURI: "https://files.example.com/a/b.tar.gz?token=" + pat + "&v=2"},
+		{ID: "clean", Content: "mirror notes", Trust: contract.ExternalUnverified,
+			SourceURI: "file:///srv/notes/9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08.md"},
+	}
+	if _, err := c.Upsert(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range docs {
+		got, err := c.Get(ctx, d.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(got.SourceURI, pw) || strings.Contains(got.SourceURI, pat) {
+			t.Errorf("%s: secret kept in source URI %q", d.ID, got.SourceURI)
+		}
+		switch d.ID {
+		case "pw":
+			if want := "https://alice@git.example.com/team/repo.git#L10"; got.SourceURI != want {
+				t.Errorf("pw: URI %q, want %q", got.SourceURI, want)
+			}
+			if n, _ := got.Metadata[MetaRedactions].Num(); n != 1 {
+				t.Errorf("pw: redactions %v, want 1", n)
+			}
+			if r, _ := got.Metadata[MetaRedactionRules].List(); !slices.Equal(r, []string{RuleURIPassword}) {
+				t.Errorf("pw: rules %v, want [%s]", r, RuleURIPassword)
+			}
+		case "tok":
+			if !strings.HasPrefix(got.SourceURI, "https://files.example.com/a/b.tar.gz?token=") || !strings.HasSuffix(got.SourceURI, "&v=2") {
+				t.Errorf("tok: URI %q lost its shape", got.SourceURI)
+			}
+		case "clean":
+			if got.SourceURI != d.SourceURI || got.Metadata[MetaRedactions].Kind() != contract.KindInvalid {
+				t.Errorf("clean: URI %q / metadata %v changed", got.SourceURI, got.Metadata)
+			}
+		}
+	}
+	res, err := c.Search(ctx, contract.Query{Text: "mirror", Mode: contract.Lexical, TopK: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Hits) != 3 {
+		t.Fatalf("search: %d hits, want 3", len(res.Hits))
+	}
+	for _, h := range res.Hits {
+		if strings.Contains(h.SourceURI, pw) || strings.Contains(h.SourceURI, pat) {
+			t.Errorf("hit %s: secret in source URI %q", h.DocID, h.SourceURI)
+		}
+	}
+}
