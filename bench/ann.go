@@ -76,6 +76,9 @@ func strataFor(peer string) string {
 	if s, ok := ivfPairs[peer]; ok {
 		return s
 	}
+	if peer == PeerFAISSFlat {
+		return EngineStrataFlat
+	}
 	return EngineStrata
 }
 
@@ -179,6 +182,7 @@ type peerDriver struct {
 	argv []string // before the data arguments
 	env  []string
 	ivf  bool // an IVF-PQ peer (ANNIVFPeers)
+	flat bool // a flat peer (ANNFlatPeers)
 }
 
 // preparePeers checks every peer, builds the C++ driver and installs the
@@ -229,6 +233,8 @@ func preparePeers(ctx context.Context, cfg Config) ([]peerDriver, error) {
 		// One OpenMP and one OpenBLAS thread: FAISS's k-means calls BLAS.
 		{name: PeerFAISSIVFPQ8, argv: []string{systemPython, py, PeerFAISSIVFPQ8}, env: []string{"OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1"}, ivf: true},
 		{name: PeerFAISSIVFPQ4, argv: []string{systemPython, py, PeerFAISSIVFPQ4}, env: []string{"OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1"}, ivf: true},
+		// IndexFlat's batch search is one OpenBLAS sgemm: one thread.
+		{name: PeerFAISSFlat, argv: []string{systemPython, py, PeerFAISSFlat}, env: []string{"OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1"}, flat: true},
 	}, nil
 }
 
@@ -436,7 +442,7 @@ func runANNDataset(ctx context.Context, cfg Config, res *Results, d *annData, dr
 		}
 	}()
 	for _, pd := range drivers {
-		if pd.ivf {
+		if pd.ivf || pd.flat {
 			continue
 		}
 		argv := append(append([]string(nil), pd.argv...), d.basePath, d.queryPath, d.info.Metric,
@@ -484,6 +490,28 @@ func runANNDataset(ctx context.Context, cfg Config, res *Results, d *annData, dr
 		return err
 	}
 	res.ANN = append(res.ANN, runs...)
+	// Flat: exact search, one point.
+	flat := []annEngine{&strataFlatEngine{d: d}}
+	defer func() {
+		for _, e := range flat {
+			e.close()
+		}
+	}()
+	for _, pd := range drivers {
+		if !pd.flat {
+			continue
+		}
+		argv := append(append([]string(nil), pd.argv...), d.basePath, d.queryPath, d.info.Metric, "0", "0", strconv.Itoa(annK))
+		e, err := startPeerEngine(res, d, pd, argv, flatParams())
+		if err != nil {
+			return err
+		}
+		flat = append(flat, e)
+	}
+	if runs, err = runEngines(ctx, cfg, d, flat, []int{0}, rot); err != nil {
+		return err
+	}
+	res.ANN = append(res.ANN, runs...)
 	res.Datasets = append(res.Datasets, d.info)
 	res.Ratios = append(res.Ratios, annRatios(res.ANN, first, len(res.ANN)-first)...)
 	return nil
@@ -507,7 +535,7 @@ func startPeerEngine(res *Results, d *annData, pd peerDriver, argv []string, par
 		return nil, fmt.Errorf("peer %s read %d×%d, %d queries; want %d×%d, %d", pd.name, p.hello.N, p.hello.D, p.hello.NQ, d.base.N, d.base.D, d.queries.N)
 	}
 	addPeerInfo(res, PeerInfo{Engine: pd.name, Version: p.hello.Version, Driver: strings.Join(pd.argv, " ")})
-	return &peerEngine{p: p, d: d, p2: params, ivf: pd.ivf}, nil
+	return &peerEngine{p: p, d: d, p2: params, ivf: pd.ivf, flat: pd.flat}, nil
 }
 
 // runEngines builds engines in an order rotated by rot, then measures the
@@ -803,7 +831,8 @@ type peerEngine struct {
 	p   *peerProc
 	d   *annData
 	p2  ANNParams
-	ivf bool // IVF-PQ peer: the search parameter is nprobe
+	ivf  bool // IVF-PQ peer: the search parameter is nprobe
+	flat bool // flat peer: no search parameter
 }
 
 func (e *peerEngine) name() string { return e.p.name }
@@ -825,6 +854,12 @@ func (e *peerEngine) build() (ANNRun, error) {
 		r.TrainWallS, r.TrainCPUS, r.AddWallS, r.AddCPUS = b.TrainWallS, b.TrainCPUS, b.AddWallS, b.AddCPUS
 		r.BytesPerVector, r.Index = b.BytesPerVector, b.IndexDesc
 		r.BytesMethod = ivfBytesMethod
+	}
+	if e.flat {
+		if b.BytesPerVector <= 0 {
+			return ANNRun{}, fmt.Errorf("bench: peer %s: build reply lacks bytes_per_vector", e.p.name)
+		}
+		r.BytesPerVector, r.Index, r.BytesMethod = b.BytesPerVector, b.IndexDesc, flatBytesMethod
 	}
 	return r, nil
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -73,9 +74,9 @@ func TestHarnessSynthetic(t *testing.T) {
 	if err := dec.Decode(&res); err != nil {
 		t.Fatal(err)
 	}
-	allPeers := append(append([]string(nil), ANNPeers...), ANNIVFPeers...)
-	if len(res.ANN) != 3+len(allPeers) {
-		t.Fatalf("%d runs, want 3 Strata engines + %d peers", len(res.ANN), len(allPeers))
+	allPeers := append(append(append([]string(nil), ANNPeers...), ANNIVFPeers...), ANNFlatPeers...)
+	if len(res.ANN) != 4+len(allPeers) {
+		t.Fatalf("%d runs, want 4 Strata engines + %d peers", len(res.ANN), len(allPeers))
 	}
 	for _, p := range allPeers {
 		found := false
@@ -100,15 +101,27 @@ func TestHarnessSynthetic(t *testing.T) {
 	}
 	for _, r := range res.ANN {
 		sweep := r.Params.EfSearch
-		if r.Params.Nlist > 0 {
+		flat := r.Engine == EngineStrataFlat || slices.Contains(ANNFlatPeers, r.Engine)
+		switch {
+		case r.Params.Nlist > 0:
 			sweep = r.Params.Nprobe
 			checkIVFRun(t, r)
+		case flat:
+			// Exact search: one point, recall 1 (checked below), nothing
+			// to build on Strata's side.
+			sweep = []int{0}
+			if r.BytesPerVector != 4*24 {
+				t.Errorf("%s: %g bytes/vector, want 4·d = 96", r.Engine, r.BytesPerVector)
+			}
 		}
 		if len(r.Points) != len(sweep) || len(sweep) == 0 {
 			t.Fatalf("%s: %d points for %d sweep values", r.Engine, len(r.Points), len(sweep))
 		}
-		if r.BuildWallS <= 0 || r.BuildCPUS <= 0 {
+		if (r.BuildWallS <= 0 || r.BuildCPUS <= 0) && r.Engine != EngineStrataFlat {
 			t.Errorf("%s: build %g s wall, %g s cpu", r.Engine, r.BuildWallS, r.BuildCPUS)
+		}
+		if flat && r.Points[0].Recall < 0.999 {
+			t.Errorf("%s: exact search recall@10 %.4f, want 1", r.Engine, r.Points[0].Recall)
 		}
 		last := r.Points[len(r.Points)-1]
 		// HNSW engines (M=16, efC=200) at ef=80, and IVF-PQ engines at
@@ -179,6 +192,13 @@ func TestHarnessSynthetic(t *testing.T) {
 			t.Errorf("peer %s: %d ratios, want build ratios at least", p, perPeer[p])
 		}
 	}
+	for _, p := range ANNFlatPeers {
+		for _, f := range []string{"qps_cpu@recall=0.99", "bytes_per_vector"} {
+			if perPeer[p+"|"+f] != 1 {
+				t.Errorf("peer %s: %d %s ratios, want 1", p, perPeer[p+"|"+f], f)
+			}
+		}
+	}
 	for _, p := range ANNIVFPeers {
 		for _, f := range []string{"train_cpu_s", "build_cpu_s", "bytes_per_vector"} {
 			if perPeer[p+"|"+f] != 1 {
@@ -193,7 +213,7 @@ func TestHarnessSynthetic(t *testing.T) {
 	}
 	rep, _ := os.ReadFile(filepath.Join(out, "report.md"))
 	for _, want := range []string{"## Machine", "ratios Strata / peer", "hnswlib-native", "usearch", "faiss-hnswflat",
-		"strata-ivfpq8 / faiss-ivfpq8", "strata-ivfpq4fs / faiss-ivfpq4fs", "IndexRefineFlat(IVF16,PQ12x4fs", "nprobe=16"} {
+		"strata-ivfpq8 / faiss-ivfpq8", "strata-ivfpq4fs / faiss-ivfpq4fs", "strata-flat / faiss-flat", "IndexRefineFlat(IVF16,PQ12x4fs", "nprobe=16"} {
 		if !strings.Contains(string(rep), want) {
 			t.Errorf("report.md lacks %q", want)
 		}

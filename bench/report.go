@@ -113,12 +113,16 @@ func Report(res *Results, plots []string) string {
 			ivfFigs = append(ivfFigs, fmt.Sprintf("qps_cpu@recall=%.2f", t), fmt.Sprintf("qps_wall@recall=%.2f", t))
 		}
 		ivfFigs = append(ivfFigs, "train_cpu_s", "add_cpu_s", "train_wall_s", "add_wall_s", "bytes_per_vector")
-		table := func(ratios []Ratio, figs []string, ivf bool) {
+		flatFigs := []string{"qps_cpu@recall=0.99", "qps_wall@recall=0.99", "bytes_per_vector"}
+		// kind: "hnsw", "ivf" or "flat" (the Strata engine strataFor names).
+		table := func(ratios []Ratio, figs []string, kind string) {
 			var peers []string
 			val := map[string]float64{}
 			star := map[string]bool{}
 			for _, r := range ratios {
-				if _, isIVF := ivfPairs[r.Peer]; isIVF != ivf {
+				_, isIVF := ivfPairs[r.Peer]
+				isFlat := contains(ANNFlatPeers, r.Peer)
+				if (kind == "ivf") != isIVF || (kind == "flat") != isFlat {
 					continue
 				}
 				if !contains(peers, r.Peer) {
@@ -130,9 +134,12 @@ func Report(res *Results, plots []string) string {
 			if len(peers) == 0 {
 				return
 			}
-			if ivf {
+			switch kind {
+			case "ivf":
 				w("IVF-PQ + refine, Strata engine / FAISS peer (same nlist, M, nbits, k_factor, nprobe sweep):\n\n| Strata / peer |")
-			} else {
+			case "flat":
+				w("Flat exact search, whole query set in one call, one thread (recall 1 up to ties, so QPS @0.99 is the exact-search QPS):\n\n| Strata / peer |")
+			default:
 				w("| peer |")
 			}
 			for _, f := range figs {
@@ -144,7 +151,7 @@ func Report(res *Results, plots []string) string {
 			}
 			w("\n")
 			for _, p := range peers {
-				if ivf {
+				if kind != "hnsw" {
 					w("| %s / %s |", strataFor(p), p)
 				} else {
 					w("| %s |", p)
@@ -166,8 +173,9 @@ func Report(res *Results, plots []string) string {
 		}
 		for _, ds := range names {
 			w("### %s\n\n", ds)
-			table(byDS[ds], figs, false)
-			table(byDS[ds], ivfFigs, true)
+			table(byDS[ds], figs, "hnsw")
+			table(byDS[ds], ivfFigs, "ivf")
+			table(byDS[ds], flatFigs, "flat")
 		}
 		if len(plots) > 0 {
 			w("Recall@10 against QPS per CPU second of the engine's process (log scale; equal to single-thread wall QPS on an idle machine), one figure per data set:\n\n")

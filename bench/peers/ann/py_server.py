@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Python peer server for strata-bench's ann suite (bench/ann.go).
 
-Usage: /usr/bin/python3 py_server.py faiss-hnswflat|hnswlib-python BASE.fvecs QUERIES.fvecs l2|ip M EFC K
+Usage: /usr/bin/python3 py_server.py faiss-hnswflat|hnswlib-python|faiss-flat BASE.fvecs QUERIES.fvecs l2|ip M EFC K
        /usr/bin/python3 py_server.py faiss-ivfpq8|faiss-ivfpq4fs BASE.fvecs QUERIES.fvecs l2|ip M NLIST K NBITS KFACTOR RESIDUAL
 
 Engines (Debian packages; run with /usr/bin/python3, which sees dist-packages):
@@ -15,6 +15,8 @@ Engines (Debian packages; run with /usr/bin/python3, which sees dist-packages):
                   NBITS must be 8 for faiss-ivfpq8 and 4 for faiss-ivfpq4fs.
                   The hello line's version names the BLAS libraries mapped into the process
                   (/proc/self/maps), i.e. the BLAS FAISS's k-means really used.
+  faiss-flat      python3-faiss IndexFlatL2(d) / IndexFlatIP(d) (M and EFC ignored); one thread
+                  (OMP and OpenBLAS: its batch search is an sgemm); "search 0 S".
   hnswlib-python  python3-hnswlib (Debian build, baseline x86-64 SIMD), reference only;
                   search = one knn_query(queries, k, num_threads=1) call.
 
@@ -93,7 +95,7 @@ def main():
     xb, xq = read_fvecs(bpath), read_fvecs(qpath)
     n, d = xb.shape
     nq = xq.shape[0]
-    if engine == "faiss-hnswflat" or ivf:
+    if engine in ("faiss-hnswflat", "faiss-flat") or ivf:
         import faiss
         faiss.omp_set_num_threads(1)
         version = faiss.__version__ + " (Debian python3-faiss " + dpkg_version("python3-faiss") + ")"
@@ -144,6 +146,10 @@ def main():
                          "bytes_per_vector": ivfindex.code_size + 8,
                          "index_desc": "IndexRefineFlat(%s, k_factor=%d, by_residual=%s%s)" % (
                              spec, kfactor, bool(residual), ", no polysemous training" if nbits == 8 else "")}
+            elif engine == "faiss-flat":
+                index = faiss.IndexFlatL2(d) if metric == "l2" else faiss.IndexFlatIP(d)
+                index.add(xb)
+                extra = {"bytes_per_vector": 4 * d, "index_desc": type(index).__name__}
             elif engine == "faiss-hnswflat":
                 mt = faiss.METRIC_L2 if metric == "l2" else faiss.METRIC_INNER_PRODUCT
                 index = faiss.IndexHNSWFlat(d, m, mt)
@@ -167,6 +173,8 @@ def main():
                 ivfindex.nprobe = ef
             elif engine == "faiss-hnswflat":
                 index.hnsw.efSearch = ef
+            elif engine == "faiss-flat":
+                pass
             else:
                 index.set_ef(ef)
             reps, ids = 0, None

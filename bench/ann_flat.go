@@ -1,0 +1,156 @@
+package bench
+
+import (
+	"container/heap"
+	"fmt"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/stratasearch/strata/asm"
+	"github.com/stratasearch/strata/datasets"
+)
+
+// Flat (exact, exhaustive) part of the ann suite: Strata's blocked
+// many-to-many asm kernels (asm.L2SqMany / asm.DotMany, the k-means
+// assignment kernels) plus a bounded top-k heap per query, against FAISS
+// IndexFlatL2 / IndexFlatIP (python3-faiss, one thread; its batch search
+// uses OpenBLAS sgemm for nq ≥ 20). Both search the whole query set in one
+// call; recall is 1 up to ties, so the figure is QPS alone.
+
+// Flat engine names.
+const (
+	EngineStrataFlat = "strata-flat"
+	PeerFAISSFlat    = "faiss-flat" // IndexFlatL2 / IndexFlatIP
+)
+
+// ANNFlatPeers are the flat peers, each compared with EngineStrataFlat.
+var ANNFlatPeers = []string{PeerFAISSFlat}
+
+// flatQueryBlock × flatBaseBlock distances are computed per kernel call
+// (64 × 4096 float32 = 1 MiB of output).
+const (
+	flatQueryBlock = 64
+	flatBaseBlock  = 4096
+)
+
+const flatBytesMethod = "the float32 vectors (4·d bytes), both engines"
+
+// flatParams are the ANNParams of a flat run: no build or search knobs.
+func flatParams() ANNParams { return ANNParams{K: annK, Threads: 1} }
+
+// strataFlatEngine is exact search over the base matrix, one goroutine.
+type strataFlatEngine struct {
+	d *annData
+}
+
+func (e *strataFlatEngine) name() string      { return EngineStrataFlat }
+func (e *strataFlatEngine) params() ANNParams { return flatParams() }
+
+func (e *strataFlatEngine) build() (ANNRun, error) {
+	// Nothing to build: the index is the row-major base matrix itself
+	// (build time 0, so no build ratio is computed).
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ANNRun{Engine: e.name(), Version: "this tree (" + runtime.Version() + ")", PID: os.Getpid(),
+		BytesPerVector: float64(4 * e.d.base.D), BytesMethod: flatBytesMethod,
+		RSSBytes: int64(ms.Sys), Index: fmt.Sprintf("flat exact (asm %s many-to-many, %d×%d blocks, top-k heap)", asm.CurrentLevel(), flatQueryBlock, flatBaseBlock)}, nil
+}
+
+func (e *strataFlatEngine) search(_ int, minTime time.Duration) (ANNPoint, []int64, error) {
+	nq := e.d.queries.N
+	var ids []int64
+	reps := 0
+	w0, c0 := time.Now(), processCPU()
+	for {
+		got := flatSearch(e.d.queries.Data, e.d.base.Data, e.d.base.D, annK, e.d.metric == datasets.InnerProduct)
+		if reps == 0 {
+			ids = got
+		}
+		reps++
+		if time.Since(w0) >= minTime {
+			break
+		}
+	}
+	wall, cpu := time.Since(w0).Seconds(), processCPU()-c0
+	return point(0, reps, nq, wall, cpu), ids, nil
+}
+
+func (e *strataFlatEngine) close() {}
+
+// flatSearch returns the k nearest rows of base (n×d) for each row of q
+// (nq×d), nq×k ids, best first (ties by smaller id; -1 pads when n < k).
+// ip ranks by the larger inner product, else by the smaller squared L2.
+func flatSearch(q, base []float32, d, k int, ip bool) []int64 {
+	nq, n := len(q)/d, len(base)/d
+	hs := make([]flatHeap, nq)
+	for i := range hs {
+		hs[i] = make(flatHeap, 0, k+1)
+	}
+	out := make([]float32, flatQueryBlock*flatBaseBlock)
+	for q0 := 0; q0 < nq; q0 += flatQueryBlock {
+		q1 := min(q0+flatQueryBlock, nq)
+		qb := q[q0*d : q1*d]
+		for b0 := 0; b0 < n; b0 += flatBaseBlock {
+			b1 := min(b0+flatBaseBlock, n)
+			m := b1 - b0
+			o := out[:(q1-q0)*m]
+			if ip {
+				asm.DotMany(qb, base[b0*d:b1*d], d, o)
+			} else {
+				asm.L2SqMany(qb, base[b0*d:b1*d], d, o)
+			}
+			for i := q0; i < q1; i++ {
+				h := &hs[i]
+				row := o[(i-q0)*m : (i-q0+1)*m]
+				for j, s := range row {
+					dist := s
+					if ip {
+						dist = -s
+					}
+					if len(*h) < k {
+						heap.Push(h, flatItem{dist, int64(b0 + j)})
+					} else if top := (*h)[0]; dist < top.dist {
+						(*h)[0] = flatItem{dist, int64(b0 + j)}
+						heap.Fix(h, 0)
+					}
+				}
+			}
+		}
+	}
+	ids := make([]int64, nq*k)
+	for i := range ids {
+		ids[i] = -1
+	}
+	for i := range hs {
+		h := &hs[i]
+		for j := len(*h) - 1; j >= 0; j-- {
+			ids[i*k+j] = heap.Pop(h).(flatItem).id
+		}
+	}
+	return ids
+}
+
+type flatItem struct {
+	dist float32
+	id   int64
+}
+
+// flatHeap is a max-heap on (dist, id): the root is the worst kept hit.
+type flatHeap []flatItem
+
+func (h flatHeap) Len() int { return len(h) }
+func (h flatHeap) Less(i, j int) bool {
+	if h[i].dist != h[j].dist {
+		return h[i].dist > h[j].dist
+	}
+	return h[i].id > h[j].id
+}
+func (h flatHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *flatHeap) Push(x any)   { *h = append(*h, x.(flatItem)) }
+func (h *flatHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
