@@ -38,6 +38,11 @@ const (
 	QuickQueries = 500
 )
 
+// FullQueries caps the query set of a full run at its first 2,000
+// queries, as ../shared/REFERENCE.md's peer figures are measured; the
+// cached ground truth is cut to match.
+const FullQueries = 2000
+
 // RecallTargets are the recall@10 values QPS is interpolated at.
 var RecallTargets = []float64{0.90, 0.95, 0.99}
 
@@ -316,6 +321,13 @@ func loadANNData(ctx context.Context, cfg Config, name string) (*annData, error)
 		if base.N < d.info.FullN || queries.N < d.info.FullNQ {
 			d.info.Subset = fmt.Sprintf("quick: first %d of %d base vectors, first %d of %d queries; ground truth recomputed by brute force on the subset", base.N, d.info.FullN, queries.N, d.info.FullNQ)
 		}
+	} else if queries.N > FullQueries {
+		queries = datasets.Matrix[float32]{Data: queries.Data[:FullQueries*queries.D], N: FullQueries, D: queries.D}
+		if haveGT {
+			gt.IDs.N, gt.IDs.Data = FullQueries, gt.IDs.Data[:FullQueries*gt.IDs.D]
+			gt.Dists.N, gt.Dists.Data = FullQueries, gt.Dists.Data[:FullQueries*gt.Dists.D]
+		}
+		d.info.Subset = fmt.Sprintf("all %d base vectors, first %d of %d queries (as REFERENCE.md)", base.N, queries.N, d.info.FullNQ)
 	}
 	if haveGT {
 		d.info.GTNote = fmt.Sprintf("cached exact top-%d from make datasets (datasets.LoadANN)", gt.K)
