@@ -110,7 +110,13 @@
 // between tiers and segments. They count every version still stored,
 // including replaced and deleted ones in the MemTable and dead warm rows,
 // until a flush (MemTable) or compaction (warm) removes them (as Lucene
-// counts deleted documents until a merge). BM25 score ties are broken by a
+// counts deleted documents until a merge). In a MultiTenant collection
+// they are instead collected per query over the live rows of the query's
+// namespace that its principal may read (O(rows + Σ df) per query), so a
+// tenant's scores never depend on — and cannot reveal — another tenant's
+// documents; the URI prefix and metadata filter narrow the results, not
+// the statistics. Prefix expansions (parseHTTP*) are scored with their own
+// df and count in the upper bound. BM25 score ties are broken by a
 // 64-bit FNV-1a hash of the document id (the bm25 external id) and dense
 // ties by id, so the order of tied hits does not depend on the tier either.
 //

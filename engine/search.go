@@ -222,6 +222,17 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 	if pred != nil {
 		allowDoc = map[*tier.Document]struct{}{}
 	}
+	// In a MultiTenant collection the BM25 statistics are collected over
+	// the rows the principal may read in the query's namespace only (see
+	// tenantStats), so no score depends on another tenant's documents.
+	var statsAllow []*roaring.Bitmap
+	tenancy := compileTenancy(&q)
+	if c.o.MultiTenant && q.Mode != contract.Dense {
+		statsAllow = make([]*roaring.Bitmap, len(views))
+		for i := range statsAllow {
+			statsAllow[i] = roaring.New()
+		}
+	}
 	if q.Mode != contract.Dense || pred != nil {
 		for p := range views {
 			lo, hi := bases[p], uint32(len(infos))
@@ -239,6 +250,9 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 				}
 				if !vis {
 					continue
+				}
+				if statsAllow != nil && (tenancy == nil || tenancy(&infos[k])) {
+					statsAllow[p].Add(local)
 				}
 				if pred == nil || pred(&infos[k], k) {
 					allow.Add(local)
@@ -295,7 +309,7 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 			if h := hook; h != nil {
 				h(retrieverLexical)
 			}
-			r := c.lexical(views, bases, &q, depth)
+			r := c.lexical(views, bases, statsAllow, &q, depth)
 			if lexCh != nil {
 				lexCh <- r
 			}
@@ -392,6 +406,66 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 	return res, nil, nil
 }
 
+// compileTenancy returns the test of the rows a MultiTenant query's BM25
+// statistics count: the query's namespace prefix and the principal's read
+// rights (not its URI prefix or metadata filter, which narrow the results,
+// not the collection), or nil when neither is set.
+func compileTenancy(q *contract.Query) func(*verInfo) bool {
+	ns, p := q.Scope.Namespace, q.Principal
+	if ns == "" && p == nil {
+		return nil
+	}
+	return func(vi *verInfo) bool {
+		d := vi.doc
+		return strings.HasPrefix(d.Namespace, ns) && (p == nil || p.CanRead(d.Namespace, d.ACL))
+	}
+}
+
+// tenantStats collects BM25 statistics over the rows of views that allow
+// marks (views[i] uses allow[i], or its own Allow bitmap past the end of
+// allow): N = the number of such rows, Σ|D| their lengths, and the df of
+// each term the number of them holding it. It costs O(rows + Σ df) per
+// query, against O(#segments) for bm25.CollectStats; it is what keeps a
+// tenant's scores independent of the other tenants' documents (otherwise
+// a probe could read another tenant's term frequencies from IDF changes).
+func tenantStats(views []bm25.View, allow []*roaring.Bitmap, terms []string) *bm25.Stats {
+	st := &bm25.Stats{DF: make(map[string]int64, len(terms))}
+	seen := make(map[string]bool, len(terms))
+	for i, v := range views {
+		a := v.Allow
+		if i < len(allow) {
+			a = allow[i]
+		}
+		if a == nil || a.IsEmpty() {
+			continue
+		}
+		st.N += int64(a.GetCardinality())
+		it := a.Iterator()
+		for it.HasNext() {
+			st.SumDL += int64(v.Seg.DocLen(it.Next()))
+		}
+		clear(seen)
+		for _, t := range terms {
+			if seen[t] {
+				continue
+			}
+			seen[t] = true
+			docs, _, _, err := v.Seg.Postings(t)
+			if err != nil {
+				continue // the search reports a corrupt postings list itself
+			}
+			var n int64
+			for _, d := range docs {
+				if a.Contains(d) {
+					n++
+				}
+			}
+			st.DF[t] += n
+		}
+	}
+	return st
+}
+
 // compilePredicate returns the scope + ACL (+ filter, when withFilter) test
 // of one version, or nil when it restricts nothing.
 func compilePredicate(q *contract.Query, withFilter bool) func(*verInfo, uint32) bool {
@@ -425,7 +499,11 @@ func compilePredicate(q *contract.Query, withFilter bool) func(*verInfo, uint32)
 // Allow bitmap during traversal, with global statistics (CollectStats over
 // all of them, so a score does not depend on how rows are split into
 // segments). Hit keys are bases[view] + local doc id.
-func (c *Collection) lexical(views []bm25.View, bases []uint32, q *contract.Query, k int) retrieved {
+//
+// statsAllow, when not nil (MultiTenant collections), restricts the
+// statistics to the rows it marks per view (tenantStats); views past its
+// end (cold archives) use their Allow bitmap.
+func (c *Collection) lexical(views []bm25.View, bases []uint32, statsAllow []*roaring.Bitmap, q *contract.Query, k int) retrieved {
 	r := retrieved{name: retrieverLexical}
 	bq := bm25.ParseQuery(q.Text, c.an, false)
 	if len(bq.Terms()) == 0 && len(bq.Prefixes) == 0 {
@@ -437,21 +515,43 @@ func (c *Collection) lexical(views []bm25.View, bases []uint32, q *contract.Quer
 	for i := range views {
 		segs[i] = views[i].Seg
 	}
-	st := bm25.CollectStats(segs, bq.Terms())
+	// The df of every term a prefix may expand to is collected too (the
+	// expansion itself happens inside bm25.Search, which scores each
+	// expanded term with st.DF).
+	terms := bq.Terms()
+	var expanded []string // every prefix's expansion, as bm25 plans it
+	for _, pre := range bq.Prefixes {
+		var exp []string
+		for _, sg := range segs {
+			exp = sg.PrefixTerms(exp, pre, p.MaxExpansions)
+		}
+		slices.Sort(exp)
+		exp = slices.Compact(exp)
+		exp = exp[:min(len(exp), p.MaxExpansions)]
+		expanded = append(expanded, exp...)
+	}
+	terms = append(terms, expanded...)
+	var st *bm25.Stats
+	if statsAllow != nil {
+		st = tenantStats(views, statsAllow, terms)
+	} else {
+		st = bm25.CollectStats(segs, terms)
+	}
 	hits, err := bm25.Search(views, bq, p, st)
 	if err != nil {
 		r.err = fmt.Errorf("engine: lexical search: %w", err)
 		return r
 	}
-	// Upper bound: Σ over query term occurrences of w_t·(k1+1), the
-	// saturation limit of each term's contribution.
-	terms := append(append([]string(nil), bq.Should...), bq.Must...)
+	// Upper bound: Σ over query term occurrences (prefix expansions
+	// included) of w_t·(k1+1), the saturation limit of each term's
+	// contribution.
+	ubTerms := append(append(append([]string(nil), bq.Should...), bq.Must...), expanded...)
 	for _, ph := range bq.Phrases {
 		for _, pt := range ph {
-			terms = append(terms, pt.Term)
+			ubTerms = append(ubTerms, pt.Term)
 		}
 	}
-	for _, t := range terms {
+	for _, t := range ubTerms {
 		w := bm25.IDF(p.IDF, st.N, st.DF[t])
 		if w > 0 {
 			r.ub += w * (p.K1 + 1)
