@@ -2,6 +2,8 @@
 
 package asm
 
+import "unsafe"
+
 // setDistanceKernels installs the amd64 float32 distance kernels for level l
 // into t (see distance_amd64.s).
 func setDistanceKernels(t *kernels, l Level) {
@@ -10,15 +12,15 @@ func setDistanceKernels(t *kernels, l Level) {
 		pairLevel = 0
 	case AVX2:
 		pairLevel = 1
-		t.l2Sq = l2SqAVX2
-		t.dot = dotAVX2
+		t.l2Sq = l2SqAVX2s
+		t.dot = dotAVX2s
 		t.l2SqBatch = l2SqBatchAVX2
 		t.dotBatch = dotBatchAVX2
 		t.sumFloat32 = sumAVX2
 	case AVX512:
 		pairLevel = 2
-		t.l2Sq = l2SqAVX512
-		t.dot = dotAVX512
+		t.l2Sq = l2SqAVX512s
+		t.dot = dotAVX512s
 		t.l2SqBatch = l2SqBatchAVX512
 		t.dotBatch = dotBatchAVX512
 		t.sumFloat32 = sumAVX512
@@ -35,26 +37,68 @@ func setDistanceKernels(t *kernels, l Level) {
 // jump to: 0 generic, 1 AVX2, 2 AVX-512. It is written only by setLevel.
 var pairLevel uint8
 
-// dotDirect and l2SqDirect are assembly entry points that test pairLevel
-// and tail-jump to the kernel of the current level. Dot and L2Sq inline
-// to one direct call of them: calling through the dispatch table instead
-// costs an indirect call to the ABIInternal→ABI0 wrapper of the kernel,
-// one more call level per pair. len(b) ≥ len(a) is the caller's duty.
-//
-//go:noescape
-func dotDirect(a, b []float32) float32
+// dotDirect and l2SqDirect inline into Dot and L2Sq as one direct call of
+// the assembly entry points dotDirectP / l2SqDirectP, which test pairLevel
+// and tail-jump to the kernel of the current level. Calling through the
+// dispatch table instead costs an indirect call to the ABIInternal→ABI0
+// wrapper of the kernel, one more call level per pair. The entry points
+// and the single-pair kernels take (a, b *float32, n int) -- three stack
+// words per call instead of two slices' six. len(b) ≥ len(a) is the
+// caller's duty; for n = 0 the pointers are not read.
+func dotDirect(a, b []float32) float32 {
+	return dotDirectP(unsafe.SliceData(a), unsafe.SliceData(b), len(a))
+}
+
+func l2SqDirect(a, b []float32) float32 {
+	return l2SqDirectP(unsafe.SliceData(a), unsafe.SliceData(b), len(a))
+}
 
 //go:noescape
-func l2SqDirect(a, b []float32) float32
-
-// The kernels below read len(a) elements of a and b (len(b) ≥ len(a) is
-// the caller's duty), resp. len(out)·len(q) elements of x.
+func dotDirectP(a, b *float32, n int) float32
 
 //go:noescape
-func l2SqAVX2(a, b []float32) float32
+func l2SqDirectP(a, b *float32, n int) float32
+
+// dotRefP and l2SqRefP are the generic targets of the entry points.
+func dotRefP(a, b *float32, n int) float32 {
+	return dotRef(unsafe.Slice(a, n), unsafe.Slice(b, n))
+}
+
+func l2SqRefP(a, b *float32, n int) float32 {
+	return l2SqRef(unsafe.Slice(a, n), unsafe.Slice(b, n))
+}
+
+// The single-pair kernels read n floats of a and b; the ...s forms are
+// their dispatch-table (slice) signatures.
+func l2SqAVX2s(a, b []float32) float32 {
+	return l2SqAVX2(unsafe.SliceData(a), unsafe.SliceData(b), len(a))
+}
+
+func dotAVX2s(a, b []float32) float32 {
+	return dotAVX2(unsafe.SliceData(a), unsafe.SliceData(b), len(a))
+}
+
+func l2SqAVX512s(a, b []float32) float32 {
+	return l2SqAVX512(unsafe.SliceData(a), unsafe.SliceData(b), len(a))
+}
+
+func dotAVX512s(a, b []float32) float32 {
+	return dotAVX512(unsafe.SliceData(a), unsafe.SliceData(b), len(a))
+}
 
 //go:noescape
-func dotAVX2(a, b []float32) float32
+func l2SqAVX2(a, b *float32, n int) float32
+
+//go:noescape
+func dotAVX2(a, b *float32, n int) float32
+
+//go:noescape
+func l2SqAVX512(a, b *float32, n int) float32
+
+//go:noescape
+func dotAVX512(a, b *float32, n int) float32
+
+// The batch kernels read len(out)·len(q) elements of x.
 
 //go:noescape
 func l2SqBatchAVX2(q, x, out []float32)
@@ -64,12 +108,6 @@ func dotBatchAVX2(q, x, out []float32)
 
 //go:noescape
 func sumAVX2(x []float32) float32
-
-//go:noescape
-func l2SqAVX512(a, b []float32) float32
-
-//go:noescape
-func dotAVX512(a, b []float32) float32
 
 //go:noescape
 func l2SqBatchAVX512(q, x, out []float32)

@@ -48,10 +48,12 @@ GLOBL tailmask<>(SB), RODATA|NOPTR, $64
 // Single-pair entry points (see dotDirect in distance_amd64.go): one
 // direct call from Dot / L2Sq, then a tail jump to the kernel of the
 // current level, which returns straight to the Go caller. The generic
-// level jumps to the ABI0 wrapper of the Go reference.
+// level jumps to the ABI0 wrapper of dotRefP / l2SqRefP. Entry points and
+// kernels take (a, b *float32, n int): three argument words instead of two
+// slices' six, which the caller stores and the kernel loads per call.
 
-// func dotDirect(a, b []float32) float32
-TEXT ·dotDirect(SB), NOSPLIT, $0-52
+// func dotDirectP(a, b *float32, n int) float32
+TEXT ·dotDirectP(SB), NOSPLIT, $0-28
 	MOVBLZX ·pairLevel(SB), AX
 	CMPL    AX, $2
 	JNE     dotd_avx2
@@ -63,10 +65,10 @@ dotd_avx2:
 	JMP  ·dotAVX2(SB)
 
 dotd_generic:
-	JMP ·dotRef(SB)
+	JMP ·dotRefP(SB)
 
-// func l2SqDirect(a, b []float32) float32
-TEXT ·l2SqDirect(SB), NOSPLIT, $0-52
+// func l2SqDirectP(a, b *float32, n int) float32
+TEXT ·l2SqDirectP(SB), NOSPLIT, $0-28
 	MOVBLZX ·pairLevel(SB), AX
 	CMPL    AX, $2
 	JNE     l2d_avx2
@@ -78,143 +80,268 @@ l2d_avx2:
 	JMP  ·l2SqAVX2(SB)
 
 l2d_generic:
-	JMP ·l2SqRef(SB)
+	JMP ·l2SqRefP(SB)
 
 // ---------------------------------------------------------------------------
 // AVX-512
 
-// Single-pair kernels: one byte offset (AX) indexes both inputs, so a
-// 64-float block costs 3 loop instructions, and a length that is a
-// multiple of 64 skips the 16-float loop and the tail. Two accumulators
-// (blocks 0, 2 and 1, 3): at d = 128 each sees four FMAs, and the
-// reduction needs one add before the horizontal sum. Independent calls
-// overlap in the out-of-order window, so instruction count, not the FMA
-// chain, bounds a stream of short pairs.
-// func l2SqAVX512(a, b []float32) float32
-TEXT ·l2SqAVX512(SB), NOSPLIT, $0-52
-	MOVQ   a_base+0(FP), SI
-	MOVQ   a_len+8(FP), CX
-	MOVQ   b_base+24(FP), DI
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	XORQ   AX, AX
-	MOVQ   CX, DX
-	ANDQ   $-64, DX
-	SHLQ   $2, DX
-	JZ     l2z_small
+// Single-pair kernels (AVX-512). The hot shape is a short vector (d = 128
+// or a few hundred), so per-call instruction count and the latency of one
+// call, not the FMA throughput, bound a stream of pairs. The first 128
+// floats are one straight-line block: the 8 ZMM products initialise four
+// accumulators (the first four multiply in place into the registers that
+// received a's chunks, b read as a memory operand), so d = 128 needs no
+// zeroing, no loop and no index register, and each accumulator sees a
+// chain of two operations. Further 128-float blocks loop with FMAs; a
+// remainder < 128 takes one 64-float block, 16-float steps and a masked
+// tail (a k-register mask (1<<r)-1 with zeroing loads, which suppress
+// faults on the masked-out lanes). SI, DI advance; CX counts floats left.
 
-l2z_loop64:
-	VMOVUPS     0(SI)(AX*1), Z2
-	VMOVUPS     64(SI)(AX*1), Z3
-	VMOVUPS     128(SI)(AX*1), Z4
-	VMOVUPS     192(SI)(AX*1), Z5
-	VSUBPS      0(DI)(AX*1), Z2, Z2
-	VSUBPS      64(DI)(AX*1), Z3, Z3
-	VSUBPS      128(DI)(AX*1), Z4, Z4
-	VSUBPS      192(DI)(AX*1), Z5, Z5
-	VFMADD231PS Z2, Z2, Z0
-	VFMADD231PS Z3, Z3, Z1
+// func l2SqAVX512(a, b *float32, n int) float32
+TEXT ·l2SqAVX512(SB), NOSPLIT, $0-28
+	MOVQ        a+0(FP), SI
+	MOVQ        n+16(FP), CX
+	MOVQ        b+8(FP), DI
+	CMPQ        CX, $128
+	JB          l2z_small
+	VMOVUPS     0(SI), Z0
+	VMOVUPS     64(SI), Z1
+	VMOVUPS     128(SI), Z2
+	VMOVUPS     192(SI), Z3
+	VMOVUPS     256(SI), Z4
+	VMOVUPS     320(SI), Z5
+	VMOVUPS     384(SI), Z6
+	VMOVUPS     448(SI), Z7
+	VSUBPS      0(DI), Z0, Z0
+	VSUBPS      64(DI), Z1, Z1
+	VSUBPS      128(DI), Z2, Z2
+	VSUBPS      192(DI), Z3, Z3
+	VSUBPS      256(DI), Z4, Z4
+	VSUBPS      320(DI), Z5, Z5
+	VSUBPS      384(DI), Z6, Z6
+	VSUBPS      448(DI), Z7, Z7
+	VMULPS      Z0, Z0, Z0
+	VMULPS      Z1, Z1, Z1
+	VMULPS      Z2, Z2, Z2
+	VMULPS      Z3, Z3, Z3
 	VFMADD231PS Z4, Z4, Z0
 	VFMADD231PS Z5, Z5, Z1
-	ADDQ        $256, AX
-	CMPQ        AX, DX
-	JB          l2z_loop64
-	TESTQ       $63, CX
-	JZ          l2z_reduce
-
-l2z_small:
-	MOVQ CX, DX
-	ANDQ $-16, DX
-	SHLQ $2, DX
-	CMPQ AX, DX
-	JAE  l2z_tail
-
-l2z_loop16:
-	VMOVUPS     (SI)(AX*1), Z2
-	VSUBPS      (DI)(AX*1), Z2, Z2
-	VFMADD231PS Z2, Z2, Z0
-	ADDQ        $64, AX
-	CMPQ        AX, DX
-	JB          l2z_loop16
-
-l2z_tail:
-	ANDQ        $15, CX
-	JZ          l2z_reduce
-	MOVL        $1, DX
-	SHLL        CX, DX
-	DECL        DX
-	KMOVW       DX, K1
-	VMOVUPS.Z   (SI)(AX*1), K1, Z2
-	VMOVUPS.Z   (DI)(AX*1), K1, Z3
-	VSUBPS      Z3, Z2, Z2
-	VFMADD231PS Z2, Z2, Z1
+	VFMADD231PS Z6, Z6, Z2
+	VFMADD231PS Z7, Z7, Z3
+	SUBQ        $128, CX
+	JNZ         l2z_more
 
 l2z_reduce:
+	VADDPS Z2, Z0, Z0
+	VADDPS Z3, Z1, Z1
 	VADDPS Z1, Z0, Z0
 	REDUCE_Z(Z0, Y0, X0, Y1, X1)
 	VZEROUPPER
-	VMOVSS X0, ret+48(FP)
+	VMOVSS     X0, ret+24(FP)
 	RET
 
-// func dotAVX512(a, b []float32) float32
-TEXT ·dotAVX512(SB), NOSPLIT, $0-52
-	MOVQ   a_base+0(FP), SI
-	MOVQ   a_len+8(FP), CX
-	MOVQ   b_base+24(FP), DI
+l2z_more:
+	ADDQ $512, SI
+	ADDQ $512, DI
+	CMPQ CX, $128
+	JB   l2z_rest
+
+l2z_loop128:
+	VMOVUPS     0(SI), Z4
+	VMOVUPS     64(SI), Z5
+	VMOVUPS     128(SI), Z6
+	VMOVUPS     192(SI), Z7
+	VMOVUPS     256(SI), Z8
+	VMOVUPS     320(SI), Z9
+	VMOVUPS     384(SI), Z10
+	VMOVUPS     448(SI), Z11
+	VSUBPS      0(DI), Z4, Z4
+	VSUBPS      64(DI), Z5, Z5
+	VSUBPS      128(DI), Z6, Z6
+	VSUBPS      192(DI), Z7, Z7
+	VSUBPS      256(DI), Z8, Z8
+	VSUBPS      320(DI), Z9, Z9
+	VSUBPS      384(DI), Z10, Z10
+	VSUBPS      448(DI), Z11, Z11
+	VFMADD231PS Z4, Z4, Z0
+	VFMADD231PS Z5, Z5, Z1
+	VFMADD231PS Z6, Z6, Z2
+	VFMADD231PS Z7, Z7, Z3
+	VFMADD231PS Z8, Z8, Z0
+	VFMADD231PS Z9, Z9, Z1
+	VFMADD231PS Z10, Z10, Z2
+	VFMADD231PS Z11, Z11, Z3
+	ADDQ        $512, SI
+	ADDQ        $512, DI
+	SUBQ        $128, CX
+	CMPQ        CX, $128
+	JAE         l2z_loop128
+	JMP         l2z_rest
+
+l2z_small:
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
-	XORQ   AX, AX
-	MOVQ   CX, DX
-	ANDQ   $-64, DX
-	SHLQ   $2, DX
-	JZ     dotz_small
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
 
-dotz_loop64:
-	VMOVUPS     0(SI)(AX*1), Z2
-	VMOVUPS     64(SI)(AX*1), Z3
-	VMOVUPS     128(SI)(AX*1), Z4
-	VMOVUPS     192(SI)(AX*1), Z5
-	VFMADD231PS 0(DI)(AX*1), Z2, Z0
-	VFMADD231PS 64(DI)(AX*1), Z3, Z1
-	VFMADD231PS 128(DI)(AX*1), Z4, Z0
-	VFMADD231PS 192(DI)(AX*1), Z5, Z1
-	ADDQ        $256, AX
-	CMPQ        AX, DX
-	JB          dotz_loop64
-	TESTQ       $63, CX
-	JZ          dotz_reduce
+	// 0 ≤ CX < 128 floats left.
+l2z_rest:
+	CMPQ        CX, $64
+	JB          l2z_r16
+	VMOVUPS     0(SI), Z4
+	VMOVUPS     64(SI), Z5
+	VMOVUPS     128(SI), Z6
+	VMOVUPS     192(SI), Z7
+	VSUBPS      0(DI), Z4, Z4
+	VSUBPS      64(DI), Z5, Z5
+	VSUBPS      128(DI), Z6, Z6
+	VSUBPS      192(DI), Z7, Z7
+	VFMADD231PS Z4, Z4, Z0
+	VFMADD231PS Z5, Z5, Z1
+	VFMADD231PS Z6, Z6, Z2
+	VFMADD231PS Z7, Z7, Z3
+	ADDQ        $256, SI
+	ADDQ        $256, DI
+	SUBQ        $64, CX
+
+l2z_r16:
+	CMPQ CX, $16
+	JB   l2z_tail
+
+l2z_loop16:
+	VMOVUPS     (SI), Z4
+	VSUBPS      (DI), Z4, Z4
+	VFMADD231PS Z4, Z4, Z0
+	ADDQ        $64, SI
+	ADDQ        $64, DI
+	SUBQ        $16, CX
+	CMPQ        CX, $16
+	JAE         l2z_loop16
+
+l2z_tail:
+	TESTQ       CX, CX
+	JZ          l2z_reduce
+	MOVL        $1, DX
+	SHLL        CX, DX
+	DECL        DX
+	KMOVW       DX, K1
+	VMOVUPS.Z   (SI), K1, Z4
+	VMOVUPS.Z   (DI), K1, Z5
+	VSUBPS      Z5, Z4, Z4
+	VFMADD231PS Z4, Z4, Z1
+	JMP         l2z_reduce
+
+// func dotAVX512(a, b *float32, n int) float32
+TEXT ·dotAVX512(SB), NOSPLIT, $0-28
+	MOVQ        a+0(FP), SI
+	MOVQ        n+16(FP), CX
+	MOVQ        b+8(FP), DI
+	CMPQ        CX, $128
+	JB          dotz_small
+	VMOVUPS     0(SI), Z0
+	VMOVUPS     64(SI), Z1
+	VMOVUPS     128(SI), Z2
+	VMOVUPS     192(SI), Z3
+	VMOVUPS     256(SI), Z4
+	VMOVUPS     320(SI), Z5
+	VMOVUPS     384(SI), Z6
+	VMOVUPS     448(SI), Z7
+	VMULPS      0(DI), Z0, Z0
+	VMULPS      64(DI), Z1, Z1
+	VMULPS      128(DI), Z2, Z2
+	VMULPS      192(DI), Z3, Z3
+	VFMADD231PS 256(DI), Z4, Z0
+	VFMADD231PS 320(DI), Z5, Z1
+	VFMADD231PS 384(DI), Z6, Z2
+	VFMADD231PS 448(DI), Z7, Z3
+	SUBQ        $128, CX
+	JNZ         dotz_more
+
+dotz_reduce:
+	VADDPS Z2, Z0, Z0
+	VADDPS Z3, Z1, Z1
+	VADDPS Z1, Z0, Z0
+	REDUCE_Z(Z0, Y0, X0, Y1, X1)
+	VZEROUPPER
+	VMOVSS     X0, ret+24(FP)
+	RET
+
+dotz_more:
+	ADDQ $512, SI
+	ADDQ $512, DI
+	CMPQ CX, $128
+	JB   dotz_rest
+
+dotz_loop128:
+	VMOVUPS     0(SI), Z4
+	VMOVUPS     64(SI), Z5
+	VMOVUPS     128(SI), Z6
+	VMOVUPS     192(SI), Z7
+	VMOVUPS     256(SI), Z8
+	VMOVUPS     320(SI), Z9
+	VMOVUPS     384(SI), Z10
+	VMOVUPS     448(SI), Z11
+	VFMADD231PS 0(DI), Z4, Z0
+	VFMADD231PS 64(DI), Z5, Z1
+	VFMADD231PS 128(DI), Z6, Z2
+	VFMADD231PS 192(DI), Z7, Z3
+	VFMADD231PS 256(DI), Z8, Z0
+	VFMADD231PS 320(DI), Z9, Z1
+	VFMADD231PS 384(DI), Z10, Z2
+	VFMADD231PS 448(DI), Z11, Z3
+	ADDQ        $512, SI
+	ADDQ        $512, DI
+	SUBQ        $128, CX
+	CMPQ        CX, $128
+	JAE         dotz_loop128
+	JMP         dotz_rest
 
 dotz_small:
-	MOVQ CX, DX
-	ANDQ $-16, DX
-	SHLQ $2, DX
-	CMPQ AX, DX
-	JAE  dotz_tail
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+
+	// 0 ≤ CX < 128 floats left.
+dotz_rest:
+	CMPQ        CX, $64
+	JB          dotz_r16
+	VMOVUPS     0(SI), Z4
+	VMOVUPS     64(SI), Z5
+	VMOVUPS     128(SI), Z6
+	VMOVUPS     192(SI), Z7
+	VFMADD231PS 0(DI), Z4, Z0
+	VFMADD231PS 64(DI), Z5, Z1
+	VFMADD231PS 128(DI), Z6, Z2
+	VFMADD231PS 192(DI), Z7, Z3
+	ADDQ        $256, SI
+	ADDQ        $256, DI
+	SUBQ        $64, CX
+
+dotz_r16:
+	CMPQ CX, $16
+	JB   dotz_tail
 
 dotz_loop16:
-	VMOVUPS     (SI)(AX*1), Z2
-	VFMADD231PS (DI)(AX*1), Z2, Z0
-	ADDQ        $64, AX
-	CMPQ        AX, DX
-	JB          dotz_loop16
+	VMOVUPS     (SI), Z4
+	VFMADD231PS (DI), Z4, Z0
+	ADDQ        $64, SI
+	ADDQ        $64, DI
+	SUBQ        $16, CX
+	CMPQ        CX, $16
+	JAE         dotz_loop16
 
 dotz_tail:
-	ANDQ        $15, CX
+	TESTQ       CX, CX
 	JZ          dotz_reduce
 	MOVL        $1, DX
 	SHLL        CX, DX
 	DECL        DX
 	KMOVW       DX, K1
-	VMOVUPS.Z   (SI)(AX*1), K1, Z2
-	VMOVUPS.Z   (DI)(AX*1), K1, Z3
-	VFMADD231PS Z3, Z2, Z1
-
-dotz_reduce:
-	VADDPS Z1, Z0, Z0
-	REDUCE_Z(Z0, Y0, X0, Y1, X1)
-	VZEROUPPER
-	VMOVSS X0, ret+48(FP)
-	RET
+	VMOVUPS.Z   (SI), K1, Z4
+	VMOVUPS.Z   (DI), K1, Z5
+	VFMADD231PS Z5, Z4, Z1
+	JMP         dotz_reduce
 
 // Batch kernels: four rows per iteration share each query load; the
 // remaining n mod 4 rows go one at a time. Registers:
@@ -505,41 +632,56 @@ sumz_reduce:
 	SUBQ    CX, AX; \
 	VMOVDQU (BX)(AX*1), yM
 
-// Single-pair kernels, AVX2: as the AVX-512 ones with 64-float blocks of
-// eight YMM loads into four accumulators, then 8-float blocks and a
-// VMASKMOVPS tail; the byte offset is R8 (LOADMASK_Y clobbers AX, BX).
-// func l2SqAVX2(a, b []float32) float32
-TEXT ·l2SqAVX2(SB), NOSPLIT, $0-52
-	MOVQ   a_base+0(FP), SI
-	MOVQ   a_len+8(FP), CX
-	MOVQ   b_base+24(FP), DI
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	XORQ   R8, R8
-	MOVQ   CX, DX
-	ANDQ   $-64, DX
-	SHLQ   $2, DX
-	JZ     l2y_small
-
-l2y_loop64:
-	VMOVUPS     0(SI)(R8*1), Y4
-	VMOVUPS     32(SI)(R8*1), Y5
-	VMOVUPS     64(SI)(R8*1), Y6
-	VMOVUPS     96(SI)(R8*1), Y7
-	VMOVUPS     128(SI)(R8*1), Y8
-	VMOVUPS     160(SI)(R8*1), Y9
-	VMOVUPS     192(SI)(R8*1), Y10
-	VMOVUPS     224(SI)(R8*1), Y11
-	VSUBPS      0(DI)(R8*1), Y4, Y4
-	VSUBPS      32(DI)(R8*1), Y5, Y5
-	VSUBPS      64(DI)(R8*1), Y6, Y6
-	VSUBPS      96(DI)(R8*1), Y7, Y7
-	VSUBPS      128(DI)(R8*1), Y8, Y8
-	VSUBPS      160(DI)(R8*1), Y9, Y9
-	VSUBPS      192(DI)(R8*1), Y10, Y10
-	VSUBPS      224(DI)(R8*1), Y11, Y11
+// Single-pair kernels, AVX2: as the AVX-512 ones (see there) with YMM
+// chunks. The first 128 floats (16 chunks, all loaded up front) go into
+// four accumulators Y0..Y3; further 128-float blocks loop into eight,
+// Y0..Y7, which are then folded to Y0..Y3 for the remainder (one 64-float
+// block, 8-float steps and a VMASKMOVPS tail, whose lane mask comes from
+// tailmask<>; LOADMASK_Y clobbers AX, BX). At d = 128 these kernels are
+// bound by the L1 load rate: 32 YMM loads at two per cycle.
+// func l2SqAVX2(a, b *float32, n int) float32
+TEXT ·l2SqAVX2(SB), NOSPLIT, $0-28
+	MOVQ        a+0(FP), SI
+	MOVQ        n+16(FP), CX
+	MOVQ        b+8(FP), DI
+	CMPQ        CX, $128
+	JB          l2y_small
+	VMOVUPS     0(SI), Y0
+	VMOVUPS     32(SI), Y1
+	VMOVUPS     64(SI), Y2
+	VMOVUPS     96(SI), Y3
+	VMOVUPS     128(SI), Y4
+	VMOVUPS     160(SI), Y5
+	VMOVUPS     192(SI), Y6
+	VMOVUPS     224(SI), Y7
+	VMOVUPS     256(SI), Y8
+	VMOVUPS     288(SI), Y9
+	VMOVUPS     320(SI), Y10
+	VMOVUPS     352(SI), Y11
+	VMOVUPS     384(SI), Y12
+	VMOVUPS     416(SI), Y13
+	VMOVUPS     448(SI), Y14
+	VMOVUPS     480(SI), Y15
+	VSUBPS      0(DI), Y0, Y0
+	VSUBPS      32(DI), Y1, Y1
+	VSUBPS      64(DI), Y2, Y2
+	VSUBPS      96(DI), Y3, Y3
+	VSUBPS      128(DI), Y4, Y4
+	VSUBPS      160(DI), Y5, Y5
+	VSUBPS      192(DI), Y6, Y6
+	VSUBPS      224(DI), Y7, Y7
+	VSUBPS      256(DI), Y8, Y8
+	VSUBPS      288(DI), Y9, Y9
+	VSUBPS      320(DI), Y10, Y10
+	VSUBPS      352(DI), Y11, Y11
+	VSUBPS      384(DI), Y12, Y12
+	VSUBPS      416(DI), Y13, Y13
+	VSUBPS      448(DI), Y14, Y14
+	VSUBPS      480(DI), Y15, Y15
+	VMULPS      Y0, Y0, Y0
+	VMULPS      Y1, Y1, Y1
+	VMULPS      Y2, Y2, Y2
+	VMULPS      Y3, Y3, Y3
 	VFMADD231PS Y4, Y4, Y0
 	VFMADD231PS Y5, Y5, Y1
 	VFMADD231PS Y6, Y6, Y2
@@ -548,113 +690,328 @@ l2y_loop64:
 	VFMADD231PS Y9, Y9, Y1
 	VFMADD231PS Y10, Y10, Y2
 	VFMADD231PS Y11, Y11, Y3
-	ADDQ        $256, R8
-	CMPQ        R8, DX
-	JB          l2y_loop64
-	TESTQ       $63, CX
+	VFMADD231PS Y12, Y12, Y0
+	VFMADD231PS Y13, Y13, Y1
+	VFMADD231PS Y14, Y14, Y2
+	VFMADD231PS Y15, Y15, Y3
+	SUBQ        $128, CX
 	JZ          l2y_reduce
+	VXORPS      Y4, Y4, Y4
+	VXORPS      Y5, Y5, Y5
+	VXORPS      Y6, Y6, Y6
+	VXORPS      Y7, Y7, Y7
+	JMP         l2y_more
 
-l2y_small:
-	MOVQ CX, DX
-	ANDQ $-8, DX
-	SHLQ $2, DX
-	CMPQ R8, DX
-	JAE  l2y_tail
-
-l2y_loop8:
-	VMOVUPS     (SI)(R8*1), Y4
-	VSUBPS      (DI)(R8*1), Y4, Y4
-	VFMADD231PS Y4, Y4, Y0
-	ADDQ        $32, R8
-	CMPQ        R8, DX
-	JB          l2y_loop8
-
-l2y_tail:
-	ANDQ        $7, CX
-	JZ          l2y_reduce
-	LOADMASK_Y(Y15)
-	VMASKMOVPS  (SI)(R8*1), Y15, Y4
-	VMASKMOVPS  (DI)(R8*1), Y15, Y5
-	VSUBPS      Y5, Y4, Y4
-	VFMADD231PS Y4, Y4, Y1
+l2y_reduce8:
+	VADDPS Y4, Y0, Y0
+	VADDPS Y5, Y1, Y1
+	VADDPS Y6, Y2, Y2
+	VADDPS Y7, Y3, Y3
 
 l2y_reduce:
-	VADDPS Y1, Y0, Y0
-	VADDPS Y3, Y2, Y2
-	VADDPS Y2, Y0, Y0
+	VADDPS       Y2, Y0, Y0
+	VADDPS       Y3, Y1, Y1
+	VADDPS       Y1, Y0, Y0
 	REDUCE_Y(Y0, X0, X1)
 	VZEROUPPER
-	VMOVSS X0, ret+48(FP)
+	VMOVSS       X0, ret+24(FP)
 	RET
 
-// func dotAVX2(a, b []float32) float32
-TEXT ·dotAVX2(SB), NOSPLIT, $0-52
-	MOVQ   a_base+0(FP), SI
-	MOVQ   a_len+8(FP), CX
-	MOVQ   b_base+24(FP), DI
+l2y_more:
+	ADDQ $512, SI
+	ADDQ $512, DI
+	CMPQ CX, $128
+	JB   l2y_fold
+
+l2y_loop128:
+	VMOVUPS     0(SI), Y8
+	VMOVUPS     32(SI), Y9
+	VMOVUPS     64(SI), Y10
+	VMOVUPS     96(SI), Y11
+	VMOVUPS     128(SI), Y12
+	VMOVUPS     160(SI), Y13
+	VMOVUPS     192(SI), Y14
+	VMOVUPS     224(SI), Y15
+	VSUBPS      0(DI), Y8, Y8
+	VSUBPS      32(DI), Y9, Y9
+	VSUBPS      64(DI), Y10, Y10
+	VSUBPS      96(DI), Y11, Y11
+	VSUBPS      128(DI), Y12, Y12
+	VSUBPS      160(DI), Y13, Y13
+	VSUBPS      192(DI), Y14, Y14
+	VSUBPS      224(DI), Y15, Y15
+	VFMADD231PS Y8, Y8, Y0
+	VFMADD231PS Y9, Y9, Y1
+	VFMADD231PS Y10, Y10, Y2
+	VFMADD231PS Y11, Y11, Y3
+	VFMADD231PS Y12, Y12, Y4
+	VFMADD231PS Y13, Y13, Y5
+	VFMADD231PS Y14, Y14, Y6
+	VFMADD231PS Y15, Y15, Y7
+	VMOVUPS     256(SI), Y8
+	VMOVUPS     288(SI), Y9
+	VMOVUPS     320(SI), Y10
+	VMOVUPS     352(SI), Y11
+	VMOVUPS     384(SI), Y12
+	VMOVUPS     416(SI), Y13
+	VMOVUPS     448(SI), Y14
+	VMOVUPS     480(SI), Y15
+	VSUBPS      256(DI), Y8, Y8
+	VSUBPS      288(DI), Y9, Y9
+	VSUBPS      320(DI), Y10, Y10
+	VSUBPS      352(DI), Y11, Y11
+	VSUBPS      384(DI), Y12, Y12
+	VSUBPS      416(DI), Y13, Y13
+	VSUBPS      448(DI), Y14, Y14
+	VSUBPS      480(DI), Y15, Y15
+	VFMADD231PS Y8, Y8, Y0
+	VFMADD231PS Y9, Y9, Y1
+	VFMADD231PS Y10, Y10, Y2
+	VFMADD231PS Y11, Y11, Y3
+	VFMADD231PS Y12, Y12, Y4
+	VFMADD231PS Y13, Y13, Y5
+	VFMADD231PS Y14, Y14, Y6
+	VFMADD231PS Y15, Y15, Y7
+	ADDQ        $512, SI
+	ADDQ        $512, DI
+	SUBQ        $128, CX
+	CMPQ        CX, $128
+	JAE         l2y_loop128
+
+l2y_fold:
+	VADDPS Y4, Y0, Y0
+	VADDPS Y5, Y1, Y1
+	VADDPS Y6, Y2, Y2
+	VADDPS Y7, Y3, Y3
+	JMP    l2y_rest
+
+l2y_small:
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
-	XORQ   R8, R8
-	MOVQ   CX, DX
-	ANDQ   $-64, DX
-	SHLQ   $2, DX
-	JZ     doty_small
 
-doty_loop64:
-	VMOVUPS     0(SI)(R8*1), Y4
-	VMOVUPS     32(SI)(R8*1), Y5
-	VMOVUPS     64(SI)(R8*1), Y6
-	VMOVUPS     96(SI)(R8*1), Y7
-	VMOVUPS     128(SI)(R8*1), Y8
-	VMOVUPS     160(SI)(R8*1), Y9
-	VMOVUPS     192(SI)(R8*1), Y10
-	VMOVUPS     224(SI)(R8*1), Y11
-	VFMADD231PS 0(DI)(R8*1), Y4, Y0
-	VFMADD231PS 32(DI)(R8*1), Y5, Y1
-	VFMADD231PS 64(DI)(R8*1), Y6, Y2
-	VFMADD231PS 96(DI)(R8*1), Y7, Y3
-	VFMADD231PS 128(DI)(R8*1), Y8, Y0
-	VFMADD231PS 160(DI)(R8*1), Y9, Y1
-	VFMADD231PS 192(DI)(R8*1), Y10, Y2
-	VFMADD231PS 224(DI)(R8*1), Y11, Y3
-	ADDQ        $256, R8
-	CMPQ        R8, DX
-	JB          doty_loop64
-	TESTQ       $63, CX
-	JZ          doty_reduce
+	// 0 ≤ CX < 128 floats left; accumulators Y0..Y3.
+l2y_rest:
+	CMPQ        CX, $64
+	JB          l2y_r8
+	VMOVUPS     0(SI), Y8
+	VMOVUPS     32(SI), Y9
+	VMOVUPS     64(SI), Y10
+	VMOVUPS     96(SI), Y11
+	VMOVUPS     128(SI), Y12
+	VMOVUPS     160(SI), Y13
+	VMOVUPS     192(SI), Y14
+	VMOVUPS     224(SI), Y15
+	VSUBPS      0(DI), Y8, Y8
+	VSUBPS      32(DI), Y9, Y9
+	VSUBPS      64(DI), Y10, Y10
+	VSUBPS      96(DI), Y11, Y11
+	VSUBPS      128(DI), Y12, Y12
+	VSUBPS      160(DI), Y13, Y13
+	VSUBPS      192(DI), Y14, Y14
+	VSUBPS      224(DI), Y15, Y15
+	VFMADD231PS Y8, Y8, Y0
+	VFMADD231PS Y9, Y9, Y1
+	VFMADD231PS Y10, Y10, Y2
+	VFMADD231PS Y11, Y11, Y3
+	VFMADD231PS Y12, Y12, Y0
+	VFMADD231PS Y13, Y13, Y1
+	VFMADD231PS Y14, Y14, Y2
+	VFMADD231PS Y15, Y15, Y3
+	ADDQ        $256, SI
+	ADDQ        $256, DI
+	SUBQ        $64, CX
 
-doty_small:
-	MOVQ CX, DX
-	ANDQ $-8, DX
-	SHLQ $2, DX
-	CMPQ R8, DX
-	JAE  doty_tail
+l2y_r8:
+	CMPQ CX, $8
+	JB   l2y_tail
 
-doty_loop8:
-	VMOVUPS     (SI)(R8*1), Y4
-	VFMADD231PS (DI)(R8*1), Y4, Y0
-	ADDQ        $32, R8
-	CMPQ        R8, DX
-	JB          doty_loop8
+l2y_loop8:
+	VMOVUPS     (SI), Y8
+	VSUBPS      (DI), Y8, Y8
+	VFMADD231PS Y8, Y8, Y0
+	ADDQ        $32, SI
+	ADDQ        $32, DI
+	SUBQ        $8, CX
+	CMPQ        CX, $8
+	JAE         l2y_loop8
 
-doty_tail:
-	ANDQ        $7, CX
-	JZ          doty_reduce
+l2y_tail:
+	TESTQ           CX, CX
+	JZ              l2y_reduce
 	LOADMASK_Y(Y15)
-	VMASKMOVPS  (SI)(R8*1), Y15, Y4
-	VMASKMOVPS  (DI)(R8*1), Y15, Y5
-	VFMADD231PS Y5, Y4, Y1
+	VMASKMOVPS      (SI), Y15, Y8
+	VMASKMOVPS      (DI), Y15, Y9
+	VSUBPS          Y9, Y8, Y8
+	VFMADD231PS     Y8, Y8, Y1
+	JMP             l2y_reduce
+
+// func dotAVX2(a, b *float32, n int) float32
+TEXT ·dotAVX2(SB), NOSPLIT, $0-28
+	MOVQ        a+0(FP), SI
+	MOVQ        n+16(FP), CX
+	MOVQ        b+8(FP), DI
+	CMPQ        CX, $128
+	JB          doty_small
+	VMOVUPS     0(SI), Y0
+	VMOVUPS     32(SI), Y1
+	VMOVUPS     64(SI), Y2
+	VMOVUPS     96(SI), Y3
+	VMOVUPS     128(SI), Y4
+	VMOVUPS     160(SI), Y5
+	VMOVUPS     192(SI), Y6
+	VMOVUPS     224(SI), Y7
+	VMOVUPS     256(SI), Y8
+	VMOVUPS     288(SI), Y9
+	VMOVUPS     320(SI), Y10
+	VMOVUPS     352(SI), Y11
+	VMOVUPS     384(SI), Y12
+	VMOVUPS     416(SI), Y13
+	VMOVUPS     448(SI), Y14
+	VMOVUPS     480(SI), Y15
+	VMULPS      0(DI), Y0, Y0
+	VMULPS      32(DI), Y1, Y1
+	VMULPS      64(DI), Y2, Y2
+	VMULPS      96(DI), Y3, Y3
+	VFMADD231PS 128(DI), Y4, Y0
+	VFMADD231PS 160(DI), Y5, Y1
+	VFMADD231PS 192(DI), Y6, Y2
+	VFMADD231PS 224(DI), Y7, Y3
+	VFMADD231PS 256(DI), Y8, Y0
+	VFMADD231PS 288(DI), Y9, Y1
+	VFMADD231PS 320(DI), Y10, Y2
+	VFMADD231PS 352(DI), Y11, Y3
+	VFMADD231PS 384(DI), Y12, Y0
+	VFMADD231PS 416(DI), Y13, Y1
+	VFMADD231PS 448(DI), Y14, Y2
+	VFMADD231PS 480(DI), Y15, Y3
+	SUBQ        $128, CX
+	JZ          doty_reduce
+	VXORPS      Y4, Y4, Y4
+	VXORPS      Y5, Y5, Y5
+	VXORPS      Y6, Y6, Y6
+	VXORPS      Y7, Y7, Y7
+	JMP         doty_more
+
+doty_reduce8:
+	VADDPS Y4, Y0, Y0
+	VADDPS Y5, Y1, Y1
+	VADDPS Y6, Y2, Y2
+	VADDPS Y7, Y3, Y3
 
 doty_reduce:
-	VADDPS Y1, Y0, Y0
-	VADDPS Y3, Y2, Y2
-	VADDPS Y2, Y0, Y0
+	VADDPS       Y2, Y0, Y0
+	VADDPS       Y3, Y1, Y1
+	VADDPS       Y1, Y0, Y0
 	REDUCE_Y(Y0, X0, X1)
 	VZEROUPPER
-	VMOVSS X0, ret+48(FP)
+	VMOVSS       X0, ret+24(FP)
 	RET
+
+doty_more:
+	ADDQ $512, SI
+	ADDQ $512, DI
+	CMPQ CX, $128
+	JB   doty_fold
+
+doty_loop128:
+	VMOVUPS     0(SI), Y8
+	VMOVUPS     32(SI), Y9
+	VMOVUPS     64(SI), Y10
+	VMOVUPS     96(SI), Y11
+	VMOVUPS     128(SI), Y12
+	VMOVUPS     160(SI), Y13
+	VMOVUPS     192(SI), Y14
+	VMOVUPS     224(SI), Y15
+	VFMADD231PS 0(DI), Y8, Y0
+	VFMADD231PS 32(DI), Y9, Y1
+	VFMADD231PS 64(DI), Y10, Y2
+	VFMADD231PS 96(DI), Y11, Y3
+	VFMADD231PS 128(DI), Y12, Y4
+	VFMADD231PS 160(DI), Y13, Y5
+	VFMADD231PS 192(DI), Y14, Y6
+	VFMADD231PS 224(DI), Y15, Y7
+	VMOVUPS     256(SI), Y8
+	VMOVUPS     288(SI), Y9
+	VMOVUPS     320(SI), Y10
+	VMOVUPS     352(SI), Y11
+	VMOVUPS     384(SI), Y12
+	VMOVUPS     416(SI), Y13
+	VMOVUPS     448(SI), Y14
+	VMOVUPS     480(SI), Y15
+	VFMADD231PS 256(DI), Y8, Y0
+	VFMADD231PS 288(DI), Y9, Y1
+	VFMADD231PS 320(DI), Y10, Y2
+	VFMADD231PS 352(DI), Y11, Y3
+	VFMADD231PS 384(DI), Y12, Y4
+	VFMADD231PS 416(DI), Y13, Y5
+	VFMADD231PS 448(DI), Y14, Y6
+	VFMADD231PS 480(DI), Y15, Y7
+	ADDQ        $512, SI
+	ADDQ        $512, DI
+	SUBQ        $128, CX
+	CMPQ        CX, $128
+	JAE         doty_loop128
+
+doty_fold:
+	VADDPS Y4, Y0, Y0
+	VADDPS Y5, Y1, Y1
+	VADDPS Y6, Y2, Y2
+	VADDPS Y7, Y3, Y3
+	JMP    doty_rest
+
+doty_small:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+	// 0 ≤ CX < 128 floats left; accumulators Y0..Y3.
+doty_rest:
+	CMPQ        CX, $64
+	JB          doty_r8
+	VMOVUPS     0(SI), Y8
+	VMOVUPS     32(SI), Y9
+	VMOVUPS     64(SI), Y10
+	VMOVUPS     96(SI), Y11
+	VMOVUPS     128(SI), Y12
+	VMOVUPS     160(SI), Y13
+	VMOVUPS     192(SI), Y14
+	VMOVUPS     224(SI), Y15
+	VFMADD231PS 0(DI), Y8, Y0
+	VFMADD231PS 32(DI), Y9, Y1
+	VFMADD231PS 64(DI), Y10, Y2
+	VFMADD231PS 96(DI), Y11, Y3
+	VFMADD231PS 128(DI), Y12, Y0
+	VFMADD231PS 160(DI), Y13, Y1
+	VFMADD231PS 192(DI), Y14, Y2
+	VFMADD231PS 224(DI), Y15, Y3
+	ADDQ        $256, SI
+	ADDQ        $256, DI
+	SUBQ        $64, CX
+
+doty_r8:
+	CMPQ CX, $8
+	JB   doty_tail
+
+doty_loop8:
+	VMOVUPS     (SI), Y8
+	VFMADD231PS (DI), Y8, Y0
+	ADDQ        $32, SI
+	ADDQ        $32, DI
+	SUBQ        $8, CX
+	CMPQ        CX, $8
+	JAE         doty_loop8
+
+doty_tail:
+	TESTQ           CX, CX
+	JZ              doty_reduce
+	LOADMASK_Y(Y15)
+	VMASKMOVPS      (SI), Y15, Y8
+	VMASKMOVPS      (DI), Y15, Y9
+	VFMADD231PS     Y9, Y8, Y1
+	JMP             doty_reduce
 
 // Batch, AVX2: same structure as AVX-512 with 8-lane chunks; Y15 tail mask.
 #define BATCH_PROLOGUE_Y \

@@ -143,6 +143,37 @@ func TestL2SqDot(t *testing.T) {
 	})
 }
 
+// TestL2SqDotLong covers lengths past TestL2SqDot's 300: several 128-float
+// blocks (the block loop of the single-pair kernels), each remainder class
+// (64-float block, 16- / 8-float steps, masked tail), unaligned slices,
+// through both Dot / L2Sq and the dispatch-table kernels.
+func TestL2SqDotLong(t *testing.T) {
+	lens := []int{383, 384, 385, 447, 448, 449, 511, 512, 513, 640, 703, 768, 1000, 1536 + 77}
+	ktLevels(t, func(l Level) {
+		r := rand.New(rand.NewPCG(2, uint64(l)))
+		for _, n := range lens {
+			for off := 0; off < 3; off++ {
+				a := ktRandF32(r, n, off)
+				b := ktRandF32(r, n+5, (off+1)%4) // longer b: only len(a) is read
+				want, tol := refL2(a, b[:n])
+				if got := L2Sq(a, b); !ktClose(got, want, tol) {
+					t.Fatalf("level %v: L2Sq n=%d off=%d: got %v want %v (tol %g)", l, n, off, got, want, tol)
+				}
+				if got := k.l2Sq(a, b); !ktClose(got, want, tol) {
+					t.Fatalf("level %v: table l2Sq n=%d off=%d: got %v want %v (tol %g)", l, n, off, got, want, tol)
+				}
+				want, tol = refDot(a, b[:n])
+				if got := Dot(a, b); !ktClose(got, want, tol) {
+					t.Fatalf("level %v: Dot n=%d off=%d: got %v want %v (tol %g)", l, n, off, got, want, tol)
+				}
+				if got := k.dot(a, b); !ktClose(got, want, tol) {
+					t.Fatalf("level %v: table dot n=%d off=%d: got %v want %v (tol %g)", l, n, off, got, want, tol)
+				}
+			}
+		}
+	})
+}
+
 // TestDirectDispatch: Dot and L2Sq call their kernel without the
 // dispatch table (dotDirect / l2SqDirect), so check that they run exactly
 // the kernel of the current level: bit-for-bit equal to the table entry
@@ -264,6 +295,11 @@ func FuzzL2SqDot(f *testing.F) {
 		seed[i] = byte(i * 7)
 	}
 	f.Add(seed, uint8(2))
+	long := make([]byte, 2*2200) // 2200 floats, one row: d = 1100, several 128-float blocks
+	for i := range long {
+		long[i] = byte(i*13 + i>>5)
+	}
+	f.Add(long, uint8(0))
 	f.Fuzz(func(t *testing.T, data []byte, rows uint8) {
 		v := ktFloatsFromBytes(data)
 		n := int(rows%8) + 1

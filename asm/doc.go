@@ -14,7 +14,8 @@
 //	ADCScan8                  8-bit PQ asymmetric distance: Σ_j LUT[j][code[i][j]]
 //	FastScan4                 4-bit PQ fast-scan in FAISS's pq4 layout (PackCodes4,
 //	                          QuantizeLUT4): VPSHUFB / VTBL lookups, uint16 accumulation,
-//	                          1–4 queries per call
+//	                          1–4 queries per call; on AVX-512 CPUs with VBMI and VNNI
+//	                          a VPERMB transpose + lookup and VPDPBUSD accumulation
 //	SumFloat32, Bandwidth     a streaming read, used as the memory-bandwidth probe that
 //	                          benchmarks report kernel throughput against
 //

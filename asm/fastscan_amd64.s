@@ -582,3 +582,284 @@ q4avx5Out:
 	JNZ  q4avx5Block
 	VZEROUPPER
 	RET
+
+// ------------------------------------------------- AVX-512 VBMI + VNNI ---
+// Transposed variant (...V kernels, CPUs with AVX512_VBMI and AVX512_VNNI).
+// One ZMM step covers two groups = four sub-quantizers s0..s3 (16 code
+// bytes each). A VPERMB with the constant fs4vperm<> transposes the step
+// so that dword p holds byte inv(p) of each of the four sub-quantizers
+// (byte t of the dword from s_t), inv inverting perm0: dword p then
+// describes vector p (low nibbles) and vector p+16 (high nibbles). The
+// lookup index of byte t is its nibble with t in bits 4..5 (one
+// VPTERNLOGD: (x & 0x0f) | t<<4), and a VPERMB looks all 64 bytes up in
+// the 64 LUT bytes of the step (tables s0..s3, 16 bytes each; VPERMB
+// reads index bits 0..5). VPDPBUSD against bytes of 1 then adds the four
+// looked-up bytes of each dword into a 32-bit accumulator: per step two
+// lookups and two dot-products replace the four 16-bit adds and two
+// shifts of the PSHUFB kernels, and the accumulators already hold vectors
+// 0..15 and 16..31 in natural order. The outputs are the low 16 bits of
+// the accumulators (one VPERMT2W picks them from both), which is the
+// reference's sum mod 2^16.
+// An odd last group is loaded as a YMM (upper half zero): its zero codes
+// index tables s2, s3 of the zero-extended LUT YMM, which add nothing.
+// Registers: Z0/Z1 accumulators of query 0 (low/high nibbles), Z2/Z3
+// query 1, Z4/Z5 query 2, Z6/Z7 query 3; Z16..Z19, Z24..Z27 step
+// scratch, Z21..Z23, Z29 LUTs of an odd last group; Z15 output word
+// selection, Z20 nibble mask, Z28 transposition, Z30 nibble-position
+// bits, Z31 bytes of 1.
+
+DATA fs4vperm<>+0(SB)/8, $0x3222120230201000
+DATA fs4vperm<>+8(SB)/8, $0x3626160634241404
+DATA fs4vperm<>+16(SB)/8, $0x3a2a1a0a38281808
+DATA fs4vperm<>+24(SB)/8, $0x3e2e1e0e3c2c1c0c
+DATA fs4vperm<>+32(SB)/8, $0x3323130331211101
+DATA fs4vperm<>+40(SB)/8, $0x3727170735251505
+DATA fs4vperm<>+48(SB)/8, $0x3b2b1b0b39291909
+DATA fs4vperm<>+56(SB)/8, $0x3f2f1f0f3d2d1d0d
+GLOBL fs4vperm<>(SB), RODATA|NOPTR, $64
+
+// fs4vconst<>: bytes 0x00 0x10 0x20 0x30 (table position t<<4 of byte t
+// of a dword), then four bytes of 1 (the VPDPBUSD weights).
+DATA fs4vconst<>+0(SB)/4, $0x30201000
+DATA fs4vconst<>+4(SB)/4, $0x01010101
+GLOBL fs4vconst<>(SB), RODATA|NOPTR, $8
+
+// fs4vpack<>: VPERMT2W indices of the low words of two dword vectors.
+DATA fs4vpack<>+0(SB)/8, $0x0006000400020000
+DATA fs4vpack<>+8(SB)/8, $0x000e000c000a0008
+DATA fs4vpack<>+16(SB)/8, $0x0016001400120010
+DATA fs4vpack<>+24(SB)/8, $0x001e001c001a0018
+DATA fs4vpack<>+32(SB)/8, $0x0026002400220020
+DATA fs4vpack<>+40(SB)/8, $0x002e002c002a0028
+DATA fs4vpack<>+48(SB)/8, $0x0036003400320030
+DATA fs4vpack<>+56(SB)/8, $0x003e003c003a0038
+GLOBL fs4vpack<>(SB), RODATA|NOPTR, $64
+
+// FSV_ARGS: FS5_ARGS plus the transposition and constants.
+#define FSV_ARGS \
+	FS5_ARGS; \
+	VMOVDQU64    fs4vperm<>(SB), Z28; \
+	VPBROADCASTD fs4vconst<>+0(SB), Z30; \
+	VPBROADCASTD fs4vconst<>+4(SB), Z31; \
+	VMOVDQU64    fs4vpack<>(SB), Z15
+
+// FSV_IDX turns transposed codes x into the low-nibble index (in place)
+// and the high-nibble index h.
+#define FSV_IDX(x, h) \
+	VPSRLW     $4, x, h; \
+	VPTERNLOGD $0xea, Z30, Z20, x; \
+	VPTERNLOGD $0xea, Z30, Z20, h
+
+// FSV_ACC looks up indices lo, hi in the 64 LUT bytes tab (memory or
+// register) into r0, r1 and accumulates them into a0 (vectors 0..15) and
+// a1 (vectors 16..31).
+#define FSV_ACC(tab, lo, hi, r0, r1, a0, a1) \
+	VPERMB   tab, lo, r0; \
+	VPERMB   tab, hi, r1; \
+	VPDPBUSD Z31, r0, a0; \
+	VPDPBUSD Z31, r1, a1
+
+// FSV_OUT stores one query's 32 outputs (the low words of a0, then of
+// a1; a0 is clobbered) and advances out.
+#define FSV_OUT(a0, a1, out) \
+	VPERMT2W  a1, Z15, a0; \
+	VMOVDQU64 a0, (out); \
+	ADDQ      $64, out
+
+// func fs4AVX512Q1V(codes *uint8, nblocks, npairs int, luts *[4]*uint8, outs *[4]*uint16)
+TEXT ·fs4AVX512Q1V(SB), NOSPLIT, $0-40
+	FSV_ARGS
+	MOVQ BX, R9
+	ANDQ $-128, R9
+
+q1vBlock:
+	VPXORQ Z0, Z0, Z0
+	VPXORQ Z1, Z1, Z1
+	XORQ   DX, DX
+	TESTQ  R9, R9
+	JZ     q1vOne
+
+	// Two steps (four groups) per iteration.
+q1vPair:
+	VPERMB (SI)(DX*1), Z28, Z16
+	VPERMB 64(SI)(DX*1), Z28, Z24
+	FSV_IDX(Z16, Z17)
+	FSV_IDX(Z24, Z25)
+	FSV_ACC((R8)(DX*1), Z16, Z17, Z18, Z19, Z0, Z1)
+	FSV_ACC(64(R8)(DX*1), Z24, Z25, Z26, Z27, Z0, Z1)
+	ADDQ $128, DX
+	CMPQ DX, R9
+	JB   q1vPair
+
+q1vOne:
+	CMPQ   DX, BX
+	JAE    q1vTail
+	VPERMB (SI)(DX*1), Z28, Z16
+	FSV_IDX(Z16, Z17)
+	FSV_ACC((R8)(DX*1), Z16, Z17, Z18, Z19, Z0, Z1)
+	ADDQ $64, DX
+
+q1vTail:
+	TESTQ     $1, npairs+16(FP)
+	JZ        q1vOut
+	VMOVDQU64 (SI)(DX*1), Y16
+	VPERMB    Z16, Z28, Z16
+	FSV_IDX(Z16, Z17)
+	VMOVDQU64 (R8)(DX*1), Y21
+	FSV_ACC(Z21, Z16, Z17, Z18, Z19, Z0, Z1)
+	ADDQ $32, DX
+
+q1vOut:
+	ADDQ DX, SI
+	FSV_OUT(Z0, Z1, DI)
+	DECQ CX
+	JNZ  q1vBlock
+	VZEROUPPER
+	RET
+
+// func fs4AVX512Q2V(codes *uint8, nblocks, npairs int, luts *[4]*uint8, outs *[4]*uint16)
+TEXT ·fs4AVX512Q2V(SB), NOSPLIT, $0-40
+	FSV_ARGS
+
+q2vBlock:
+	VPXORQ Z0, Z0, Z0
+	VPXORQ Z1, Z1, Z1
+	VPXORQ Z2, Z2, Z2
+	VPXORQ Z3, Z3, Z3
+	XORQ   DX, DX
+	CMPQ   DX, BX
+	JAE    q2vTail
+
+q2vStep:
+	VPERMB (SI)(DX*1), Z28, Z16
+	FSV_IDX(Z16, Z17)
+	FSV_ACC((R8)(DX*1), Z16, Z17, Z18, Z19, Z0, Z1)
+	FSV_ACC((R9)(DX*1), Z16, Z17, Z24, Z25, Z2, Z3)
+	ADDQ $64, DX
+	CMPQ DX, BX
+	JB   q2vStep
+
+q2vTail:
+	TESTQ     $1, npairs+16(FP)
+	JZ        q2vOut
+	VMOVDQU64 (SI)(DX*1), Y16
+	VPERMB    Z16, Z28, Z16
+	FSV_IDX(Z16, Z17)
+	VMOVDQU64 (R8)(DX*1), Y21
+	FSV_ACC(Z21, Z16, Z17, Z18, Z19, Z0, Z1)
+	VMOVDQU64 (R9)(DX*1), Y22
+	FSV_ACC(Z22, Z16, Z17, Z24, Z25, Z2, Z3)
+	ADDQ $32, DX
+
+q2vOut:
+	ADDQ DX, SI
+	FSV_OUT(Z0, Z1, DI)
+	FSV_OUT(Z2, Z3, R12)
+	DECQ       CX
+	JNZ        q2vBlock
+	VZEROUPPER
+	RET
+
+// func fs4AVX512Q3V(codes *uint8, nblocks, npairs int, luts *[4]*uint8, outs *[4]*uint16)
+TEXT ·fs4AVX512Q3V(SB), NOSPLIT, $0-40
+	FSV_ARGS
+
+q3vBlock:
+	VPXORQ Z0, Z0, Z0
+	VPXORQ Z1, Z1, Z1
+	VPXORQ Z2, Z2, Z2
+	VPXORQ Z3, Z3, Z3
+	VPXORQ Z4, Z4, Z4
+	VPXORQ Z5, Z5, Z5
+	XORQ   DX, DX
+	CMPQ   DX, BX
+	JAE    q3vTail
+
+q3vStep:
+	VPERMB (SI)(DX*1), Z28, Z16
+	FSV_IDX(Z16, Z17)
+	FSV_ACC((R8)(DX*1), Z16, Z17, Z18, Z19, Z0, Z1)
+	FSV_ACC((R9)(DX*1), Z16, Z17, Z24, Z25, Z2, Z3)
+	FSV_ACC((R10)(DX*1), Z16, Z17, Z26, Z27, Z4, Z5)
+	ADDQ $64, DX
+	CMPQ DX, BX
+	JB   q3vStep
+
+q3vTail:
+	TESTQ     $1, npairs+16(FP)
+	JZ        q3vOut
+	VMOVDQU64 (SI)(DX*1), Y16
+	VPERMB    Z16, Z28, Z16
+	FSV_IDX(Z16, Z17)
+	VMOVDQU64 (R8)(DX*1), Y21
+	FSV_ACC(Z21, Z16, Z17, Z18, Z19, Z0, Z1)
+	VMOVDQU64 (R9)(DX*1), Y22
+	FSV_ACC(Z22, Z16, Z17, Z24, Z25, Z2, Z3)
+	VMOVDQU64 (R10)(DX*1), Y23
+	FSV_ACC(Z23, Z16, Z17, Z26, Z27, Z4, Z5)
+	ADDQ $32, DX
+
+q3vOut:
+	ADDQ DX, SI
+	FSV_OUT(Z0, Z1, DI)
+	FSV_OUT(Z2, Z3, R12)
+	FSV_OUT(Z4, Z5, R13)
+	DECQ       CX
+	JNZ        q3vBlock
+	VZEROUPPER
+	RET
+
+// func fs4AVX512Q4V(codes *uint8, nblocks, npairs int, luts *[4]*uint8, outs *[4]*uint16)
+TEXT ·fs4AVX512Q4V(SB), NOSPLIT, $0-40
+	FSV_ARGS
+
+q4vBlock:
+	VPXORQ Z0, Z0, Z0
+	VPXORQ Z1, Z1, Z1
+	VPXORQ Z2, Z2, Z2
+	VPXORQ Z3, Z3, Z3
+	VPXORQ Z4, Z4, Z4
+	VPXORQ Z5, Z5, Z5
+	VPXORQ Z6, Z6, Z6
+	VPXORQ Z7, Z7, Z7
+	XORQ   DX, DX
+	CMPQ   DX, BX
+	JAE    q4vTail
+
+q4vStep:
+	VPERMB (SI)(DX*1), Z28, Z16
+	FSV_IDX(Z16, Z17)
+	FSV_ACC((R8)(DX*1), Z16, Z17, Z18, Z19, Z0, Z1)
+	FSV_ACC((R9)(DX*1), Z16, Z17, Z24, Z25, Z2, Z3)
+	FSV_ACC((R10)(DX*1), Z16, Z17, Z26, Z27, Z4, Z5)
+	FSV_ACC((R11)(DX*1), Z16, Z17, Z18, Z19, Z6, Z7)
+	ADDQ $64, DX
+	CMPQ DX, BX
+	JB   q4vStep
+
+q4vTail:
+	TESTQ     $1, npairs+16(FP)
+	JZ        q4vOut
+	VMOVDQU64 (SI)(DX*1), Y16
+	VPERMB    Z16, Z28, Z16
+	FSV_IDX(Z16, Z17)
+	VMOVDQU64 (R8)(DX*1), Y21
+	FSV_ACC(Z21, Z16, Z17, Z18, Z19, Z0, Z1)
+	VMOVDQU64 (R9)(DX*1), Y22
+	FSV_ACC(Z22, Z16, Z17, Z24, Z25, Z2, Z3)
+	VMOVDQU64 (R10)(DX*1), Y23
+	FSV_ACC(Z23, Z16, Z17, Z26, Z27, Z4, Z5)
+	VMOVDQU64 (R11)(DX*1), Y29
+	FSV_ACC(Z29, Z16, Z17, Z18, Z19, Z6, Z7)
+	ADDQ $32, DX
+
+q4vOut:
+	ADDQ DX, SI
+	FSV_OUT(Z0, Z1, DI)
+	FSV_OUT(Z2, Z3, R12)
+	FSV_OUT(Z4, Z5, R13)
+	FSV_OUT(Z6, Z7, AX)
+	DECQ CX
+	JNZ  q4vBlock
+	VZEROUPPER
+	RET

@@ -28,3 +28,6 @@ func fastScan4NEON(packed []uint8, nblocks, m int, luts [][]uint8, out [][]uint1
 
 // GFNI variants exist only on amd64; see fastscan_amd64.go.
 var fs4HasGFNI, fs4UseGFNI = false, false
+
+// The transposed VBMI/VNNI variants exist only on amd64 too.
+var fs4HasVBMI, fs4UseVBMI = false, false

@@ -76,6 +76,8 @@ func BenchmarkFastScan4(b *testing.B) {
 // the same input (n = 32768), and the metrics are ratios of the per-level
 // minimum times ("x-avx512" = min generic time / min avx512 time) and the
 // minimum times themselves ("ns-avx512"). ns/op covers all levels together.
+// On CPUs with AVX512_VBMI and VNNI, "avx512" is the transposed VPERMB /
+// VPDPBUSD kernel and "avx512pshufb" the PSHUFB kernel of the same level.
 func BenchmarkFastScan4Speedup(b *testing.B) {
 	const n = 32768
 	nb := FastScan4Blocks(n)
@@ -97,27 +99,43 @@ func BenchmarkFastScan4Speedup(b *testing.B) {
 				outs[i] = make([]uint16, nb*32)
 			}
 			b.Run(fmt.Sprintf("m=%d/q=%d", m, nq), func(b *testing.B) {
-				levels := SupportedLevels()
-				best := make([]time.Duration, len(levels))
+				// Paths: every level, plus the AVX-512 PSHUFB kernels
+				// ("avx512pshufb") where the VBMI/VNNI ones are the default.
+				type path struct {
+					name string
+					l    Level
+					vbmi bool
+				}
+				var paths []path
+				for _, l := range SupportedLevels() {
+					paths = append(paths, path{l.String(), l, fs4UseVBMI})
+					if l == AVX512 && fs4UseVBMI {
+						paths = append(paths, path{"avx512pshufb", l, false})
+					}
+				}
+				best := make([]time.Duration, len(paths))
 				for i := range best {
 					best[i] = time.Hour
 				}
+				prevV := fs4UseVBMI
 				for b.Loop() {
-					for i, l := range levels {
-						restore, err := SetLevel(l)
+					for i, p := range paths {
+						restore, err := SetLevel(p.l)
 						if err != nil {
 							b.Fatal(err)
 						}
+						fs4UseVBMI = p.vbmi
 						t0 := time.Now()
 						FastScan4(packed, nb, m, luts, outs)
 						best[i] = min(best[i], time.Since(t0))
+						fs4UseVBMI = prevV
 						restore()
 					}
 				}
-				for i, l := range levels {
-					b.ReportMetric(float64(best[i].Nanoseconds()), "ns-"+l.String())
+				for i, p := range paths {
+					b.ReportMetric(float64(best[i].Nanoseconds()), "ns-"+p.name)
 					if i > 0 {
-						b.ReportMetric(float64(best[0])/float64(best[i]), "x-"+l.String())
+						b.ReportMetric(float64(best[0])/float64(best[i]), "x-"+p.name)
 					}
 				}
 			})

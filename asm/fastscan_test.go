@@ -269,28 +269,36 @@ func fs4Input(r *rand.Rand, nblocks, m, nq int, maxLUT int) ([]uint8, [][]uint8)
 	return packed, luts
 }
 
-// fs4Each runs f once per supported level and, where GFNI exists, once
-// more per SIMD level with the GFNI variants disabled. tag names the path.
+// fs4Each runs f once per supported level and kernel variant: at each SIMD
+// level with the GFNI variants enabled (where the CPU has GFNI) and
+// disabled, and at the AVX-512 level also with the transposed VBMI/VNNI
+// kernels (where the CPU has them). tag names the path.
 func fs4Each(t testing.TB, f func(tag string)) {
 	t.Helper()
+	type variant struct{ gfni, vbmi bool }
 	for _, l := range SupportedLevels() {
 		restore, err := SetLevel(l)
 		if err != nil {
 			t.Fatal(err)
 		}
-		gf := []bool{false}
+		vs := []variant{{}}
 		if fs4HasGFNI && l != Generic {
-			gf = []bool{true, false}
+			vs = append(vs, variant{gfni: true})
 		}
-		for _, g := range gf {
-			prev := fs4UseGFNI
-			fs4UseGFNI = g
+		if fs4HasVBMI && l == AVX512 {
+			vs = append(vs, variant{gfni: fs4HasGFNI, vbmi: true})
+		}
+		for _, v := range vs {
+			prevG, prevV := fs4UseGFNI, fs4UseVBMI
+			fs4UseGFNI, fs4UseVBMI = v.gfni, v.vbmi
 			tag := "level=" + l.String()
-			if g {
+			if v.vbmi {
+				tag += "+vbmi"
+			} else if v.gfni {
 				tag += "+gfni"
 			}
 			f(tag)
-			fs4UseGFNI = prev
+			fs4UseGFNI, fs4UseVBMI = prevG, prevV
 		}
 		restore()
 	}
@@ -302,7 +310,7 @@ func TestFastScan4Levels(t *testing.T) {
 	if testing.Short() {
 		maxBlocks = 3
 	}
-	t.Logf("fast-scan levels: %v (current %v, GFNI %v)", SupportedLevels(), CurrentLevel(), fs4HasGFNI)
+	t.Logf("fast-scan levels: %v (current %v, GFNI %v, VBMI+VNNI %v)", SupportedLevels(), CurrentLevel(), fs4HasGFNI, fs4HasVBMI)
 	fs4Each(t, func(tag string) {
 		r := rand.New(rand.NewPCG(5, 5))
 		for _, m := range ms {
