@@ -14,8 +14,13 @@ var (
 )
 
 func benchIndex(b *testing.B, nbits, m int) (*Index, [][]float32) {
+	return benchIndexOPQ(b, nbits, m, false)
+}
+
+// benchIndexOPQ is benchIndex with or without the OPQ rotation.
+func benchIndexOPQ(b *testing.B, nbits, m int, opq bool) (*Index, [][]float32) {
 	base, queries := loadVaswani(b)
-	key := fmt.Sprintf("%d/%d", nbits, m)
+	key := fmt.Sprintf("%d/%d/%v", nbits, m, opq)
 	benchMu.Lock()
 	defer benchMu.Unlock()
 	if benchGT == nil {
@@ -23,7 +28,7 @@ func benchIndex(b *testing.B, nbits, m int) (*Index, [][]float32) {
 	}
 	ix := benchIxs[key]
 	if ix == nil {
-		ix = buildIndex(b, Options{Dim: base.D, Metric: IP, Nlist: 64, M: m, Nbits: nbits, Seed: 1}, base.Data)
+		ix = buildIndex(b, Options{Dim: base.D, Metric: IP, Nlist: 64, M: m, Nbits: nbits, Seed: 1, OPQ: opq}, base.Data)
 		ix.SetRefineVectors(base.Data)
 		benchIxs[key] = ix
 	}
@@ -75,6 +80,38 @@ func BenchmarkSearch(b *testing.B) {
 	}
 }
 
+// BenchmarkSearchOPQ is BenchmarkSearch at the acceptance settings
+// (nprobe 16, refined) with and without the OPQ rotation: the cost of
+// rotating the query (512² multiply-adds) and the recall it buys.
+func BenchmarkSearchOPQ(b *testing.B) {
+	for _, c := range []struct{ nbits, m, kf int }{{8, 64, 4}, {4, 128, 10}} {
+		for _, opq := range []bool{false, true} {
+			b.Run(fmt.Sprintf("dataset=vaswani/nbits=%d/nprobe=16/refine=true/opq=%v", c.nbits, opq), func(b *testing.B) {
+				ix, qs := benchIndexOPQ(b, c.nbits, c.m, opq)
+				p := SearchParams{Nprobe: 16, KFactor: c.kf}
+				var got [][]Result
+				for _, q := range qs {
+					r, err := ix.Search(q, 10, p)
+					if err != nil {
+						b.Fatal(err)
+					}
+					got = append(got, r)
+				}
+				rec := recallAt(got, benchGT, 10)
+				b.SetBytes(int64(float64(ix.Len()) * 16 / 64 * ix.codeBytesPerVector()))
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if _, err := ix.Search(qs[i%len(qs)], 10, p); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(rec, "recall@10")
+			})
+		}
+	}
+}
+
 // BenchmarkKMeans measures one Lloyd training (PQ sub-space shape: d = 8,
 // k = 256, n = 11,429, 5 iterations) and the coarse shape (d = 512,
 // k = 64).
@@ -114,6 +151,31 @@ func BenchmarkTrain(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkTrainOPQ is BenchmarkTrain (one goroutine, Train + Add) with
+// and without the OPQ rotation (default 10 rounds). Use -benchtime 1x.
+func BenchmarkTrainOPQ(b *testing.B) {
+	base, _ := loadVaswani(b)
+	for _, c := range []struct{ nbits, m int }{{8, 64}, {4, 128}} {
+		for _, opq := range []bool{false, true} {
+			b.Run(fmt.Sprintf("dataset=vaswani/nbits=%d/M=%d/opq=%v", c.nbits, c.m, opq), func(b *testing.B) {
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					ix, err := New(Options{Dim: base.D, Metric: IP, Nlist: 64, M: c.m, Nbits: c.nbits, Seed: 1, Threads: 1, OPQ: opq})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := ix.Train(base.Data); err != nil {
+						b.Fatal(err)
+					}
+					if _, err := ix.Add(nil, base.Data); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }
 

@@ -37,6 +37,9 @@ func TrainColdCodec(x []float32, o Options) (*ColdCodec, error) {
 	if (o.M != 0 && o.M != ColdM) || (o.Nbits != 0 && o.Nbits != 8) {
 		return nil, fmt.Errorf("%w: cold codec needs M = %d and Nbits = 8, got M = %d, Nbits = %d", ErrInvalidOptions, ColdM, o.M, o.Nbits)
 	}
+	if o.OPQ {
+		return nil, fmt.Errorf("%w: cold codec does not support OPQ", ErrInvalidOptions)
+	}
 	o.M, o.Nbits = ColdM, 8
 	ix, err := New(o)
 	if err != nil {
@@ -58,6 +61,9 @@ func NewColdCodec(ix *Index) (*ColdCodec, error) {
 	o := ix.opts
 	if !ix.IsTrained() {
 		return nil, ErrNotTrained
+	}
+	if ix.rot != nil {
+		return nil, fmt.Errorf("%w: cold codec does not support an OPQ-rotated index", ErrInvalidOptions)
 	}
 	if o.M != ColdM || o.Nbits != 8 || o.Nlist > ColdMaxNlist {
 		return nil, fmt.Errorf("%w: cold codec needs M = %d, Nbits = 8, Nlist ≤ %d; index has M = %d, Nbits = %d, Nlist = %d",

@@ -17,7 +17,8 @@ type Index struct {
 	mu      sync.RWMutex
 	opts    Options
 	trained bool
-	coarse  []float32 // Nlist×Dim coarse centroids
+	coarse  []float32 // Nlist×Dim coarse centroids (rotated by rot, if any)
+	rot     []float32 // OPQ rotation, Dim×Dim row-major (y = R·x), or nil
 	pq      *PQ
 	lists   []invList
 	present *roaring.Bitmap // every id stored in a list (live or tombstoned)
@@ -119,9 +120,12 @@ func (ix *Index) BytesPerVector() float64 { return ix.codeBytesPerVector() + 4 }
 
 // Train learns the coarse quantizer (k-means, Nlist centroids; assignment
 // by inner product for IP) and the product quantizer (on residuals when
-// encoding by residual) from x
-// (n×Dim float32, row-major). n ≥ Nlist and n ≥ 2^Nbits. Training an
-// already trained index is an error. Cost: O(Iters·n·(Nlist·d + 2^Nbits·d)).
+// encoding by residual) from x (n×Dim float32, row-major). n ≥ Nlist and
+// n ≥ 2^Nbits. With Options.OPQ the rotation is learned on the PQ's
+// training input (see opq.go) and the centroids and codebooks are kept in
+// the rotated space. Training an already trained index is an error.
+// Cost: O(Iters·n·(Nlist·d + 2^Nbits·d)); OPQ adds OPQIters·O(n_p·d² +
+// d³ + 4·n_p·2^Nbits·d), n_p ≤ 256·2^Nbits the PQ training points.
 func (ix *Index) Train(x []float32) error {
 	o := ix.opts
 	d := o.Dim
@@ -149,6 +153,7 @@ func (ix *Index) Train(x []float32) error {
 	if limit := o.MaxPointsPerCentroid << o.Nbits; n > limit {
 		px = subsample(x, d, n, limit, rand.New(rand.NewPCG(o.Seed, 0x7071)))
 	}
+	raw := px
 	if o.byResidual() {
 		px = append([]float32(nil), px...)
 		np := len(px) / d
@@ -158,12 +163,62 @@ func (ix *Index) Train(x []float32) error {
 			subtract(px[i*d:(i+1)*d], coarse[int(c)*d:int(c+1)*d])
 		}
 	}
+	var rot []float32
+	if o.OPQ && o.OPQIters > 0 {
+		// R is learned on the PQ's input; the PQ and the coarse centroids
+		// then live in the rotated space (R(x − c) = R·x − R·c).
+		src := px
+		if opqLearnOnVectors {
+			src = raw
+		}
+		r, err := trainOPQ(src, d, o.M, o.Nbits, o.OPQIters, kmeansOf(o, 0, o.Threads))
+		if err != nil {
+			return fmt.Errorf("ivfpq: OPQ rotation: %w", err)
+		}
+		rot = r.R
+		rpx := make([]float32, len(px))
+		rotateRows(px, d, rot, rpx, o.Threads)
+		px = rpx
+		rc := make([]float32, len(coarse))
+		rotateRows(coarse, d, rot, rc, o.Threads)
+		coarse = rc
+	}
 	pq, err := TrainPQ(px, d, o.M, o.Nbits, kmeansOf(o, 0, o.Threads))
 	if err != nil {
 		return fmt.Errorf("ivfpq: product quantizer: %w", err)
 	}
-	ix.coarse, ix.pq, ix.trained = coarse, pq, true
+	ix.coarse, ix.pq, ix.rot, ix.trained = coarse, pq, rot, true
 	return nil
+}
+
+// opqLearnOnVectors is a test hook: learn the OPQ rotation on the
+// (subsampled) vectors, as FAISS's OPQMatrix in front of an IVF index,
+// instead of on the residuals the PQ encodes. Measured with
+// TestOPQANNMeasure on fashion-mnist-784 (L2 by residual, nlist 256,
+// M 56, nprobe 16): recall@10 before / after refine was 0.762 / 0.991
+// (8-bit) and 0.610 / 0.988 (4-bit) learned on vectors, against 0.769 /
+// 0.992 and 0.632 / 0.992 learned on residuals (the default), and 0.747
+// / 0.988, 0.529 / 0.967 without OPQ. For IP without residuals the two
+// are the same.
+var opqLearnOnVectors = false
+
+// Rotation returns a copy of the OPQ rotation R (Dim×Dim float32,
+// row-major; the index stores and searches R·x), or nil without OPQ.
+func (ix *Index) Rotation() []float32 {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return append([]float32(nil), ix.rot...)
+}
+
+// rotated returns x (n×Dim) rotated by the OPQ matrix into a new slice,
+// or x itself without OPQ.
+func (ix *Index) rotated(x []float32) []float32 {
+	if ix.rot == nil {
+		return x
+	}
+	out := make([]float32, len(x))
+	rotateRows(x, ix.opts.Dim, ix.rot, out, ix.opts.Threads)
+	return out
 }
 
 func norms(x []float32, d int) []float32 {
@@ -221,6 +276,7 @@ func (ix *Index) Add(ids []uint32, x []float32) ([]uint32, error) {
 			batch.Add(id)
 		}
 	}
+	x = ix.rotated(x)
 	assign := make([]int32, n)
 	ix.assign(x, assign)
 	codes := ix.encode(x, assign)

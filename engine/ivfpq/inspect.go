@@ -8,11 +8,12 @@ import (
 	"github.com/stratasearch/strata/internal/inspect"
 )
 
-var sectionNames = [numSections]string{"coarse", "codebooks", "directory", "ids", "codes", "tombstones"}
+var sectionNames = [numSections + 1]string{"coarse", "codebooks", "directory", "ids", "codes", "tombstones", "rotation"}
 
 // Inspect describes an index file (layout in doc.go; a ColdCodec file has
 // the same format with empty lists) without building the index: header
-// fields, the six footer sections, the CRC32C recomputed, and every
+// fields, the six footer sections (seven in version 2: the OPQ
+// rotation), the CRC32C recomputed, and every
 // inconsistency (newer version, footer/header version mismatch, bad
 // header, sections out of bounds or of the wrong length, list directory
 // not adding up to ntotal and the codes section, unreadable tombstone
@@ -43,7 +44,7 @@ func Inspect(b []byte) (*inspect.Info, error) {
 	}
 	flags, dim, metric, nlist, m, nbits := u32(12), u32(16), Metric(u32(20)), u32(24), u32(28), u32(32)
 	ntotal, nextID := u64(40), u64(48)
-	in.Add("flags", fmt.Sprintf("%#x (residual=%v)", flags, flags&flagResidual != 0), 12)
+	in.Add("flags", fmt.Sprintf("%#x (residual=%v, opq=%v)", flags, flags&flagResidual != 0, flags&flagOPQ != 0), 12)
 	in.Add("dim", dim, 16)
 	in.Add("metric", metric.String(), 20)
 	in.Add("nlist", nlist, 24)
@@ -52,7 +53,11 @@ func Inspect(b []byte) (*inspect.Info, error) {
 	in.Add("ntotal", ntotal, 40)
 	in.Add("nextID", nextID, 48)
 	o := Options{Dim: int(dim), Metric: metric, Nlist: int(nlist), M: int(m), Nbits: int(nbits), Residual: ResidualOn}
-	if flags&^uint32(flagResidual) != 0 || dim == 0 || dim > 1<<20 || m == 0 || m > dim {
+	known := uint32(flagResidual)
+	if version >= 2 {
+		known |= flagOPQ
+	}
+	if flags&^known != 0 || dim == 0 || dim > 1<<20 || m == 0 || m > dim {
 		in.Problemf(12, "bad header: flags %#x, dim %d, M %d", flags, dim, m)
 	} else if err := o.EnsureDefaults().Validate(); err != nil {
 		in.Problemf(12, "bad header: %v", err)
@@ -64,11 +69,12 @@ func Inspect(b []byte) (*inspect.Info, error) {
 		in.Problemf(48, "next id %d exceeds 2^32", nextID)
 	}
 	in.Add("coldCodec", m == ColdM && nbits == 8 && nlist <= ColdMaxNlist && ntotal == 0, -1)
-	if size < headerSize+footerSize {
-		in.Problemf(size, "truncated: %d bytes, shorter than header and footer (%d)", size, headerSize+footerSize)
+	nsec := sectionsOf(version)
+	if size < headerSize+footerSizeOf(version) {
+		in.Problemf(size, "truncated: %d bytes, shorter than header and footer (%d)", size, headerSize+footerSizeOf(version))
 		return in, nil
 	}
-	fstart := size - footerSize
+	fstart := size - footerSizeOf(version)
 	if string(b[size-8:]) != footerMagic {
 		in.Problemf(size-8, "bad footer magic %q (truncated file?)", b[size-8:])
 		return in, nil
@@ -87,9 +93,13 @@ func Inspect(b []byte) (*inspect.Info, error) {
 		secDirectory: uint64(nlist) * 16,
 		secIDs:       ntotal * 4,
 	}
-	var sec [numSections][]byte
-	var secOff [numSections]int64
-	for i := range sec {
+	rotLen := uint64(0)
+	if flags&flagOPQ != 0 {
+		rotLen = uint64(dim) * uint64(dim) * 4
+	}
+	var sec [numSections + 1][]byte
+	var secOff [numSections + 1]int64
+	for i := range sec[:nsec] {
 		p := fstart + int64(16*i)
 		off, ln := u64(p), u64(p+8)
 		in.AddSection(sectionNames[i], int64(off), int64(ln), nil)
@@ -99,6 +109,10 @@ func Inspect(b []byte) (*inspect.Info, error) {
 		}
 		if i < len(want) && ln != want[i] {
 			in.Problemf(p+8, "section %s has %d bytes, header implies %d", sectionNames[i], ln, want[i])
+			continue
+		}
+		if i == secRotation && ln != rotLen {
+			in.Problemf(p+8, "section %s has %d bytes, header implies %d", sectionNames[i], ln, rotLen)
 			continue
 		}
 		sec[i], secOff[i] = b[off:off+ln], int64(off)

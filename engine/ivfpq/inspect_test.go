@@ -48,7 +48,7 @@ func TestInspect(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !in.OK() || in.Format != "STRAIVPQ" || in.Version != formatVersion || in.Size != int64(len(data)) {
+		if !in.OK() || in.Format != "STRAIVPQ" || in.Version != 1 || in.Size != int64(len(data)) {
 			t.Fatalf("nbits %d: %+v problems %v", nbits, in, in.Problems)
 		}
 		for name, want := range map[string]any{"dim": uint32(8), "nlist": uint32(4), "M": uint32(4), "nbits": uint32(nbits),
@@ -148,6 +148,8 @@ func FuzzInspect(f *testing.F) {
 	f.Add(data, false)
 	f.Add(data[:len(data)/2], true)
 	f.Add(inspectIndexBytes(f, 4), true)
+	opq, _ := smallOPQIndex(f, 8, IP)
+	f.Add(serialise(f, opq), false)
 	f.Add([]byte(fileMagic), false)
 	f.Fuzz(func(t *testing.T, b []byte, fix bool) {
 		b = slices.Clone(b)

@@ -24,6 +24,9 @@ type KMeans struct {
 	// USE-512 (nlist 64, nprobe 16, 5 seeds) lowered refined recall@10
 	// from 0.952 to 0.941 (8-bit, M = 64) and 0.984 to 0.969 (4-bit)).
 	Metric Metric
+	// init, when it holds K×d floats, replaces the initialisation (warm
+	// start, used by OPQ's alternating training, FAISS Train_hot_start).
+	init []float32
 }
 
 // kmeansOf returns the trainer for k centroids configured from o.
@@ -82,8 +85,10 @@ func (km KMeans) Train(x []float32, d int) ([]float32, error) {
 		n = limit
 	}
 	cent := make([]float32, k*d)
-	switch km.Init {
-	case InitPlusPlus:
+	switch {
+	case len(km.init) == k*d:
+		copy(cent, km.init)
+	case km.Init == InitPlusPlus:
 		initPlusPlus(x, d, n, k, cent, rng)
 	default:
 		perm := partialPerm(n, k, rng)

@@ -17,12 +17,25 @@ import (
 const (
 	fileMagic     = "STRAIVPQ"
 	footerMagic   = "STRAIVPE"
-	formatVersion = 1
+	formatVersion = 2 // newest version read and written
 	headerSize    = 64
-	numSections   = 6
+	numSections   = 6 // sections of version 1
 	footerSize    = numSections*16 + 16
 	flagResidual  = 1
+	flagOPQ       = 2 // version ≥ 2: the rotation section holds Dim×Dim f32
 )
+
+// sectionsOf returns the number of sections of format version v: 6 in
+// version 1, 7 (the OPQ rotation added) from version 2.
+func sectionsOf(v uint32) int {
+	if v >= 2 {
+		return numSections + 1
+	}
+	return numSections
+}
+
+// footerSizeOf returns the footer size of format version v.
+func footerSizeOf(v uint32) int64 { return int64(sectionsOf(v))*16 + 16 }
 
 // Section indexes in the footer table.
 const (
@@ -32,6 +45,7 @@ const (
 	secIDs
 	secCodes
 	secTombstones
+	secRotation // version ≥ 2
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -77,9 +91,12 @@ func (c *crcWriter) f32s(v []float32) {
 }
 
 // WriteTo serialises the trained index (centroids, codebooks, inverted
-// lists, tombstones; not the refine vectors) in format version 1 and
-// returns the bytes written. The layout is drawn in doc.go. Errors:
-// ErrNotTrained, or the writer's error.
+// lists, tombstones, the OPQ rotation; not the refine vectors) and returns
+// the bytes written. An index without OPQ is written in format version 1
+// (byte-identical to earlier releases, so older readers and the cold-tier
+// codec files are unchanged); with OPQ in version 2, which adds the
+// rotation section and header flag bit 1. The layout is drawn in doc.go.
+// Errors: ErrNotTrained, or the writer's error.
 func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
@@ -92,18 +109,24 @@ func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 	if o.byResidual() {
 		flags |= flagResidual
 	}
+	version := uint32(1)
+	if ix.rot != nil {
+		flags |= flagOPQ
+		version = 2
+	}
+	nsec := sectionsOf(version)
 	var ntotal uint64
 	for _, L := range ix.lists {
 		ntotal += uint64(len(L.ids))
 	}
 	c.write([]byte(fileMagic))
-	for _, v := range []uint32{formatVersion, flags, uint32(o.Dim), uint32(o.Metric), uint32(o.Nlist), uint32(o.M), uint32(o.Nbits), 0} {
+	for _, v := range []uint32{version, flags, uint32(o.Dim), uint32(o.Metric), uint32(o.Nlist), uint32(o.M), uint32(o.Nbits), 0} {
 		c.u32(v)
 	}
 	c.u64(ntotal)
 	c.u64(ix.nextID)
 	c.pad(headerSize)
-	var sec [numSections][2]int64
+	var sec [numSections + 1][2]int64
 	begin := func(i int) { c.pad(8); sec[i][0] = c.n }
 	end := func(i int) { sec[i][1] = c.n - sec[i][0] }
 	begin(secCoarse)
@@ -142,14 +165,19 @@ func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 	}
 	c.write(tb)
 	end(secTombstones)
+	if version >= 2 {
+		begin(secRotation)
+		c.f32s(ix.rot)
+		end(secRotation)
+	}
 	c.pad(8)
-	for _, s := range sec {
+	for _, s := range sec[:nsec] {
 		c.u64(uint64(s[0]))
 		c.u64(uint64(s[1]))
 	}
 	crc := c.crc
 	c.u32(crc)
-	c.u32(formatVersion)
+	c.u32(version)
 	c.write([]byte(footerMagic))
 	if c.err == nil {
 		c.err = c.w.Flush()
@@ -167,7 +195,8 @@ func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 // are verified; malformed input returns a *CorruptError (errors.Is
 // ErrCorrupt) with path "<bytes>" and the byte offset; a newer format
 // version returns ErrVersion. Search parameters and refine vectors are not
-// stored. Cost: O(len(data)) (checksum and id set).
+// stored. Cost: O(len(data)) (checksum and id set), plus O(Dim³) for the
+// orthogonality check of an OPQ rotation (max |R·Rᵀ − I| ≤ 1e-3).
 func Open(data []byte) (*Index, error) { return openBytes(data, "<bytes>") }
 
 func openBytes(data []byte, path string) (ix *Index, err error) {
@@ -189,7 +218,11 @@ func openBytes(data []byte, path string) (ix *Index, err error) {
 	if version > formatVersion {
 		return nil, fmt.Errorf("%w: %s has version %d, this reader knows ≤ %d", ErrVersion, path, version, formatVersion)
 	}
-	fstart := size - footerSize
+	nsec := sectionsOf(version)
+	if size < headerSize+footerSizeOf(version) {
+		return nil, corrupt(size, "file has %d bytes, shorter than header + version %d footer (%d)", size, version, headerSize+footerSizeOf(version))
+	}
+	fstart := size - footerSizeOf(version)
 	if string(data[size-8:]) != footerMagic {
 		return nil, corrupt(size-8, "bad footer magic %q", data[size-8:])
 	}
@@ -207,15 +240,19 @@ func openBytes(data []byte, path string) (ix *Index, err error) {
 	if flags&flagResidual == 0 {
 		o.Residual = ResidualOff
 	}
-	if flags&^uint32(flagResidual) != 0 || dim == 0 || dim > 1<<20 || m == 0 || m > dim {
+	known := uint32(flagResidual)
+	if version >= 2 {
+		known |= flagOPQ
+	}
+	if flags&^known != 0 || dim == 0 || dim > 1<<20 || m == 0 || m > dim {
 		return nil, corrupt(12, "bad header: flags %#x, dim %d, M %d", flags, dim, m)
 	}
 	o = o.EnsureDefaults()
 	if err := o.Validate(); err != nil {
 		return nil, corrupt(12, "bad header: %v", err)
 	}
-	var sec [numSections][2]uint64
-	for i := range sec {
+	var sec [numSections + 1][2]uint64
+	for i := range sec[:nsec] {
 		p := fstart + int64(16*i)
 		off, ln := le.Uint64(data[p:]), le.Uint64(data[p+8:])
 		if off < headerSize || off > uint64(fstart) || ln > uint64(fstart)-off {
@@ -225,10 +262,16 @@ func openBytes(data []byte, path string) (ix *Index, err error) {
 	}
 	ksub := uint64(1) << nbits
 	want := [...]uint64{
-		secCoarse:    uint64(nlist) * uint64(dim) * 4,
-		secCodebooks: uint64(dim) * ksub * 4,
-		secDirectory: uint64(nlist) * 16,
-		secIDs:       ntotal * 4,
+		secCoarse:     uint64(nlist) * uint64(dim) * 4,
+		secCodebooks:  uint64(dim) * ksub * 4,
+		secDirectory:  uint64(nlist) * 16,
+		secIDs:        ntotal * 4,
+		secCodes:      sec[secCodes][1], // checked against the directory
+		secTombstones: sec[secTombstones][1],
+		secRotation:   0,
+	}
+	if flags&flagOPQ != 0 {
+		want[secRotation] = uint64(dim) * uint64(dim) * 4
 	}
 	if ntotal > 1<<32 {
 		return nil, corrupt(40, "%d vectors exceed the uint32 id space", ntotal)
@@ -236,7 +279,7 @@ func openBytes(data []byte, path string) (ix *Index, err error) {
 	if nextID > 1<<32 {
 		return nil, corrupt(48, "next id %d exceeds 2^32", nextID)
 	}
-	for i, w := range want {
+	for i, w := range want[:nsec] {
 		if sec[i][1] != w {
 			return nil, corrupt(fstart+int64(16*i)+8, "section %d has %d bytes, want %d", i, sec[i][1], w)
 		}
@@ -250,6 +293,18 @@ func openBytes(data []byte, path string) (ix *Index, err error) {
 	ix.pq.Centroids = readF32s(data[sec[secCodebooks][0]:][:sec[secCodebooks][1]])
 	if !finite(ix.coarse) || !finite(ix.pq.Centroids) {
 		return nil, corrupt(int64(sec[secCoarse][0]), "non-finite centroid")
+	}
+	if flags&flagOPQ != 0 {
+		rot := readF32s(data[sec[secRotation][0]:][:sec[secRotation][1]])
+		if !finite(rot) {
+			return nil, corrupt(int64(sec[secRotation][0]), "non-finite OPQ rotation")
+		}
+		if e := orthogonalityError(rot, o.Dim); !(e <= maxOrthogonalityError) {
+			return nil, corrupt(int64(sec[secRotation][0]), "OPQ rotation is not orthogonal: max |R·Rᵀ − I| = %g > %g", e, maxOrthogonalityError)
+		}
+		ix.rot = rot
+		ix.opts.OPQ = true
+		ix.opts.OPQIters = defaultOPQIters
 	}
 	dir := data[sec[secDirectory][0]:][:sec[secDirectory][1]]
 	idOff, codeOff := sec[secIDs][0], sec[secCodes][0]
@@ -318,6 +373,10 @@ func readBitmap(b *roaring.Bitmap, data []byte) (err error) {
 	}
 	return b.Validate()
 }
+
+// maxOrthogonalityError bounds max |R·Rᵀ − I| of a stored OPQ rotation
+// (a float32 rotation from the SVD is within ~d·2^-24 of orthogonal).
+const maxOrthogonalityError = 1e-3
 
 func readF32s(b []byte) []float32 {
 	out := make([]float32, len(b)/4)

@@ -159,6 +159,15 @@ func FuzzOpen(f *testing.F) {
 		b[70] ^= 1
 		f.Add(refreshCRC(b))
 	}
+	for _, nbits := range []int{8, 4} {
+		// Version 2 with the OPQ rotation section.
+		ix, _ := smallOPQIndex(f, nbits, L2)
+		data := serialise(f, ix)
+		f.Add(data)
+		b := bytes.Clone(data)
+		b[len(b)-footerSize-16-40] ^= 1 // inside the rotation section
+		f.Add(refreshCRC(b))
+	}
 	f.Add([]byte(fileMagic))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ix, err := Open(data)

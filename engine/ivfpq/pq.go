@@ -64,6 +64,12 @@ func newPQ(d, m, nbits int) (*PQ, error) {
 // sub-spaces trained in parallel on km.Threads goroutines, sub-space j
 // seeded with km.Seed+j. Needs n ≥ 2^nbits.
 func TrainPQ(x []float32, d, m, nbits int, km KMeans) (*PQ, error) {
+	return trainPQ(x, d, m, nbits, km, nil)
+}
+
+// trainPQ is TrainPQ; with prev (same shape) each sub-quantizer's k-means
+// starts from prev's codebook instead of its initialisation (warm start).
+func trainPQ(x []float32, d, m, nbits int, km KMeans, prev *PQ) (*PQ, error) {
 	pq, err := newPQ(d, m, nbits)
 	if err != nil {
 		return nil, err
@@ -94,6 +100,9 @@ func TrainPQ(x []float32, d, m, nbits int, km KMeans) (*PQ, error) {
 				}
 				k := km
 				k.K, k.Seed, k.Threads = pq.Ksub, km.Seed+uint64(j)+1, 1
+				if prev != nil {
+					k.init = prev.codebook(j)
+				}
 				c, err := k.Train(sub, pq.Dsub)
 				if err != nil {
 					errs[j] = err

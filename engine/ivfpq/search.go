@@ -89,6 +89,7 @@ func sortResults(r []Result) {
 // scratch holds one search's buffers; pooled per Index.
 type scratch struct {
 	cd, lut, r, out []float32
+	qr              []float32 // OPQ-rotated query
 	qt              []float32 // query term of the precomputed tables
 	rd              []float32 // refine distances
 	acc             []uint16
@@ -125,8 +126,10 @@ const scanChunk = 256
 // asm.ADCScan8 (Nbits 8) or asm.FastScan4 on uint8-quantised LUTs
 // (Nbits 4); tombstoned and disallowed ids are skipped inside the scan.
 // With refine vectors and KFactor ≥ 1, the best k·KFactor candidates are
-// rescored exactly. The first L2 search by residual builds the
-// precomputed tables (O(Nlist·2^Nbits·Dim)).
+// rescored exactly. With OPQ the query is first rotated (R·q, d²
+// multiply-adds) and everything up to refinement runs in the rotated
+// space; refinement uses q and the unrotated vectors. The first L2 search
+// by residual builds the precomputed tables (O(Nlist·2^Nbits·Dim)).
 // Errors: ErrNotTrained, ErrDimension, ErrInvalidArgument (k < 1, NaN or
 // Inf in q, a refined id with no refine vector).
 // Cost: O(Nlist·d + 2^Nbits·d + Nprobe·(M·2^Nbits + list length·M)).
@@ -158,7 +161,15 @@ func (ix *Index) Search(q []float32, k int, p SearchParams) ([]Result, error) {
 	defer scratchPool.Put(sc)
 	h := &sc.heap
 	h.k, h.d, h.ids = kk, h.d[:0], h.ids[:0]
-	ix.scan(q, p, h, sc)
+	sq := q
+	if ix.rot != nil {
+		// Lists, centroids and codebooks are in the rotated space; the
+		// refine vectors are not, so refinement below uses q.
+		sc.qr = grow(sc.qr, o.Dim)
+		sq = sc.qr
+		asm.DotBatch(q, ix.rot, sq)
+	}
+	ix.scan(sq, p, h, sc)
 	if !refine {
 		return h.sorted(), nil
 	}
