@@ -85,6 +85,7 @@ func openCollection(db *DB, name, dir string, o CollectionOptions) (*Collection,
 		AutoCompact: true,
 		Logger:      db.o.Logger,
 	}
+	o.TierSegmentIndex(&to)
 	if testTierOptions != nil {
 		testTierOptions(&to)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stratasearch/strata/engine/embed"
+	"github.com/stratasearch/strata/engine/tier"
 	"github.com/stratasearch/strata/engine/tier/wal"
 )
 
@@ -143,6 +144,51 @@ type CollectionOptions struct {
 	// embeds text-only queries and documents. Default nil: no model, the
 	// collection takes only caller-supplied vectors.
 	Embedding *EmbeddingConfig `json:"embedding,omitempty"`
+	// SegmentIndex is the vector index of the collection's warm segments
+	// (tier.Options.SegmentIndex): "hnsw" (the default; graph plus float32
+	// vectors) or "ivfpq" (IVF-PQ codes, refined with the exact vectors;
+	// about 1/10 of HNSW's index bytes per vector at d = 512, see the
+	// engine/tier package doc "Warm vector index"). It applies to
+	// segments flushed or compacted from then on; every segment records
+	// its own kind, so existing segments stay readable either way.
+	SegmentIndex string `json:"segment_index,omitempty"`
+	// IVFPQ tunes SegmentIndex "ivfpq". nil: every default.
+	IVFPQ *IVFPQOptions `json:"ivfpq,omitempty"`
+}
+
+// IVFPQOptions are the IVF-PQ parameters of warm segments
+// (CollectionOptions.SegmentIndex "ivfpq"), mapped one to one onto the
+// tier.Options IVF* fields, whose docs give the defaults: zero values
+// take them (Jégou, Douze, Schmid, TPAMI 2011; FAISS names).
+type IVFPQOptions struct {
+	// Nlist is the number of coarse lists per segment, 0..65536.
+	// Default (0): clamp(round(4·√n), 1, 4096) for a segment of n vectors.
+	Nlist int `json:"nlist,omitempty"`
+	// M is the number of PQ sub-quantizers; Dim must be divisible by it.
+	// Default (0): the largest divisor of Dim ≤ Dim/8 (8-bit) or Dim/4
+	// (4-bit).
+	M int `json:"m,omitempty"`
+	// Nbits is 8 (ADC) or 4 (fast-scan). Default 8.
+	Nbits int `json:"nbits,omitempty"`
+	// Nprobe is the lists probed per query. Default (0): nlist/8 (≥ 1).
+	Nprobe int `json:"nprobe,omitempty"`
+	// KFactor is the exact-refine factor (k·KFactor PQ candidates are
+	// rescored). Default 4.
+	KFactor int `json:"k_factor,omitempty"`
+	// MinRows: segments with fewer vectors are scanned exactly instead
+	// (no IVF-PQ index). Default 1024, at least 2^Nbits.
+	MinRows int `json:"min_rows,omitempty"`
+}
+
+// TierSegmentIndex copies the warm-segment vector-index options
+// (SegmentIndex, IVFPQ) onto to. The collection's store options are
+// built from CollectionOptions when it opens: this is the mapping.
+func (o *CollectionOptions) TierSegmentIndex(to *tier.Options) {
+	to.SegmentIndex = o.SegmentIndex
+	if p := o.IVFPQ; p != nil {
+		to.IVFNlist, to.IVFM, to.IVFNbits = p.Nlist, p.M, p.Nbits
+		to.IVFNprobe, to.IVFKFactor, to.IVFMinRows = p.Nprobe, p.KFactor, p.MinRows
+	}
 }
 
 // DefaultMemTableSizeBytes is CollectionOptions.MemTableSizeBytes's
@@ -193,6 +239,9 @@ func (o *CollectionOptions) EnsureDefaults() {
 	}
 	if o.Redact == "" {
 		o.Redact = RedactAuto
+	}
+	if o.SegmentIndex == "" {
+		o.SegmentIndex = tier.SegmentIndexHNSW
 	}
 	if o.Embedding != nil && o.Embedding.Dim == 0 { // embedding.go
 		e := *o.Embedding
@@ -252,6 +301,15 @@ func (o *CollectionOptions) Validate() error {
 		errs = append(errs, fmt.Errorf("engine: collection option Redact = %q, want auto, always or off", o.Redact))
 	}
 	errs = append(errs, o.validateEmbedding()...) // embedding.go
+	if o.IVFPQ != nil && o.SegmentIndex != tier.SegmentIndexIVFPQ {
+		errs = append(errs, fmt.Errorf("engine: collection option IVFPQ is set but SegmentIndex = %q (want ivfpq)", o.SegmentIndex))
+	}
+	to := tier.Options{Dim: o.Dim}
+	o.TierSegmentIndex(&to)
+	to.EnsureDefaults()
+	if err := to.ValidateSegmentIndex(); err != nil {
+		errs = append(errs, fmt.Errorf("engine: collection options SegmentIndex / IVFPQ: %w", err))
+	}
 	names := make([]string, 0, len(o.IndexedFields))
 	for f := range o.IndexedFields {
 		names = append(names, f)

@@ -1,5 +1,10 @@
 package tier
 
+import (
+	"slices"
+	"strings"
+)
+
 // TierStats is the storage footprint of one tier.
 type TierStats struct {
 	// Tier is "hot", "warm" or "cold".
@@ -13,6 +18,31 @@ type TierStats struct {
 	Bytes int64
 	// RawTextBytes is the total content length of the rows.
 	RawTextBytes int64
+	// VectorIndex names the warm tier's vector-index kinds: "hnsw",
+	// "ivfpq", "flat" (exact scan of small IVF-PQ-configured segments),
+	// or several joined by "+" for a mixed store ("" for hot and cold,
+	// and without vectors).
+	VectorIndex string
+	// VectorIndexBytes is the warm tier's vector-index section bytes:
+	// the HNSW sections (graph plus its float32 vectors) and the IVF-PQ
+	// sections (coarse centroids, PQ codebooks, list directory, ids and
+	// codes). The exact float32 vectors an IVF-PQ segment refines with
+	// live in the doc store (zstd) and are counted in Bytes only.
+	VectorIndexBytes int64
+	// FloatVectorBytes is 4·Dim·Vectors: what the tier's vectors take as
+	// plain float32 (the hot tier's representation), for comparison.
+	FloatVectorBytes int64
+}
+
+// IndexBytesPerVector is VectorIndexBytes / Vectors (0 without vectors):
+// for warm IVF-PQ segments ≈ M·nbits/8 code bytes + 4 id bytes + the
+// per-segment centroid and codebook tables spread over the vectors; for
+// HNSW the graph links plus 4·Dim float bytes.
+func (t TierStats) IndexBytesPerVector() float64 {
+	if t.Vectors == 0 {
+		return 0
+	}
+	return float64(t.VectorIndexBytes) / float64(t.Vectors)
 }
 
 // BytesPerVector is Bytes / Vectors (0 without vectors): everything the
@@ -49,8 +79,13 @@ func (sn *Snapshot) StorageStats() []TierStats {
 		m.mu.RUnlock()
 	}
 	warm := TierStats{Tier: "warm"}
+	var kinds []string
 	for _, sg := range sn.v.segs {
 		warm.Bytes += int64(sg.meta.SizeBytes)
+		warm.VectorIndexBytes += sg.idxBytes
+		if sg.indexKind != "" && !slices.Contains(kinds, sg.indexKind) {
+			kinds = append(kinds, sg.indexKind)
+		}
 		for _, d := range sg.docs {
 			warm.Rows++
 			warm.RawTextBytes += int64(len(d.Content))
@@ -59,6 +94,11 @@ func (sn *Snapshot) StorageStats() []TierStats {
 			}
 		}
 	}
+	slices.Sort(kinds)
+	warm.VectorIndex = strings.Join(kinds, "+")
+	dim := int64(sn.s.o.Dim)
+	hot.FloatVectorBytes = 4 * dim * int64(hot.Vectors)
+	warm.FloatVectorBytes = 4 * dim * int64(warm.Vectors)
 	cold := TierStats{Tier: "cold"}
 	for _, a := range sn.v.cold {
 		cold.Bytes += int64(a.meta.SizeBytes)
@@ -68,5 +108,6 @@ func (sn *Snapshot) StorageStats() []TierStats {
 			cold.RawTextBytes += int64(len(d.Content))
 		}
 	}
+	cold.FloatVectorBytes = 4 * dim * int64(cold.Vectors)
 	return []TierStats{hot, warm, cold}
 }

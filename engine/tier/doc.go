@@ -48,9 +48,12 @@
 //
 //   - Warm search: per segment, a roaring Allow bitmap of the rows visible
 //     at the snapshot epoch that pass the caller's filter is built and
-//     handed to engine/hnsw, which applies it during traversal (small
-//     allow-lists are scored exactly); MemTable hits (exact) and segment
-//     hits (HNSW, SegmentEfSearch) are merged into the top k. The bitmap
+//     handed to the segment's vector index, which applies it while it
+//     generates candidates: engine/hnsw during traversal (small
+//     allow-lists are scored exactly), engine/ivfpq inside the list scan
+//     (SearchParams.Allow), the flat scan per row. MemTable hits (exact)
+//     and segment hits (HNSW, SegmentEfSearch; IVF-PQ, IVFNprobe lists,
+//     refined exactly with IVFKFactor) are merged into the top k. The bitmap
 //     is all rows minus the rows dead by the epoch (a per-segment dead
 //     list, O(#dead)); none at all when nothing died and there is no
 //     filter; a filter is called once per remaining row.
@@ -65,7 +68,11 @@
 //     at every epoch ≥ the oldest pinned epoch P) exceeds θ_compact
 //     (CompactDeadFraction, default 0.2) — or every segment when there are
 //     more than CompactMaxSegments — are rewritten into one segment without
-//     the rows dead before P, with a rebuilt HNSW. The build runs with
+//     the rows dead before P, with a rebuilt index of the store's current
+//     SegmentIndex: the HNSW graph re-linked, or the IVF-PQ quantizers
+//     re-trained on the survivors and their codes re-encoded (so
+//     approximate results may change; exact-refined distances of common
+//     hits do not). The build runs with
 //     writes and queries going on; writes then wait briefly while deaths
 //     that happened meanwhile are carried over and one manifest edit
 //     {remove inputs, add output, its tombstones ≤ durable epoch} swaps
@@ -86,9 +93,27 @@
 //     append-only edit log with periodic checkpoints, CURRENT replaced
 //     atomically.
 //
-//   - SegmentIndex / SegmentIndexBuilder / SegmentIndexKind: the seam for
-//     further index kinds (IVF-PQ); the warm tier currently builds HNSW
-//     directly (Options.SegmentIndex = "hnsw").
+//   - Warm vector index (Options.SegmentIndex, per store / collection):
+//     "hnsw" (default) or "ivfpq" (segivf.go). An "ivfpq" build trains
+//     engine/ivfpq on the segment's vectors (seeded, IVFSeed; nlist
+//     clamp(4·√n, 1, 4096), M = Dim/8 for 8-bit codes, nprobe nlist/8,
+//     refine ×4 by default) and stores its WriteTo bytes as the ivfpq
+//     section; at open the section is used in place (ivfpq.Open over the
+//     mmap) and the segment's float32 vectors, decoded from the doc
+//     store into one contiguous array (the documents' Vector slices point
+//     into it for L2 and IP; normalised copies for Cosine), serve
+//     refinement, so hits carry exact distances comparable across tiers.
+//     Below IVFMinRows vectors (default 1024; or with non-finite
+//     vectors) the segment gets a flat section instead and is scanned
+//     exactly. When a filter leaves fewer allowed vectors in the probed
+//     lists than k, the search re-probes every list, and a very selective
+//     allow-list (under 1/8 of the vectors the probes would scan) is
+//     scanned exactly, so a segment returns min(k, #allowed) hits as the
+//     HNSW path does. The kind is recorded per segment (its section), so
+//     reopening with another SegmentIndex reads every segment and mixed
+//     stores work; IVFNprobe and IVFKFactor are search options, not
+//     stored. SegmentIndex / SegmentIndexBuilder / SegmentIndexKind
+//     (segment.go) remain an unused seam: both kinds are built directly.
 //
 //   - Metadata: for Options.IndexedMetadata keys each warm segment keeps
 //     per-value roaring bitmaps (built in memory from the doc store when
@@ -169,7 +194,11 @@
 //	         version_hash [32]byte | varint updated_unix_nano
 //	str    = uvarint length | bytes
 //
-// # Warm segment file (seg-<id>.sst, format version 1, little-endian)
+// # Warm segment file (seg-<id>.sst, format version 1 or 2, little-endian)
+//
+// HNSW segments are written as version 1 (readable by earlier builds);
+// IVF-PQ and flat segments as version 2. A segment with a vector has
+// exactly one of the sections hnsw, ivfpq, flat; version 1 only hnsw.
 //
 //	+---------------------------------------------------------------+
 //	| "STRATSEG" (8) | format version u32 | flags u32 (0)            |  header, 16 B
@@ -194,6 +223,12 @@
 //	        float32 × d, version hash, timestamp)
 //	3 hnsw  engine/hnsw WriteTo bytes over the rows that have a vector, in
 //	        row order, label = row number (absent when no row has a vector)
+//	5 ivfpq (version 2) engine/ivfpq WriteTo bytes (its own header, CRC,
+//	        sections; doc.go there) over the rows that have a vector, id =
+//	        ordinal among them (row order); metric L2, or IP for IP and
+//	        Cosine (normalised vectors); no tombstones
+//	6 flat  (version 2) uvarint number of rows with a vector: no index,
+//	        exact scan (an "ivfpq" segment under IVFMinRows vectors)
 //	4 bm25  optional: the lexical hook's section over all rows in row order
 //	        (Options.LexicalSegments; the engine writes an engine/bm25
 //	        segment, local doc id = row). The tier only stores it and hands
@@ -201,8 +236,11 @@
 //
 // Rows are immutable; e_death is not in the file (see tombstones below).
 // A reader checks magic, versions, the CRCs, every section bound, counts
-// against the remaining bytes, and the HNSW section (engine/hnsw's own
-// validation); damage is ErrCorrupt naming the file and byte offset. The
+// against the remaining bytes, and the HNSW or IVF-PQ section (engine/hnsw's
+// and engine/ivfpq's own validation, offsets translated to the file;
+// the IVF-PQ index must hold exactly the segment's vectors, trained, no
+// tombstones, the store's dim and metric); damage is ErrCorrupt naming
+// the file and byte offset. The
 // file is mmapped under vfs.Default (HNSW used in place) and read into
 // memory under other file systems; the doc store is decoded into memory at
 // open.

@@ -219,6 +219,7 @@ func (s *Store) loadSegment(name string) (*warmSegment, error) {
 	}
 	sg.meta.File = name
 	sg.release = release
+	sg.nprobe, sg.kfactor = s.o.IVFNprobe, s.o.IVFKFactor
 	fs, dir := s.o.FS, s.o.Dir
 	sg.onFree = func(w *warmSegment) {
 		if w.obsolete.Load() {
@@ -246,7 +247,9 @@ func (s *Store) writeSegment(name string, data []byte) error {
 
 func (s *Store) buildOptions() segBuildOptions {
 	return segBuildOptions{dim: s.o.Dim, metric: s.o.Metric, m: s.o.SegmentM,
-		efConstruction: s.o.SegmentEfConstruction, threads: s.o.BuildThreads, lexical: s.o.LexicalSegments}
+		efConstruction: s.o.SegmentEfConstruction, threads: s.o.BuildThreads, lexical: s.o.LexicalSegments,
+		index: s.o.SegmentIndex, ivf: ivfBuildParams{nlist: s.o.IVFNlist, m: s.o.IVFM, nbits: s.o.IVFNbits,
+			minRows: s.o.IVFMinRows, seed: s.o.IVFSeed}}
 }
 
 // Flush turns the MemTable's versions live at the newest applied epoch F

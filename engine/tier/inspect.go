@@ -9,11 +9,13 @@ import (
 
 	"github.com/stratasearch/strata/engine/bm25"
 	"github.com/stratasearch/strata/engine/hnsw"
+	"github.com/stratasearch/strata/engine/ivfpq"
 	"github.com/stratasearch/strata/engine/tier/wal"
 	"github.com/stratasearch/strata/internal/inspect"
 )
 
-var segSectionNames = map[uint32]string{secMeta: "meta", secDocs: "docs", secHNSW: "hnsw", secBM25: "bm25"}
+var segSectionNames = map[uint32]string{secMeta: "meta", secDocs: "docs", secHNSW: "hnsw", secBM25: "bm25",
+	secIVFPQ: "ivfpq", secFlat: "flat"}
 
 // Inspect describes a warm segment file (doc.go "Warm segment file")
 // without opening it: header and footer fields, the section table with
@@ -43,8 +45,8 @@ func Inspect(b []byte) (*inspect.Info, error) {
 	in.Version = int(version)
 	in.Add("version", version, 8)
 	in.Add("flags", fmt.Sprintf("%#x", flags), 12)
-	if version != segFormatVersion {
-		in.Problemf(8, "segment format version %d not supported (this build reads %d)", version, segFormatVersion)
+	if version != segVersionHNSW && version != segFormatVersion {
+		in.Problemf(8, "segment format version %d not supported (this build reads %d and %d)", version, segVersionHNSW, segFormatVersion)
 		return in, nil
 	}
 	if n < segHeaderSize+segFooterSize {
@@ -137,6 +139,51 @@ func Inspect(b []byte) (*inspect.Info, error) {
 				in.Problemf(secOff[secHNSW], "hnsw holds %v vectors, more than the %d rows", nv, rows)
 			}
 		}
+	}
+	idxSecs := 0
+	for _, k := range []uint32{secHNSW, secIVFPQ, secFlat} {
+		if _, ok := secs[k]; ok {
+			idxSecs++
+		}
+	}
+	if idxSecs > 1 {
+		in.Problemf(int64(tableOff), "more than one vector-index section (hnsw, ivfpq, flat)")
+	}
+	if version == segVersionHNSW && (secs[secIVFPQ] != nil || secs[secFlat] != nil) {
+		in.Problemf(8, "format version 1 segment with an ivfpq or flat section")
+	}
+	if ib, ok := secs[secIVFPQ]; ok {
+		in.Add("vectorIndex", SegmentIndexIVFPQ, -1)
+		child, err := ivfpq.Inspect(ib)
+		if err != nil {
+			in.Problemf(secOff[secIVFPQ], "ivfpq section: %v", err)
+		} else {
+			child.Path = "section ivfpq"
+			child.Shift(secOff[secIVFPQ])
+			in.Children = append(in.Children, child)
+			if d, ok := child.Field("dim"); ok && dim != 0 && toU64(d) != dim {
+				in.Problemf(secOff[secIVFPQ], "ivfpq dim %v, meta says %d", d, dim)
+			}
+			if nv, ok := child.Field("ntotal"); ok && rows != 0 && toU64(nv) > rows {
+				in.Problemf(secOff[secIVFPQ], "ivfpq holds %v vectors, more than the %d rows", nv, rows)
+			}
+		}
+	}
+	if fb, ok := secs[secFlat]; ok {
+		in.Add("vectorIndex", segmentIndexFlat, -1)
+		fd := &decoder{b: fb}
+		c := fd.uvarint("flat vectors")
+		switch {
+		case fd.err != nil || len(fd.b) != 0:
+			in.Problemf(secOff[secFlat], "flat section is not one uvarint vector count")
+		case rows != 0 && c > rows:
+			in.Problemf(secOff[secFlat], "flat section counts %d vectors, more than the %d rows", c, rows)
+		default:
+			in.Add("flatVectors", c, secOff[secFlat])
+		}
+	}
+	if _, ok := secs[secHNSW]; ok {
+		in.Add("vectorIndex", SegmentIndexHNSW, -1)
 	}
 	if lb, ok := secs[secBM25]; ok {
 		child, err := bm25.Inspect(lb)

@@ -158,7 +158,7 @@ func TestInspectSegment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !in.OK() || len(in.Warnings) != 0 || in.Format != "STRATSEG" || in.Version != segFormatVersion {
+	if !in.OK() || len(in.Warnings) != 0 || in.Format != "STRATSEG" || in.Version != segVersionHNSW {
 		t.Fatalf("fresh segment: problems %v warnings %v", in.Problems, in.Warnings)
 	}
 	for name, want := range map[string]any{"rows": uint64(120), "dim": uint64(testDim), "metric": "l2",
@@ -373,6 +373,8 @@ func FuzzInspectSegment(f *testing.F) {
 	f.Add(data, true)
 	f.Add(data[:len(data)/2], true)
 	f.Add([]byte(segMagic), false)
+	f.Add(ivfSegBytes(f, 40), false) // IVF-PQ section (segivf_test.go)
+	f.Add(ivfSegBytes(f, 12), true)  // flat section
 	f.Fuzz(func(t *testing.T, b []byte, fix bool) {
 		b = slices.Clone(b)
 		if fix && len(b) >= 16 {
@@ -386,9 +388,7 @@ func FuzzInspectSegment(f *testing.F) {
 			return
 		}
 		if w, oerr := openSegment(b, "fuzz", testDim, L2); oerr == nil {
-			if w.index != nil {
-				w.index.Close()
-			}
+			w.free()
 			for _, p := range in.Problems {
 				if !strings.Contains(p.Reason, "bm25") {
 					t.Fatalf("openSegment accepts, Inspect reports %v", in.Problems)

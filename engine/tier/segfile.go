@@ -14,23 +14,32 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/stratasearch/strata/engine/hnsw"
+	"github.com/stratasearch/strata/engine/ivfpq"
 	"github.com/stratasearch/strata/engine/tier/wal"
 )
 
 // Warm segment container (doc.go "Warm segment file").
 const (
-	segMagic         = "STRATSEG"
-	segEndMagic      = "STRATEND"
-	segFormatVersion = 1
+	segMagic    = "STRATSEG"
+	segEndMagic = "STRATEND"
+	// segFormatVersion is the newest version this build reads. Version 1
+	// files have an HNSW section whenever a row has a vector; version 2
+	// files (written for SegmentIndex "ivfpq") have an ivfpq or flat
+	// section instead. HNSW segments are still written as version 1, so
+	// older builds read them.
+	segFormatVersion = 2
+	segVersionHNSW   = 1
 	segHeaderSize    = 16
 	segFooterSize    = 32
 	segTableEntry    = 32
 	segAlign         = 64
 
-	secMeta = 1 // segment meta
-	secDocs = 2 // zstd doc store
-	secHNSW = 3 // engine/hnsw WriteTo bytes
-	secBM25 = 4 // LexicalSegmentBuilder output (engine/bm25 segment), optional
+	secMeta  = 1 // segment meta
+	secDocs  = 2 // zstd doc store
+	secHNSW  = 3 // engine/hnsw WriteTo bytes
+	secBM25  = 4 // LexicalSegmentBuilder output (engine/bm25 segment), optional
+	secIVFPQ = 5 // engine/ivfpq WriteTo bytes (format version 2)
+	secFlat  = 6 // uvarint vector count: exact scan, no index (format version 2)
 )
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
@@ -49,7 +58,10 @@ type segBuildOptions struct {
 	m              int
 	efConstruction int
 	threads        int
-	lexical        LexicalSegmentBuilder
+	// index is SegmentIndexHNSW or SegmentIndexIVFPQ ("" = HNSW).
+	index   string
+	ivf     ivfBuildParams
+	lexical LexicalSegmentBuilder
 	// lexicalBytes, if non-nil, is the BM25 section already built (by
 	// LexicalFlusher or LexicalMerger); lexical is then not called.
 	lexicalBytes []byte
@@ -105,7 +117,18 @@ func buildSegment(rows []segRow, o segBuildOptions) ([]byte, error) {
 		kind uint32
 		b    []byte
 	}{{secMeta, meta}, {secDocs, docs}}
-	if len(labels) > 0 {
+	version := uint32(segVersionHNSW)
+	if len(labels) > 0 && o.index == SegmentIndexIVFPQ {
+		kind, b, err := buildIVFSection(vecs, o.dim, o.metric, o.ivf, o.threads)
+		if err != nil {
+			return nil, err
+		}
+		version = segFormatVersion
+		secs = append(secs, struct {
+			kind uint32
+			b    []byte
+		}{kind, b})
+	} else if len(labels) > 0 {
 		ix, err := hnsw.New(hnsw.Options{Dim: o.dim, Metric: hnswMetric(o.metric), M: o.m,
 			EfConstruction: o.efConstruction, InitialCapacity: len(labels)})
 		if err != nil {
@@ -146,7 +169,7 @@ func buildSegment(rows []segRow, o segBuildOptions) ([]byte, error) {
 
 	out := make([]byte, segHeaderSize, segHeaderSize+len(docs)+len(meta)+4096)
 	copy(out, segMagic)
-	binary.LittleEndian.PutUint32(out[8:], segFormatVersion)
+	binary.LittleEndian.PutUint32(out[8:], version)
 	var table []byte
 	for _, s := range secs {
 		for len(out)%segAlign != 0 {
@@ -195,10 +218,20 @@ type warmSegment struct {
 	// rows with that value (built at open from the doc store).
 	metaIdx map[string]map[string]*roaring.Bitmap
 	ids     map[string][]uint32
-	index   *hnsw.Index // nil when no row has a vector
-	lex     []byte      // BM25 section, or nil
-	lexOff  int64
-	hid     []int32 // row → hnsw id, or -1
+	index   *hnsw.Index // HNSW segments: nil when no row has a vector
+	// IVF-PQ and flat segments (format version 2): ivf is the opened
+	// ivfpq section (nil for flat); vecs holds the vectors in hid order
+	// (refine and exact scan; see openVectorArrays); nprobe and kfactor
+	// are the store's IVFNprobe (0: nlist/8) and IVFKFactor.
+	ivf       *ivfpq.Index
+	vecs      []float32
+	nprobe    int
+	kfactor   int
+	indexKind string // "hnsw", "ivfpq", "flat", or "" without vectors
+	idxBytes  int64  // bytes of the vector-index section
+	lex       []byte // BM25 section, or nil
+	lexOff    int64
+	hid       []int32 // row → hnsw id, or -1
 
 	release func() error // unmaps / frees the file bytes
 
@@ -225,8 +258,9 @@ func openSegment(data []byte, path string, wantDim int, wantMetric Metric, index
 	if string(data[:8]) != segMagic {
 		return nil, segCorrupt(path, 0, "bad magic %q", data[:8])
 	}
-	if v := binary.LittleEndian.Uint32(data[8:]); v != segFormatVersion {
-		return nil, segCorrupt(path, 8, "unknown segment format version %d", v)
+	version := binary.LittleEndian.Uint32(data[8:])
+	if version != segVersionHNSW && version != segFormatVersion {
+		return nil, segCorrupt(path, 8, "unknown segment format version %d", version)
 	}
 	foot := data[n-segFooterSize:]
 	if string(foot[24:]) != segEndMagic {
@@ -300,7 +334,7 @@ func openSegment(data []byte, path string, wantDim int, wantMetric Metric, index
 	}
 	w := &warmSegment{path: path, dim: wantDim, metric: wantMetric,
 		docs: make([]*Document, rows), birth: make([]uint64, rows), death: make([]atomic.Uint64, rows),
-		ids: make(map[string][]uint32, rows), hid: make([]int32, rows)}
+		ids: make(map[string][]uint32, rows), hid: make([]int32, rows), kfactor: 4}
 	nvec := 0
 	for r := uint64(0); r < rows && d.err == nil; r++ {
 		w.birth[r] = d.uvarint("birth")
@@ -332,10 +366,37 @@ func openSegment(data []byte, path string, wantDim int, wantMetric Metric, index
 		return nil, segCorrupt(path, secOff[secDocs], "doc store: %v", d.err)
 	}
 	hb, hasIndex := secs[secHNSW]
-	if (nvec > 0) != hasIndex {
-		return nil, segCorrupt(path, int64(tableOff), "%d vectors but hnsw section present=%v", nvec, hasIndex)
+	ib, hasIVF := secs[secIVFPQ]
+	fb, hasFlat := secs[secFlat]
+	nIdx := 0
+	for _, has := range []bool{hasIndex, hasIVF, hasFlat} {
+		if has {
+			nIdx++
+		}
+	}
+	if (nvec > 0) != (nIdx == 1) || nIdx > 1 {
+		return nil, segCorrupt(path, int64(tableOff), "%d vectors but hnsw/ivfpq/flat sections present=%v/%v/%v", nvec, hasIndex, hasIVF, hasFlat)
+	}
+	if version == segVersionHNSW && (hasIVF || hasFlat) {
+		return nil, segCorrupt(path, 8, "format version 1 segment with an ivfpq or flat section")
+	}
+	if hasFlat {
+		fd := &decoder{b: fb}
+		if c := fd.uvarint("flat vectors"); fd.err != nil || len(fd.b) != 0 || c != uint64(nvec) {
+			return nil, segCorrupt(path, secOff[secFlat], "flat section does not hold the vector count %d", nvec)
+		}
+		w.openVectorArrays()
+		w.indexKind, w.idxBytes = segmentIndexFlat, int64(len(fb))
+	}
+	if hasIVF {
+		w.openVectorArrays()
+		if err := w.openIVF(ib, secOff[secIVFPQ], nvec); err != nil {
+			return nil, err
+		}
+		w.indexKind, w.idxBytes = SegmentIndexIVFPQ, int64(len(ib))
 	}
 	if hasIndex {
+		w.indexKind, w.idxBytes = SegmentIndexHNSW, int64(len(hb))
 		ix, err := hnsw.Open(hb)
 		if err != nil {
 			var ce *hnsw.CorruptError
@@ -460,7 +521,7 @@ func (w *warmSegment) search(q []float32, k, ef int, e uint64, filter func(*Docu
 
 // searchPre is search restricted to the HNSW ids in pre (nil: all).
 func (w *warmSegment) searchPre(q []float32, k, ef int, e uint64, pre *roaring.Bitmap, filter func(*Document) bool) ([]Hit, error) {
-	if w.index == nil || k <= 0 {
+	if (w.index == nil && w.vecs == nil) || len(w.vecRow) == 0 || k <= 0 {
 		return nil, nil
 	}
 	var allow *roaring.Bitmap
@@ -522,6 +583,9 @@ func (w *warmSegment) searchPre(q []float32, k, ef int, e uint64, pre *roaring.B
 }
 
 func (w *warmSegment) searchAllow(q []float32, k, ef int, allow *roaring.Bitmap) ([]Hit, error) {
+	if w.index == nil {
+		return w.searchIVF(q, k, allow) // segivf.go
+	}
 	res, err := w.index.Search(q, k, hnsw.SearchParams{EfSearch: max(ef, k), Allow: allow})
 	if err != nil {
 		return nil, fmt.Errorf("tier: search %s: %w", w.path, err)
@@ -553,6 +617,9 @@ func (w *warmSegment) free() {
 	w.freeOnce.Do(func() {
 		if w.index != nil {
 			w.index.Close()
+		}
+		if w.ivf != nil {
+			w.ivf.Close()
 		}
 		if w.release != nil {
 			w.release()

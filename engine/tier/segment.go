@@ -5,9 +5,9 @@ import "io"
 // The interfaces below are how the tier will build and open warm-segment
 // indexes through the level-2 index packages (engine/hnsw, engine/ivfpq,
 // engine/bm25) without those packages knowing about the tier. They are
-// the agreed seam for further index kinds (IVF-PQ, cold tier); the warm
-// tier of this landing builds and opens HNSW directly (segfile.go), so
-// nothing implements them yet.
+// the agreed seam for further index kinds; the warm tier builds and opens
+// HNSW (segfile.go) and IVF-PQ (segivf.go) directly, so nothing
+// implements them yet.
 
 // SegmentIndexBuilder accumulates the rows of one segment and serialises
 // the finished index.

@@ -458,6 +458,10 @@ func FuzzOpenSegment(f *testing.F) {
 	f.Add(withLex)
 	f.Add(good[:len(good)/2])
 	f.Add([]byte(segMagic))
+	ivf := ivfSegBytes(f, 40) // segivf_test.go
+	f.Add(ivf)
+	f.Add(ivf[:len(ivf)-100])
+	f.Add(ivfSegBytes(f, 12))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		sg, err := openSegment(data, "fuzz.sst", testDim, L2)
 		if err != nil {
@@ -758,6 +762,18 @@ func FuzzOpenSegmentStructure(f *testing.F) {
 		bad := append([]byte(nil), good...)
 		bad[at] ^= 0x5a
 		f.Add(bad)
+	}
+	// IVF-PQ and flat segments (segivf_test.go), intact and damaged in
+	// the ivfpq section.
+	ivf := ivfSegBytes(f, 40)
+	f.Add(ivf)
+	f.Add(ivfSegBytes(f, 12))
+	if off, ln := segSection(f, ivf, secIVFPQ); ln > 64 {
+		for _, at := range []int{8, 20, 40, ln / 2, ln - 20} {
+			bad := append([]byte(nil), ivf...)
+			bad[off+at] ^= 0x5a
+			f.Add(bad)
+		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		sg, err := openSegment(fixCRCs(data), "fuzz.sst", testDim, L2, "batch")

@@ -69,9 +69,52 @@ type Options struct {
 	// Store.Flush). A lexical hook that must survive flushes uses
 	// NewLexical and LexicalSegments.
 	MemTableSizeBytes int64
-	// SegmentIndex is the warm segments' vector index: "hnsw" (the only
-	// kind in this landing). Default "hnsw".
+	// SegmentIndex is the vector index Flush and Compact build for new
+	// warm segments: "hnsw" (graph over the rows' vectors; SegmentM,
+	// SegmentEfConstruction, SegmentEfSearch) or "ivfpq" (engine/ivfpq:
+	// IVF over k-means lists with PQ codes, refined with the segment's
+	// exact vectors; the IVF* options). Default "hnsw". Each segment
+	// records its own index kind in its file (doc.go "Warm segment
+	// file"), so a store opened with another SegmentIndex still reads
+	// every existing segment, and stores mixing kinds work; the option
+	// only selects what new segments get.
 	SegmentIndex string
+	// IVF-PQ parameters of warm segments (SegmentIndex "ivfpq"; Jégou,
+	// Douze, Schmid, "Product quantization for nearest neighbor search",
+	// TPAMI 2011, with FAISS IndexRefineFlat refinement):
+	//
+	//   - IVFNlist is nlist, the number of coarse lists. Default (0):
+	//     chosen per segment at build, clamp(round(4·√n), 1, 4096) for n
+	//     vectors (the low end of FAISS's 4·√n … 16·√n guideline, so
+	//     segments of a few thousand vectors keep ≥ 8 vectors per list).
+	//     At most 65536; clamped to n.
+	//   - IVFM is M, the number of PQ sub-quantizers; Dim must be
+	//     divisible by it. Default (0): the largest divisor of Dim that is
+	//     ≤ max(1, Dim/8) for 8-bit codes, ≤ max(1, Dim/4) for 4-bit ones
+	//     (both Dim/8 bytes of code per vector: 64 for d = 512).
+	//   - IVFNbits is bits per sub-quantizer code: 8 (ADC scan) or 4
+	//     (fast-scan). Default 8.
+	//   - IVFNprobe is the lists probed per query. Default (0): per
+	//     segment max(1, nlist/8).
+	//   - IVFKFactor is the refine factor: the best k·IVFKFactor PQ
+	//     candidates are rescored with the exact float32 vectors. Default
+	//     4. Hits therefore carry exact distances, comparable with the
+	//     MemTable's and HNSW segments'.
+	//   - IVFMinRows: a segment with fewer vectors gets no IVF-PQ index
+	//     but an exact brute-force scan ("flat" section): PQ codebooks
+	//     need 2^IVFNbits centroids each and k-means wants tens of points
+	//     per centroid, so tiny segments would get poor codes, and an
+	//     exact scan of < 1024 vectors costs no more than an IVF probe
+	//     plus refine. Default 1024; at least 2^IVFNbits.
+	//   - IVFSeed seeds training (k-means subsampling and
+	//     initialisation), so a build is deterministic. Default 0.
+	IVFNlist   int
+	IVFM       int
+	IVFNbits   int
+	IVFNprobe  int
+	IVFKFactor int
+	IVFMinRows int
+	IVFSeed    uint64
 	// SegmentM, SegmentEfConstruction, SegmentEfSearch are the HNSW
 	// parameters of warm segments (Malkov & Yashunin 2018). Defaults 16,
 	// 100, 64.
@@ -152,6 +195,15 @@ func (o *Options) EnsureDefaults() {
 	if o.SegmentM == 0 {
 		o.SegmentM = 16
 	}
+	if o.IVFNbits == 0 {
+		o.IVFNbits = 8
+	}
+	if o.IVFKFactor == 0 {
+		o.IVFKFactor = 4
+	}
+	if o.IVFMinRows == 0 {
+		o.IVFMinRows = 1024
+	}
 	if o.SegmentEfConstruction == 0 {
 		o.SegmentEfConstruction = 100
 	}
@@ -208,8 +260,8 @@ func (o *Options) Validate() error {
 	if o.MemTableSizeBytes < 0 {
 		errs = append(errs, fmt.Errorf("tier: Options.MemTableSizeBytes %d must be >= 0", o.MemTableSizeBytes))
 	}
-	if o.SegmentIndex != "hnsw" {
-		errs = append(errs, fmt.Errorf("tier: unknown Options.SegmentIndex %q (want hnsw)", o.SegmentIndex))
+	if err := o.ValidateSegmentIndex(); err != nil { // segivf.go
+		errs = append(errs, err)
 	}
 	if o.SegmentM < 2 || o.SegmentM > 256 {
 		errs = append(errs, fmt.Errorf("tier: Options.SegmentM %d outside [2,256]", o.SegmentM))
@@ -524,12 +576,15 @@ func (sn *Snapshot) Get(id string) (*Document, uint64, bool) {
 
 // SearchVector returns up to k nearest documents visible at the snapshot
 // that pass filter (nil: all), nearest first: brute force over the
-// MemTable plus each warm segment's HNSW (SegmentEfSearch), merged. q:
-// Dim float32s. Stale versions and filtered documents are skipped while
-// candidates are generated (in a segment, through the HNSW Allow bitmap
-// of rows with e_birth ≤ epoch < e_death that pass filter), so the result
-// holds min(k, #matching live documents with vectors) hits; segment hits
-// are approximate (HNSW recall), MemTable hits exact.
+// MemTable plus each warm segment's vector index (HNSW with
+// SegmentEfSearch; IVF-PQ with IVFNprobe and exact refinement ×IVFKFactor;
+// flat: exact), merged. q: Dim float32s. Stale versions and filtered
+// documents are skipped while candidates are generated (in a segment,
+// through the index's Allow bitmap of rows with e_birth ≤ epoch < e_death
+// that pass filter), so the result holds min(k, #matching live documents
+// with vectors) hits; which segment hits are found is approximate (HNSW
+// or IVF-PQ recall), but every distance is exact (MemTable, HNSW and
+// refined IVF-PQ alike), so hits from all tiers compare.
 func (sn *Snapshot) SearchVector(q []float32, k int, filter func(*Document) bool) ([]Hit, error) {
 	if len(q) != sn.s.o.Dim {
 		return nil, fmt.Errorf("tier: query vector has %d dimensions, want %d", len(q), sn.s.o.Dim)

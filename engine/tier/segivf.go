@@ -1,0 +1,355 @@
+package tier
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/RoaringBitmap/roaring/v2"
+
+	"github.com/stratasearch/strata/asm"
+	"github.com/stratasearch/strata/engine/ivfpq"
+)
+
+// Warm-segment vector index kinds (Options.SegmentIndex).
+const (
+	SegmentIndexHNSW  = "hnsw"
+	SegmentIndexIVFPQ = "ivfpq"
+	// segmentIndexFlat is what an "ivfpq" build writes for a segment with
+	// fewer than IVFMinRows vectors (or non-finite vectors): no index, an
+	// exact scan of the segment's vectors.
+	segmentIndexFlat = "flat"
+)
+
+// Upper bounds of the IVF options (Validate).
+const (
+	maxIVFNlist       = 1 << 16
+	defaultNlistLimit = 4096
+)
+
+// ValidateSegmentIndex reports the problems of o's SegmentIndex and IVF*
+// fields alone (call after EnsureDefaults; Dim is used when set), for
+// callers that map their own options onto them (engine collection
+// options). Validate includes them.
+func (o *Options) ValidateSegmentIndex() error {
+	var errs []error
+	if o.SegmentIndex != SegmentIndexHNSW && o.SegmentIndex != SegmentIndexIVFPQ {
+		errs = append(errs, fmt.Errorf("tier: unknown Options.SegmentIndex %q (want hnsw or ivfpq)", o.SegmentIndex))
+	}
+	return errors.Join(append(errs, o.validateIVF()...)...)
+}
+
+func (o *Options) validateIVF() []error {
+	var errs []error
+	if o.IVFNbits != 4 && o.IVFNbits != 8 {
+		errs = append(errs, fmt.Errorf("tier: Options.IVFNbits %d, want 4 or 8", o.IVFNbits))
+	}
+	if o.IVFM < 0 {
+		errs = append(errs, fmt.Errorf("tier: Options.IVFM %d must be >= 0", o.IVFM))
+	} else if o.IVFM > 0 && o.Dim > 0 && o.Dim%o.IVFM != 0 {
+		errs = append(errs, fmt.Errorf("tier: Options.IVFM %d does not divide Dim %d", o.IVFM, o.Dim))
+	}
+	if o.IVFNlist < 0 || o.IVFNlist > maxIVFNlist {
+		errs = append(errs, fmt.Errorf("tier: Options.IVFNlist %d outside [0,%d] (0: per segment)", o.IVFNlist, maxIVFNlist))
+	}
+	if o.IVFNprobe < 0 {
+		errs = append(errs, fmt.Errorf("tier: Options.IVFNprobe %d must be >= 0 (0: nlist/8)", o.IVFNprobe))
+	}
+	if o.IVFKFactor < 1 {
+		errs = append(errs, fmt.Errorf("tier: Options.IVFKFactor %d must be >= 1", o.IVFKFactor))
+	}
+	if o.IVFNbits == 4 || o.IVFNbits == 8 {
+		if need := 1 << o.IVFNbits; o.IVFMinRows < need {
+			errs = append(errs, fmt.Errorf("tier: Options.IVFMinRows %d must be >= 2^IVFNbits = %d (PQ training needs a point per centroid)", o.IVFMinRows, need))
+		}
+	}
+	if o.IVFNlist > 0 && o.IVFMinRows < o.IVFNlist {
+		errs = append(errs, fmt.Errorf("tier: Options.IVFMinRows %d must be >= IVFNlist %d (k-means needs a point per list)", o.IVFMinRows, o.IVFNlist))
+	}
+	return errs
+}
+
+// ivfBuildParams are the IVF-PQ parameters of a segment build.
+type ivfBuildParams struct {
+	nlist, m, nbits, minRows int
+	seed                     uint64
+}
+
+// ivfDefaultNlist is clamp(round(4·√n), 1, 4096), at most n.
+func ivfDefaultNlist(n int) int {
+	nl := int(math.Round(4 * math.Sqrt(float64(n))))
+	return max(1, min(nl, defaultNlistLimit, n))
+}
+
+// ivfDefaultM is the largest divisor of dim ≤ max(1, dim/8) (8-bit) or
+// ≤ max(1, dim/4) (4-bit).
+func ivfDefaultM(dim, nbits int) int {
+	target := max(1, dim/8)
+	if nbits == 4 {
+		target = max(1, dim/4)
+	}
+	for m := target; m > 1; m-- {
+		if dim%m == 0 {
+			return m
+		}
+	}
+	return 1
+}
+
+// ivfMetric maps the tier metric: Cosine is IP over normalised vectors.
+func ivfMetric(m Metric) ivfpq.Metric {
+	if m == L2 {
+		return ivfpq.L2
+	}
+	return ivfpq.IP
+}
+
+func allFinite(x []float32) bool {
+	for _, v := range x {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// buildIVFSection builds the vector-index section of an "ivfpq" segment
+// over vecs (n×dim, row h = the h-th row with a vector; Cosine vectors
+// not yet normalised): an engine/ivfpq index (ids 0..n−1) or, below
+// minRows vectors or with non-finite vectors, the flat marker (uvarint n).
+func buildIVFSection(vecs []float32, dim int, metric Metric, p ivfBuildParams, threads int) (uint32, []byte, error) {
+	n := len(vecs) / dim
+	if n < p.minRows || !allFinite(vecs) {
+		return secFlat, binary.AppendUvarint(nil, uint64(n)), nil
+	}
+	x := vecs
+	if metric == Cosine {
+		x = make([]float32, len(vecs))
+		for h := 0; h < n; h++ {
+			copy(x[h*dim:], normalize(vecs[h*dim:(h+1)*dim]))
+		}
+	}
+	nlist := p.nlist
+	if nlist == 0 {
+		nlist = ivfDefaultNlist(n)
+	}
+	nlist = min(nlist, n)
+	m := p.m
+	if m == 0 {
+		m = ivfDefaultM(dim, p.nbits)
+	}
+	ix, err := ivfpq.New(ivfpq.Options{Dim: dim, Metric: ivfMetric(metric), Nlist: nlist, M: m, Nbits: p.nbits,
+		Seed: p.seed, Threads: max(1, threads)})
+	if err != nil {
+		return 0, nil, fmt.Errorf("tier: segment ivfpq: %w", err)
+	}
+	if err := ix.Train(x); err != nil {
+		return 0, nil, fmt.Errorf("tier: segment ivfpq: %w", err)
+	}
+	ids := make([]uint32, n)
+	for i := range ids {
+		ids[i] = uint32(i)
+	}
+	if _, err := ix.Add(ids, x); err != nil {
+		return 0, nil, fmt.Errorf("tier: segment ivfpq: %w", err)
+	}
+	var b bytes.Buffer
+	if _, err := ix.WriteTo(&b); err != nil {
+		return 0, nil, fmt.Errorf("tier: segment ivfpq: %w", err)
+	}
+	return secIVFPQ, b.Bytes(), nil
+}
+
+// openVectorArrays gathers the rows' vectors into one contiguous n×dim
+// array for the ivfpq refine stage and the flat scan. For L2 and IP the
+// documents' Vector slices are re-pointed into it (no extra memory); for
+// Cosine it holds normalised copies (the documents keep their vectors as
+// written), 4·dim bytes per vector more.
+func (w *warmSegment) openVectorArrays() {
+	d := w.dim
+	vecs := make([]float32, len(w.vecRow)*d)
+	for h, r := range w.vecRow {
+		v := w.docs[r].Vector
+		if w.metric == Cosine {
+			copy(vecs[h*d:], normalize(v))
+			continue
+		}
+		copy(vecs[h*d:], v)
+		w.docs[r].Vector = vecs[h*d : (h+1)*d : (h+1)*d]
+	}
+	w.vecs = vecs
+}
+
+// openIVF opens the ivfpq section b (at file offset off) over nvec vectors.
+func (w *warmSegment) openIVF(b []byte, off int64, nvec int) error {
+	ix, err := ivfpq.Open(b)
+	if err != nil {
+		var ce *ivfpq.CorruptError
+		if errors.As(err, &ce) {
+			return segCorrupt(w.path, off+ce.Offset, "ivfpq: %s", ce.Reason)
+		}
+		return segCorrupt(w.path, off, "ivfpq: %v", err)
+	}
+	xo := ix.Options()
+	if ix.Len() != nvec || ix.Tombstones() != 0 || xo.Dim != w.dim || xo.Metric != ivfMetric(w.metric) || !ix.IsTrained() {
+		ix.Close()
+		return segCorrupt(w.path, off, "ivfpq has %d live + %d removed vectors of dim %d metric %v, want %d of %d metric %v",
+			ix.Len(), ix.Tombstones(), xo.Dim, xo.Metric, nvec, w.dim, ivfMetric(w.metric))
+	}
+	if err := ix.SetRefineVectors(w.vecs); err != nil {
+		ix.Close()
+		return segCorrupt(w.path, off, "ivfpq refine vectors: %v", err)
+	}
+	w.ivf = ix
+	return nil
+}
+
+// ivfNprobe is the segment's probe count: Options.IVFNprobe or nlist/8.
+func (w *warmSegment) ivfNprobe() int {
+	nl := w.ivf.Options().Nlist
+	np := w.nprobe
+	if np <= 0 {
+		np = max(1, nl/8)
+	}
+	return min(np, nl)
+}
+
+// tierDistance turns an ivfpq / flat distance (L2: squared L2; IP and
+// Cosine: −⟨q,x⟩ over normalised vectors) into the tier's (Metric).
+func (w *warmSegment) tierDistance(d float32) float32 {
+	if w.metric == Cosine {
+		return 1 + d
+	}
+	return d
+}
+
+// searchIVF is searchAllow for "ivfpq" and "flat" segments: allow (nil:
+// every vector) holds the vector ids (hid) of the rows visible at the
+// snapshot that pass the filter; it is applied inside the IVF list scan.
+// Distances are exact (refined). When the probed lists hold fewer than
+// min(k, |allow|) allowed vectors, or few rows are allowed, the allowed
+// vectors are scanned exactly instead, so the result always holds
+// min(k, |allow|) hits, like the HNSW path.
+func (w *warmSegment) searchIVF(q []float32, k int, allow *roaring.Bitmap) ([]Hit, error) {
+	n := len(w.vecRow)
+	want := n
+	if allow != nil {
+		want = int(allow.GetCardinality())
+	}
+	want = min(want, k)
+	if want == 0 {
+		return nil, nil
+	}
+	if w.metric == Cosine {
+		q = normalize(q)
+	}
+	if w.ivf != nil && allFinite(q) {
+		nprobe := w.ivfNprobe()
+		nl := w.ivf.Options().Nlist
+		// A filter this selective leaves fewer allowed vectors in the
+		// probed lists than the exact scan costs: scan them exactly.
+		expected := float64(n) * float64(nprobe) / float64(nl)
+		if allow == nil || float64(allow.GetCardinality()) > expected/8 {
+			res, err := w.ivf.Search(q, k, ivfpq.SearchParams{Nprobe: nprobe, KFactor: w.kfactor, Allow: allow})
+			if err != nil {
+				return nil, w.ivfErr(err)
+			}
+			if len(res) < want && nprobe < nl {
+				res, err = w.ivf.Search(q, k, ivfpq.SearchParams{Nprobe: nl, KFactor: w.kfactor, Allow: allow})
+				if err != nil {
+					return nil, w.ivfErr(err)
+				}
+			}
+			if len(res) >= want {
+				hits := make([]Hit, 0, len(res))
+				for _, r := range res {
+					if int(r.ID) >= n {
+						return nil, segCorrupt(w.path, 0, "ivfpq id %d beyond %d vectors", r.ID, n)
+					}
+					row := w.vecRow[r.ID]
+					hits = append(hits, Hit{Doc: w.docs[row], Epoch: w.birth[row], Distance: w.tierDistance(r.Distance)})
+				}
+				return hits, nil
+			}
+		}
+	}
+	return w.scanExact(q, k, allow), nil
+}
+
+func (w *warmSegment) ivfErr(err error) error {
+	if errors.Is(err, ivfpq.ErrInvalidArgument) && !errors.Is(err, ivfpq.ErrDimension) {
+		// A refined id without a vector: the section lists ids beyond
+		// the segment's vectors.
+		return segCorrupt(w.path, 0, "ivfpq search: %v", err)
+	}
+	return fmt.Errorf("tier: search %s: %w", w.path, err)
+}
+
+// scanExact is the exact top-k over the segment's vectors in allow (nil:
+// all); q is already normalised for Cosine.
+func (w *warmSegment) scanExact(q []float32, k int, allow *roaring.Bitmap) []Hit {
+	d := w.dim
+	n := len(w.vecRow)
+	var cs []cand
+	if allow != nil && allow.GetCardinality() < uint64(n)/4 {
+		// A small allow-list: score only its vectors.
+		it := allow.Iterator()
+		for it.HasNext() {
+			h := it.Next()
+			if int(h) >= n {
+				break
+			}
+			x := w.vecs[int(h)*d : (int(h)+1)*d]
+			if w.metric == L2 {
+				cs = append(cs, cand{h, asm.L2Sq(q, x)})
+			} else {
+				cs = append(cs, cand{h, -asm.Dot(q, x)})
+			}
+		}
+		return w.topExact(cs, k)
+	}
+	out := make([]float32, scanBlockRows)
+	for h0 := 0; h0 < n; h0 += scanBlockRows {
+		m := min(scanBlockRows, n-h0)
+		block := w.vecs[h0*d : (h0+m)*d]
+		if w.metric == L2 {
+			asm.L2SqBatch(q, block, out[:m])
+		} else {
+			asm.DotBatch(q, block, out[:m])
+		}
+		for i := 0; i < m; i++ {
+			h := uint32(h0 + i)
+			if allow != nil && !allow.Contains(h) {
+				continue
+			}
+			dv := out[i]
+			if w.metric != L2 {
+				dv = -dv
+			}
+			cs = append(cs, cand{h, dv})
+		}
+	}
+	return w.topExact(cs, k)
+}
+
+type cand struct {
+	h    uint32
+	dist float32
+}
+
+// topExact returns the k best of cs (distances before tierDistance) as hits.
+func (w *warmSegment) topExact(cs []cand, k int) []Hit {
+	sort.Slice(cs, func(i, j int) bool { return cs[i].dist < cs[j].dist || cs[i].dist == cs[j].dist && cs[i].h < cs[j].h })
+	if len(cs) > k {
+		cs = cs[:k]
+	}
+	hits := make([]Hit, len(cs))
+	for i, c := range cs {
+		row := w.vecRow[c.h]
+		hits[i] = Hit{Doc: w.docs[row], Epoch: w.birth[row], Distance: w.tierDistance(c.dist)}
+	}
+	return hits
+}
