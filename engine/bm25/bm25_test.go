@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -676,55 +677,149 @@ func TestDisjunctiveTies(t *testing.T) {
 	}
 }
 
-// FuzzSegment opens arbitrary bytes (seeded with valid segments, and with
-// the CRC recomputed so mutations reach the structure checks): Open,
-// Verify and queries must never panic.
+// FuzzSegment opens corrupted segments (Open, Verify, queries in every
+// mode and a self-merge must never panic, and Open's errors must match
+// ErrCorrupt).
+//
+// The input is an edit script over a valid seed segment rather than the
+// segment bytes themselves: base picks one of fuzzSegmentSeeds (or, past
+// the last, takes edits verbatim as the segment), edits is a list of
+// (offset u16, xor u8) triples applied to a copy of it, cut drops that many
+// trailing bytes, and fixCRC recomputes the footer CRC32C so mutations
+// reach the structure checks. Why: the fuzzing engine minimises every
+// input that finds new coverage for up to -fuzzminimizetime (default
+// 60 s) before the exec counter moves again, and its byte minimiser tries
+// O(n²) candidates for an n-byte argument. With the raw 13 KiB segments
+// that seeded this target before, mutants grew to 47 KiB and a 60 s run
+// spent nearly all its time minimising (the counter stuck at 0 execs/s for
+// 40–50 s). An edit script is tens of bytes, so minimising it takes
+// milliseconds, while every byte of a multi-block segment stays reachable
+// (a 300-posting list: three 128-posting blocks / partitions, and in the
+// version-1 seeds two Elias-Fano sample intervals). Edit scripts and
+// verbatim inputs are capped at fuzzSegmentMaxBytes for the same reason.
 func FuzzSegment(f *testing.F) {
+	seeds := fuzzSegmentSeeds()
+	for i := range seeds {
+		f.Add(uint8(i), []byte{}, uint16(0), true)
+		f.Add(uint8(i), []byte{40, 0, 0xff, 200, 0, 0x01}, uint16(0), true)
+		f.Add(uint8(i), []byte{}, uint16(len(seeds[i])/2), false)
+	}
+	f.Add(uint8(len(seeds)), seeds[0][:64], uint16(0), false)
+	f.Fuzz(func(t *testing.T, base uint8, edits []byte, cut uint16, fixCRC bool) {
+		if len(edits) > fuzzSegmentMaxBytes {
+			return
+		}
+		var data []byte
+		if int(base) < len(seeds) {
+			data = append([]byte(nil), seeds[base]...)
+			for i := 0; i+3 <= len(edits); i += 3 {
+				off := int(edits[i]) | int(edits[i+1])<<8
+				data[off%len(data)] ^= edits[i+2]
+			}
+		} else {
+			data = append([]byte(nil), edits...)
+		}
+		data = data[:len(data)-min(int(cut), len(data))]
+		fuzzSegmentOnce(t, data, fixCRC)
+	})
+}
+
+// TestFuzzSegmentSeeds checks FuzzSegment's base segments are valid, so
+// its edits start from segments that reach every decoder.
+func TestFuzzSegmentSeeds(t *testing.T) {
+	for i, b := range fuzzSegmentSeeds() {
+		s, err := Open(b, "seed")
+		if err != nil {
+			t.Fatalf("seed %d: %v", i, err)
+		}
+		if err := s.Verify(); err != nil {
+			t.Fatalf("seed %d: %v", i, err)
+		}
+		if i == 2 && s.DocFreq("a") != 300 {
+			t.Fatalf("long seed: df(a) = %d, want 300", s.DocFreq("a"))
+		}
+	}
+}
+
+// fuzzSegmentMaxBytes bounds FuzzSegment's edit script (see FuzzSegment).
+const fuzzSegmentMaxBytes = 4 << 10
+
+var fuzzSeedsOnce struct {
+	sync.Once
+	segs [][]byte
+}
+
+// fuzzSegmentSeeds returns valid segments: a small synthetic corpus with
+// and without positions, and a long-list segment (one term in 300 docs),
+// in the current format, and two in format version 1.
+// Built once: the fuzz function reads them on every execution.
+func fuzzSegmentSeeds() [][]byte {
+	fuzzSeedsOnce.Do(func() { fuzzSeedsOnce.segs = buildFuzzSegmentSeeds() })
+	return fuzzSeedsOnce.segs
+}
+
+func buildFuzzSegmentSeeds() [][]byte {
 	r := rand.New(rand.NewPCG(1, 1))
-	docs := synthCorpus(r, 40, 20)
-	for _, pos := range []bool{true, false} {
+	small := synthCorpus(r, 8, 10)
+	var long []modelDoc
+	for i := 0; i < 300; i++ {
+		toks := []text.Token{{Term: "a", Pos: 0}}
+		if i%3 == 0 {
+			toks = append(toks, text.Token{Term: "b", Pos: 1}, text.Token{Term: "a", Pos: 2})
+		}
+		long = append(long, modelDoc{ext: uint64(i), toks: toks})
+	}
+	var out [][]byte
+	for _, c := range []struct {
+		docs    []modelDoc
+		pos     bool
+		version uint32
+	}{{small, true, 0}, {small, false, 0}, {long, true, 0}, {small, true, 1}, {long, false, 1}} {
 		var buf bytes.Buffer
-		b := NewBuilder(Options{OmitPositions: !pos})
-		for _, d := range docs {
+		b := NewBuilder(Options{OmitPositions: !c.pos, formatVersion: c.version})
+		for _, d := range c.docs {
 			b.Add(d.ext, d.toks)
 		}
 		b.WriteTo(&buf)
-		f.Add(buf.Bytes(), true)
-		f.Add(buf.Bytes()[:len(buf.Bytes())/2], false)
+		out = append(out, buf.Bytes())
 	}
-	f.Fuzz(func(t *testing.T, data []byte, fixCRC bool) {
-		if fixCRC && len(data) >= footerBytes {
-			data = append([]byte(nil), data...) // never modify the fuzzer's input
-			fo := len(data) - footerBytes
-			c := crcOf(data[:fo+56])
-			data[fo+56], data[fo+57], data[fo+58], data[fo+59] = byte(c), byte(c>>8), byte(c>>16), byte(c>>24)
+	return out
+}
+
+// fuzzSegmentOnce is FuzzSegment's check on one segment image, which it
+// may modify (the CRC fix-up): Open, Verify, queries in every mode and a
+// self-merge must never panic.
+func fuzzSegmentOnce(t *testing.T, data []byte, fixCRC bool) {
+	if fixCRC && len(data) >= footerBytes {
+		fo := len(data) - footerBytes
+		c := crcOf(data[:fo+56])
+		data[fo+56], data[fo+57], data[fo+58], data[fo+59] = byte(c), byte(c>>8), byte(c>>16), byte(c>>24)
+	}
+	s, err := Open(data, "fuzz")
+	if err != nil {
+		if !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("error not ErrCorrupt: %v", err)
 		}
-		s, err := Open(data, "fuzz")
-		if err != nil {
-			if !errors.Is(err, ErrCorrupt) {
-				t.Fatalf("error not ErrCorrupt: %v", err)
-			}
-			return
+		return
+	}
+	_ = s.Verify()
+	var terms []string
+	for i := 0; i < s.NumTerms() && i < 8; i++ {
+		terms = append(terms, s.Term(i))
+	}
+	qs := []Query{{Should: terms}, {Must: terms}}
+	if len(terms) >= 2 {
+		qs = append(qs, Query{Phrases: [][]PhraseTerm{{{terms[0], 0}, {terms[1], 1}}}})
+	}
+	for _, q := range qs {
+		for _, m := range searchModes {
+			p := DefaultSearchParams()
+			p.Exhaustive, p.Algorithm = m.exh, m.alg
+			Search([]View{{Seg: s}}, q, p, nil)
 		}
-		_ = s.Verify()
-		var terms []string
-		for i := 0; i < s.NumTerms() && i < 8; i++ {
-			terms = append(terms, s.Term(i))
-		}
-		qs := []Query{{Should: terms}, {Must: terms}}
-		if len(terms) >= 2 {
-			qs = append(qs, Query{Phrases: [][]PhraseTerm{{{terms[0], 0}, {terms[1], 1}}}})
-		}
-		for _, q := range qs {
-			for _, m := range searchModes {
-				p := DefaultSearchParams()
-				p.Exhaustive, p.Algorithm = m.exh, m.alg
-				Search([]View{{Seg: s}}, q, p, nil)
-			}
-		}
-		var out bytes.Buffer
-		Merge(&out, []*Segment{s, s}, nil)
-	})
+	}
+	var out bytes.Buffer
+	Merge(&out, []*Segment{s, s}, nil)
 }
 
 func TestEmptySegments(t *testing.T) {
@@ -778,7 +873,7 @@ func TestSegmentInfo(t *testing.T) {
 		t.Fatal(err)
 	}
 	info := s.Info()
-	if info.NumDocs != 1 || info.NumTerms != 5 || !info.Positions || info.Version != 1 || info.SumDocLen != 3 {
+	if info.NumDocs != 1 || info.NumTerms != 5 || !info.Positions || info.Version != segVersion || info.SumDocLen != 3 {
 		t.Errorf("info %+v", info)
 	}
 	// Sections tile the file exactly.

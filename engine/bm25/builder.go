@@ -16,6 +16,10 @@ type Options struct {
 	// OmitPositions drops term positions: smaller segments, no phrase
 	// queries. Default false (positions stored).
 	OmitPositions bool
+
+	// formatVersion is the segment format WriteTo writes: 0 = current
+	// (segVersion); tests set 1 to produce old files.
+	formatVersion uint32
 }
 
 // Validate reports every problem in o (there are none possible today; it
@@ -104,6 +108,9 @@ func (b *Builder) Add(extID uint64, toks []text.Token) (uint32, error) {
 // WriteTo writes the immutable segment form of everything added so far.
 func (b *Builder) WriteTo(w io.Writer) (int64, error) {
 	sw := newSegWriter(!b.opts.OmitPositions)
+	if b.opts.formatVersion != 0 {
+		sw.version = b.opts.formatVersion
+	}
 	for i, l := range b.docLens {
 		sw.addDoc(b.ext[i], l)
 	}

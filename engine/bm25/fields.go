@@ -173,8 +173,16 @@ func (ss *segSearch) exhaustiveUnits() {
 	}
 	excluded := map[uint32]bool{}
 	for _, c := range ss.excl {
-		for it := c.ef.cursor(); it.val != efEnd; it.next() {
-			excluded[it.val] = true
+		it, err := c.seg.openCursor(c.term)
+		if err != nil {
+			c.err = err
+			continue
+		}
+		for ; it.doc() != efEnd; it.next() {
+			excluded[it.doc()] = true
+		}
+		if it.err != nil && c.err == nil {
+			c.err = it.err
 		}
 	}
 	for d, parts := range scores {

@@ -33,7 +33,7 @@ func Inspect(b []byte) (*inspect.Info, error) {
 	in.Version = int(version)
 	in.Add("version", version, 8)
 	in.Add("flags", fmt.Sprintf("%#x (positions=%v)", flags, flags&flagPositions != 0), 12)
-	if version != segVersion {
+	if version < segVersionMin || version > segVersion {
 		if version > segVersion {
 			in.Problemf(8, "format version %d is newer than this reader (%d)", version, segVersion)
 		} else {
@@ -68,7 +68,7 @@ func Inspect(b []byte) (*inspect.Info, error) {
 	in.Add("footerVersion", fver, fo+52)
 	in.Add("crc32c", fmt.Sprintf("%08x", stored), fo+56)
 	in.Check("file", fo+56, 0, fo+56, stored, crc32.Checksum(b[:fo+56], castagnoli))
-	if fver != segVersion {
+	if fver != version {
 		in.Problemf(fo+52, "footer version %d, header version %d", fver, version)
 	}
 	in.AddSection("header", 0, headerBytes, nil)

@@ -14,9 +14,12 @@ import (
 type cursor struct {
 	seg     *Segment
 	blob    []byte
-	blobAt  int64 // file offset of blob
-	ef      efSeq
-	c       efCursor
+	blobAt  int64      // file offset of blob
+	ef      efSeq      // version 1: the list's Elias-Fano sequence
+	pc      *pefCursor // version 2: &pcv (partitioned Elias-Fano, pef.go), else nil
+	pcv     pefCursor
+	c       efCursor // current element (i, val), both versions
+	term    int      // term index in the segment
 	nb      int
 	metaOff int
 	df      int
@@ -37,7 +40,15 @@ func (s *Segment) openCursor(i int) (*cursor, error) {
 	r := s.rec(i)
 	blob := s.post[r.off : r.off+uint64(r.blobLen)]
 	at := s.postOff + int64(r.off)
-	cu := &cursor{seg: s, blob: blob, blobAt: at, nb: int(r.nb), df: int(r.df), tfBlock: -1, posIdx: -1}
+	cu := &cursor{seg: s, blob: blob, blobAt: at, nb: int(r.nb), df: int(r.df), tfBlock: -1, posIdx: -1, term: i}
+	if s.version >= 2 {
+		cu.metaOff = int(r.efLen)
+		cu.pcv = pefCursor{reg: blob[:r.efLen], blob: blob, metaOff: cu.metaOff, nb: cu.nb, df: cu.df, u: uint32(s.numDocs)}
+		cu.pc = &cu.pcv
+		cu.pc.start(&cu.c)
+		cu.check()
+		return cu, nil
+	}
 	ef, n, err := openEF(blob, s.path, at)
 	if err != nil {
 		return nil, err
@@ -62,12 +73,21 @@ func (cu *cursor) check() {
 func (cu *cursor) doc() uint32 { return cu.c.val }
 
 func (cu *cursor) next() {
-	cu.c.next()
+	if cu.pc != nil {
+		cu.pc.next(&cu.c)
+	} else {
+		cu.c.next()
+	}
 	cu.check()
 }
 
 func (cu *cursor) nextGEQ(t uint32) uint32 {
-	v := cu.c.nextGEQ(t)
+	var v uint32
+	if cu.pc != nil {
+		v = cu.pc.nextGEQ(&cu.c, t)
+	} else {
+		v = cu.c.nextGEQ(t)
+	}
 	cu.check()
 	return v
 }
@@ -86,7 +106,11 @@ func (cu *cursor) fail(format string, args ...any) {
 	if cu.err == nil {
 		cu.err = corruptf(cu.seg.path, cu.blobAt, format, args...)
 	}
-	cu.c.end()
+	if cu.pc != nil {
+		cu.pc.end(&cu.c)
+	} else {
+		cu.c.end()
+	}
 }
 
 // tf returns the current doc's term frequency (>= 1), or 0 on corruption.

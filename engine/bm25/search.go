@@ -1037,7 +1037,12 @@ func (ss *segSearch) conjunctive() {
 			// it without touching tfs or positions.
 			bound, end := optUB, efEnd-1
 			for _, c := range req {
-				bb, _ := c.blockBound(d, pl.k1, pl.b)
+				bb, ok := c.blockBound(d, pl.k1, pl.b)
+				if !ok {
+					// c holds d, so a block must cover it.
+					c.fail("block metadata does not cover doc %d", d)
+					return
+				}
 				bound += bb
 				last, _, _ := c.blockMeta(c.sb)
 				end = min(end, last)

@@ -12,9 +12,13 @@ import (
 )
 
 const (
-	segMagic       = "STRBM25\x00"
-	footerMagic    = "SBMF"
-	segVersion     = 1
+	segMagic    = "STRBM25\x00"
+	footerMagic = "SBMF"
+	// segVersion is the format written: 2 codes doc ids as partitioned
+	// Elias-Fano (pef.go). Readers also open version 1 (one Elias-Fano
+	// sequence per list, ef.go).
+	segVersion     = 2
+	segVersionMin  = 1
 	headerBytes    = 16
 	footerBytes    = 64
 	termRecBytes   = 32
@@ -31,6 +35,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // segWriter accumulates a segment in memory. Documents first, then terms in
 // strictly increasing byte order.
 type segWriter struct {
+	version   uint32 // format written: segVersion, or 1 (tests of old files)
 	positions bool
 	docLens   []uint32
 	ext       []uint64
@@ -45,7 +50,7 @@ type segWriter struct {
 }
 
 func newSegWriter(positions bool) *segWriter {
-	return &segWriter{positions: positions, dictOffs: []uint32{0}}
+	return &segWriter{version: segVersion, positions: positions, dictOffs: []uint32{0}}
 }
 
 func (w *segWriter) addDoc(ext uint64, length uint32) {
@@ -72,12 +77,21 @@ func (w *segWriter) addTerm(term []byte, docs, tfs, pos []uint32) error {
 	w.dict = append(w.dict, term...)
 	w.dictOffs = append(w.dictOffs, uint32(len(w.dict)))
 
-	for len(w.post)%8 != 0 {
-		w.post = append(w.post, 0)
+	if w.version == 1 {
+		for len(w.post)%8 != 0 {
+			w.post = append(w.post, 0)
+		}
 	}
 	start := len(w.post)
 	var err error
-	w.post, err = appendEF(w.post, docs, uint32(len(w.docLens)))
+	if w.version == 1 {
+		w.post, err = appendEF(w.post, docs, uint32(len(w.docLens)))
+	} else {
+		if docs[len(docs)-1] >= uint32(len(w.docLens)) {
+			return fmt.Errorf("bm25: term %q: doc %d out of range", term, docs[len(docs)-1])
+		}
+		w.post, err = appendPEF(w.post, docs)
+	}
 	if err != nil {
 		return fmt.Errorf("bm25: term %q: %w", term, err)
 	}
@@ -215,7 +229,7 @@ func (w *segWriter) writeTo(out io.Writer) (int64, error) {
 	var buf bytes.Buffer
 	var hdr [headerBytes]byte
 	copy(hdr[:], segMagic)
-	binary.LittleEndian.PutUint32(hdr[8:], segVersion)
+	binary.LittleEndian.PutUint32(hdr[8:], w.version)
 	if w.positions {
 		binary.LittleEndian.PutUint32(hdr[12:], flagPositions)
 	}
@@ -253,7 +267,7 @@ func (w *segWriter) writeTo(out io.Writer) (int64, error) {
 	binary.LittleEndian.PutUint32(f[40:], uint32(len(w.docLens)))
 	binary.LittleEndian.PutUint32(f[44:], uint32(w.nterms))
 	binary.LittleEndian.PutUint32(f[48:], uint32(len(w.dict)))
-	binary.LittleEndian.PutUint32(f[52:], segVersion)
+	binary.LittleEndian.PutUint32(f[52:], w.version)
 	buf.Write(f[:56])
 	crc := crc32.Checksum(buf.Bytes(), castagnoli)
 	binary.LittleEndian.PutUint32(f[56:], crc)
@@ -267,6 +281,7 @@ func (w *segWriter) writeTo(out io.Writer) (int64, error) {
 type Segment struct {
 	path      string
 	data      []byte
+	version   uint32
 	positions bool
 	numDocs   int
 	numTerms  int
@@ -296,11 +311,12 @@ func Open(data []byte, path string) (*Segment, error) {
 	if string(data[:8]) != segMagic {
 		return nil, corruptf(path, 0, "bad magic %q", data[:8])
 	}
-	if v := binary.LittleEndian.Uint32(data[8:]); v != segVersion {
-		if v > segVersion {
-			return nil, corruptf(path, 8, "format version %d is newer than this reader (%d)", v, segVersion)
+	version := binary.LittleEndian.Uint32(data[8:])
+	if version < segVersionMin || version > segVersion {
+		if version > segVersion {
+			return nil, corruptf(path, 8, "format version %d is newer than this reader (%d)", version, segVersion)
 		}
-		return nil, corruptf(path, 8, "unknown format version %d", v)
+		return nil, corruptf(path, 8, "unknown format version %d", version)
 	}
 	flags := binary.LittleEndian.Uint32(data[12:])
 	if flags&^flagPositions != 0 {
@@ -314,7 +330,7 @@ func Open(data []byte, path string) (*Segment, error) {
 	if got, want := crc32.Checksum(data[:fo+56], castagnoli), binary.LittleEndian.Uint32(f[56:]); got != want {
 		return nil, corruptf(path, int64(fo+56), "CRC32C mismatch: computed %#08x, stored %#08x", got, want)
 	}
-	s := &Segment{path: path, data: data, positions: flags&flagPositions != 0}
+	s := &Segment{path: path, data: data, version: version, positions: flags&flagPositions != 0}
 	docsOff := binary.LittleEndian.Uint64(f[0:])
 	dictOff := binary.LittleEndian.Uint64(f[8:])
 	termsOff := binary.LittleEndian.Uint64(f[16:])
@@ -323,7 +339,7 @@ func Open(data []byte, path string) (*Segment, error) {
 	nd := uint64(binary.LittleEndian.Uint32(f[40:]))
 	nt := uint64(binary.LittleEndian.Uint32(f[44:]))
 	dictBytes := uint64(binary.LittleEndian.Uint32(f[48:]))
-	if v := binary.LittleEndian.Uint32(f[52:]); v != segVersion {
+	if v := binary.LittleEndian.Uint32(f[52:]); v != version {
 		return nil, corruptf(path, int64(fo+52), "footer version %d", v)
 	}
 	p8 := func(x uint64) uint64 { return (x + 7) &^ 7 }
@@ -532,7 +548,11 @@ func (s *Segment) Verify() error {
 		if err != nil {
 			return err
 		}
-		if err := c.ef.verify(s.path, blobAt); err != nil {
+		if c.pc == nil {
+			if err := c.ef.verify(s.path, blobAt); err != nil {
+				return err
+			}
+		} else if err := c.verifyPEF(); err != nil {
 			return err
 		}
 		prev := int64(-1)
@@ -609,7 +629,7 @@ func (s *Segment) Info() SegmentInfo {
 	dictOff := int64(binary.LittleEndian.Uint64(f[8:]))
 	termsOff := int64(binary.LittleEndian.Uint64(f[16:]))
 	return SegmentInfo{
-		Version:   segVersion,
+		Version:   s.version,
 		Positions: s.positions,
 		NumDocs:   s.numDocs,
 		NumTerms:  s.numTerms,

@@ -1,0 +1,400 @@
+package bm25
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stratasearch/strata/engine/text"
+)
+
+// pefList encodes docs (strictly increasing, < u) as a version-2 blob with
+// block metadata (only lastDoc filled) and returns a cursor over it.
+func pefList(t testing.TB, docs []uint32, u uint32) (*pefCursor, []byte) {
+	t.Helper()
+	reg, err := appendPEF(nil, docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nb := (len(docs) + BlockSize - 1) / BlockSize
+	blob := append(append([]byte(nil), reg...), make([]byte, nb*blockMetaBytes)...)
+	for p := 0; p < nb; p++ {
+		binary.LittleEndian.PutUint32(blob[len(reg)+p*blockMetaBytes:], docs[min((p+1)*BlockSize, len(docs))-1])
+	}
+	pc := &pefCursor{reg: blob[:len(reg)], blob: blob, metaOff: len(reg), nb: nb, df: len(docs), u: u}
+	if n, ok := pefSize(len(docs), nb, pc.lastDoc); !ok || n != len(reg) {
+		t.Fatalf("pefSize %d,%v, encoded %d bytes", n, ok, len(reg))
+	}
+	return pc, reg
+}
+
+// checkPEF compares iteration and NextGEQ (from every start element in
+// steps of step, to every target, or to maxTargets random ones when the
+// universe is larger) with the plain slice.
+func checkPEF(t testing.TB, docs []uint32, u uint32, step int) {
+	checkPEFTargets(t, docs, u, step, 1<<30)
+}
+
+func checkPEFTargets(t testing.TB, docs []uint32, u uint32, step, maxTargets int) {
+	t.Helper()
+	pc, _ := pefList(t, docs, u)
+	var c efCursor
+	pc.start(&c)
+	for i, v := range docs {
+		if c.i != i || c.val != v || c.corrupt {
+			t.Fatalf("u=%d n=%d: element %d got (%d,%d,%v), want %d", u, len(docs), i, c.i, c.val, c.corrupt, v)
+		}
+		pc.next(&c)
+	}
+	if c.val != efEnd || c.i != len(docs) || c.corrupt {
+		t.Fatalf("u=%d n=%d: not at end: %+v", u, len(docs), c)
+	}
+	targets := make([]uint32, 0, min(int(u)+2, maxTargets))
+	if int(u)+2 <= maxTargets {
+		for x := uint32(0); x <= u+1; x++ {
+			targets = append(targets, x)
+		}
+	} else {
+		r := rand.New(rand.NewPCG(uint64(u), uint64(len(docs))))
+		for len(targets) < maxTargets {
+			targets = append(targets, uint32(r.IntN(int(u)+2)))
+		}
+	}
+	for start := 0; start <= len(docs); start += step {
+		pc.start(&c)
+		for k := 0; k < start; k++ {
+			pc.next(&c)
+		}
+		atStart := c
+		pcStart := *pc
+		for _, target := range targets {
+			c = atStart
+			*pc = pcStart
+			want, wantI := efEnd, len(docs)
+			for k := start; k < len(docs); k++ {
+				if docs[k] >= target {
+					want, wantI = docs[k], k
+					break
+				}
+			}
+			if got := pc.nextGEQ(&c, target); got != want || c.i != wantI || c.corrupt {
+				t.Fatalf("u=%d n=%d: from %d nextGEQ(%d) = %d@%d, want %d@%d", u, len(docs), start, target, got, c.i, want, wantI)
+			}
+		}
+	}
+}
+
+// TestPEFExhaustiveSmall checks every non-empty subset of universes up to
+// 10 (one partition: run, bitmap and EF all occur).
+func TestPEFExhaustiveSmall(t *testing.T) {
+	maxU := uint32(10)
+	if testing.Short() {
+		maxU = 8
+	}
+	for u := uint32(1); u <= maxU; u++ {
+		for mask := 1; mask < 1<<u; mask++ {
+			var docs []uint32
+			for x := uint32(0); x < u; x++ {
+				if mask&(1<<x) != 0 {
+					docs = append(docs, x)
+				}
+			}
+			checkPEF(t, docs, u, 1)
+		}
+	}
+}
+
+// TestPEFPartitions covers multi-partition lists mixing the three
+// encodings (dense runs, bitmap-dense and sparse stretches), with exhaustive
+// NextGEQ over every target from many start elements.
+func TestPEFPartitions(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	kinds := map[int]int{}
+	trials := 30
+	if testing.Short() {
+		trials = 8
+	}
+	for trial := 0; trial < trials; trial++ {
+		var docs []uint32
+		x := uint32(r.IntN(3))
+		n := 1 + r.IntN(700)
+		if trial%5 == 0 {
+			x = 0 // whole partitions of consecutive ids: runs
+		}
+		for len(docs) < n {
+			mode := r.IntN(3)
+			if trial%5 == 0 {
+				mode = 0
+			}
+			switch mode {
+			case 0: // a run
+				for k := 0; k < 1+r.IntN(300) && len(docs) < n; k++ {
+					docs = append(docs, x)
+					x++
+				}
+			case 1: // dense: gaps 1..3
+				for k := 0; k < 1+r.IntN(300) && len(docs) < n; k++ {
+					docs = append(docs, x)
+					x += 1 + uint32(r.IntN(3))
+				}
+			default: // sparse
+				for k := 0; k < 1+r.IntN(300) && len(docs) < n; k++ {
+					docs = append(docs, x)
+					x += 1 + uint32(r.IntN(200))
+				}
+			}
+		}
+		u := docs[len(docs)-1] + 1 + uint32(r.IntN(5))
+		base := uint64(0)
+		for lo := 0; lo < len(docs); lo += BlockSize {
+			part := docs[lo:min(lo+BlockSize, len(docs))]
+			k, _, _ := pefKind(uint64(len(part)), uint64(part[len(part)-1])-base+1)
+			kinds[k]++
+			base = uint64(part[len(part)-1]) + 1
+		}
+		step := 1 + len(docs)/40
+		if testing.Short() {
+			step = 1 + len(docs)/10
+		}
+		checkPEFTargets(t, docs, u, step, 3000)
+	}
+	if kinds[pefRun] == 0 || kinds[pefBitmap] == 0 || kinds[pefEF] == 0 {
+		t.Errorf("encodings exercised: %v (want run, bitmap and EF)", kinds)
+	}
+}
+
+// TestPEFKindChoice checks the per-partition choice against the sizes it
+// compares: a full universe is a run, the smaller of bitmap and EF wins.
+func TestPEFKindChoice(t *testing.T) {
+	for m := uint64(1); m <= BlockSize; m++ {
+		for _, U := range []uint64{m, m + 1, 2 * m, 3 * m, 8 * m, 100 * m, 1 << 20} {
+			if U < m {
+				continue
+			}
+			k, l, nbits := pefKind(m, U)
+			ef := m*uint64(bitsLen(U/m)-1) + m + ((U-1)>>(bitsLen(U/m)-1) + 1)
+			switch {
+			case U == m:
+				if k != pefRun || nbits != 0 {
+					t.Fatalf("m=%d U=%d: kind %d bits %d, want run", m, U, k, nbits)
+				}
+			case U <= ef:
+				if k != pefBitmap || nbits != U {
+					t.Fatalf("m=%d U=%d: kind %d bits %d, want bitmap %d", m, U, k, nbits, U)
+				}
+			default:
+				if k != pefEF || nbits != ef || l != uint(bitsLen(U/m)-1) {
+					t.Fatalf("m=%d U=%d: kind %d bits %d, want EF %d", m, U, k, nbits, ef)
+				}
+			}
+		}
+	}
+}
+
+func bitsLen(x uint64) int {
+	n := 0
+	for ; x != 0; x >>= 1 {
+		n++
+	}
+	return n
+}
+
+// TestPEFRejectsBadInput: the encoder refuses unordered input.
+func TestPEFRejectsBadInput(t *testing.T) {
+	for _, docs := range [][]uint32{{3, 3}, {5, 4}, {1, 2, 2}} {
+		if _, err := appendPEF(nil, docs); err == nil {
+			t.Errorf("%v: no error", docs)
+		}
+	}
+}
+
+// TestReadVersion1 builds the same corpus as a version-1 file (one
+// Elias-Fano sequence per list) and a version-2 file (partitioned): both
+// open and verify, every query mode returns identical hits, a merge of the
+// old file writes the current version with the same hits, and the new file
+// is smaller.
+func TestReadVersion1(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 9))
+	docs := synthCorpus(r, 700, 60)
+	segs := map[uint32]*Segment{}
+	size := map[uint32]int{}
+	for _, v := range []uint32{1, 2} {
+		b := NewBuilder(Options{formatVersion: v})
+		for _, d := range docs {
+			if _, err := b.Add(d.ext, d.toks); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var buf bytes.Buffer
+		if _, err := b.WriteTo(&buf); err != nil {
+			t.Fatal(err)
+		}
+		s, err := Open(buf.Bytes(), fmt.Sprintf("v%d", v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Verify(); err != nil {
+			t.Fatal(err)
+		}
+		if s.Info().Version != v {
+			t.Fatalf("version %d, want %d", s.Info().Version, v)
+		}
+		in, err := Inspect(buf.Bytes())
+		if err != nil || !in.OK() {
+			t.Fatalf("inspect v%d: %v %+v", v, err, in)
+		}
+		segs[v], size[v] = s, buf.Len()
+	}
+	var merged bytes.Buffer
+	if _, err := Merge(&merged, []*Segment{segs[1]}, nil); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Open(merged.Bytes(), "merged")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Info().Version != segVersion {
+		t.Fatalf("merge wrote version %d", m.Info().Version)
+	}
+	if size[2] >= size[1] {
+		t.Errorf("version 2 is %d bytes, version 1 %d", size[2], size[1])
+	}
+	t.Logf("segment bytes: version 1 %d, version 2 %d", size[1], size[2])
+	s1 := segs[1]
+	for qi := 0; qi < 200; qi++ {
+		var q Query
+		for k := 0; k < 1+r.IntN(4); k++ {
+			q.Should = append(q.Should, s1.Term(r.IntN(s1.NumTerms())))
+		}
+		switch qi % 4 {
+		case 1:
+			q = Query{Must: q.Should}
+		case 2:
+			q.MustNot = []string{s1.Term(r.IntN(s1.NumTerms()))}
+		case 3:
+			if len(q.Should) >= 2 {
+				q.Phrases = [][]PhraseTerm{{{q.Should[0], 0}, {q.Should[1], 1}}}
+			}
+		}
+		for _, mode := range searchModes {
+			p := DefaultSearchParams()
+			p.K = 20
+			p.Exhaustive, p.Algorithm = mode.exh, mode.alg
+			want, err := Search([]View{{Seg: s1}}, q, p, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range []*Segment{segs[2], m} {
+				got, err := Search([]View{{Seg: s}}, q, p, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sameHits(t, fmt.Sprintf("q%d %s %s", qi, mode.name, s.Path()), got, want)
+			}
+		}
+	}
+}
+
+// TestPEFCorruptMetadata: block metadata that contradicts the partitions
+// (a lastDoc moved) is caught by Open's size check or by the cursor, never
+// a panic, and Verify reports ErrCorrupt.
+func TestPEFCorruptMetadata(t *testing.T) {
+	b := NewBuilder(Options{})
+	for i := 0; i < 400; i++ {
+		toks := []text.Token{{Term: "a", Pos: 0}}
+		if i%5 == 0 {
+			toks = append(toks, text.Token{Term: "b", Pos: 1})
+		}
+		b.Add(uint64(i), toks)
+	}
+	var buf bytes.Buffer
+	b.WriteTo(&buf)
+	good := buf.Bytes()
+	s, err := Open(good, "good")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ti := 0; ti < s.NumTerms(); ti++ {
+		rec := s.rec(ti)
+		for p := 0; p < int(rec.nb); p++ {
+			for _, delta := range []int32{-1, 1, -7} {
+				bad := append([]byte(nil), good...)
+				at := s.postOff + int64(rec.off) + int64(rec.efLen) + int64(p*blockMetaBytes)
+				v := int32(binary.LittleEndian.Uint32(bad[at:])) + delta
+				binary.LittleEndian.PutUint32(bad[at:], uint32(v))
+				fo := len(bad) - footerBytes
+				binary.LittleEndian.PutUint32(bad[fo+56:], crcOf(bad[:fo+56]))
+				bs, err := Open(bad, "bad")
+				if err != nil {
+					if !errors.Is(err, ErrCorrupt) {
+						t.Fatal(err)
+					}
+					continue
+				}
+				if err := bs.Verify(); !errors.Is(err, ErrCorrupt) {
+					t.Errorf("term %d block %d lastDoc %+d: Verify %v", ti, p, delta, err)
+				}
+				Search([]View{{Seg: bs}}, Query{Should: []string{"a", "b"}}, DefaultSearchParams(), nil)
+			}
+		}
+	}
+}
+
+// FuzzPEF decodes arbitrary partition bytes and block metadata: the cursor
+// must never panic, and whatever it yields before ending is strictly
+// increasing and below the universe.
+func FuzzPEF(f *testing.F) {
+	for _, docs := range [][]uint32{{0}, {1, 2, 3}, {5, 9, 300}, seqDocs(0, 200, 1), seqDocs(3, 300, 2), seqDocs(1, 260, 37)} {
+		reg, _ := appendPEF(nil, docs)
+		var meta []byte
+		for p := 0; p*BlockSize < len(docs); p++ {
+			meta = binary.LittleEndian.AppendUint32(meta, docs[min((p+1)*BlockSize, len(docs))-1])
+		}
+		f.Add(reg, meta, uint16(len(docs)), uint32(docs[len(docs)-1]+1), uint32(docs[len(docs)/2]))
+	}
+	f.Fuzz(func(t *testing.T, reg, meta []byte, df16 uint16, u, target uint32) {
+		df := int(df16)
+		nb := (df + BlockSize - 1) / BlockSize
+		if df == 0 || len(meta) < 4*nb {
+			return
+		}
+		blob := append([]byte(nil), reg...)
+		for p := 0; p < nb; p++ {
+			blob = append(blob, meta[4*p:4*p+4]...)
+			blob = append(blob, make([]byte, blockMetaBytes-4)...)
+		}
+		pc := &pefCursor{reg: blob[:len(reg)], blob: blob, metaOff: len(reg), nb: nb, df: df, u: u}
+		var c efCursor
+		pc.start(&c)
+		prev := int64(-1)
+		n := 0
+		for c.val != efEnd {
+			if int64(c.val) <= prev || c.val >= u || c.i != n {
+				t.Fatalf("element %d: (%d,%d) after %d, u %d", n, c.i, c.val, prev, u)
+			}
+			prev = int64(c.val)
+			n++
+			pc.next(&c)
+		}
+		if !c.corrupt && n != df {
+			t.Fatalf("clean end after %d of %d", n, df)
+		}
+		c = efCursor{}
+		pc.start(&c)
+		pc.nextGEQ(&c, target)
+		if c.val != efEnd && c.val < target {
+			t.Fatalf("nextGEQ(%d) = %d", target, c.val)
+		}
+	})
+}
+
+func seqDocs(from uint32, n int, step uint32) []uint32 {
+	out := make([]uint32, n)
+	for i := range out {
+		out[i] = from + uint32(i)*step
+	}
+	return out
+}
