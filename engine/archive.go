@@ -111,6 +111,9 @@ type coldQuery struct {
 	bases    []uint32
 	keyOf    func(*tier.Document) (uint32, bool)
 	allowDoc map[*tier.Document]struct{}
+	// statsAllow (MultiTenant only) gets one tenancy bitmap per archive:
+	// the rows the BM25 statistics count (compileTenancy).
+	statsAllow []*roaring.Bitmap
 }
 
 // coldCatalog is the engine's view of one cold archive: its BM25 segment
@@ -204,6 +207,7 @@ func (c *Collection) addCold(q *contract.Query, cq *coldQuery) error {
 		return err
 	}
 	pred := compilePredicate(q, true)
+	tenancy := compileTenancy(q)
 	infos := make([]verInfo, len(cq.infos), len(cq.infos)+sumRows(cats))
 	copy(infos, cq.infos)
 	coldBase := make([]uint32, len(cats))
@@ -211,12 +215,19 @@ func (c *Collection) addCold(q *contract.Query, cq *coldQuery) error {
 	for i, cat := range cats {
 		coldBase[i] = uint32(len(infos))
 		allow := roaring.New()
+		var stats *roaring.Bitmap
+		if cq.statsAllow != nil {
+			stats = roaring.New()
+		}
 		for r := range cat.infos {
 			k := uint32(len(infos))
 			infos = append(infos, cat.infos[r])
 			byDoc[cat.infos[r].doc] = k
 			if !cq.sn.VisibleColdRow(i, uint32(r)) {
 				continue
+			}
+			if stats != nil && (tenancy == nil || tenancy(&cat.infos[r])) {
+				stats.Add(uint32(r))
 			}
 			if pred == nil || pred(&cat.infos[r], k) {
 				allow.Add(uint32(r))
@@ -227,6 +238,9 @@ func (c *Collection) addCold(q *contract.Query, cq *coldQuery) error {
 		}
 		cq.views = append(cq.views, bm25.View{Seg: cat.seg, Allow: allow})
 		cq.bases = append(cq.bases, coldBase[i])
+		if stats != nil {
+			cq.statsAllow = append(cq.statsAllow, stats)
+		}
 	}
 	inner := cq.keyOf
 	cq.keyOf = func(d *tier.Document) (uint32, bool) {

@@ -266,12 +266,12 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 
 	// --- cold tier hook (archive.go): only when q.Tiers includes cold ---
 	if q.HasTier(contract.Cold) {
-		cq := coldQuery{sn: sn, infos: infos, views: views, bases: bases, keyOf: keyOf, allowDoc: allowDoc}
+		cq := coldQuery{sn: sn, infos: infos, views: views, bases: bases, keyOf: keyOf, allowDoc: allowDoc, statsAllow: statsAllow}
 		if err := c.addCold(&q, &cq); err != nil {
 			release()
 			return res, nil, err
 		}
-		sn, infos, views, bases, keyOf = cq.sn, cq.infos, cq.views, cq.bases, cq.keyOf
+		sn, infos, views, bases, keyOf, statsAllow = cq.sn, cq.infos, cq.views, cq.bases, cq.keyOf, cq.statsAllow
 	}
 	// --- end cold tier hook ---
 
@@ -450,20 +450,83 @@ func tenantStats(views []bm25.View, allow []*roaring.Bitmap, terms []string) *bm
 				continue
 			}
 			seen[t] = true
-			docs, _, _, err := v.Seg.Postings(t)
-			if err != nil {
-				continue // the search reports a corrupt postings list itself
-			}
-			var n int64
-			for _, d := range docs {
-				if a.Contains(d) {
-					n++
-				}
-			}
-			st.DF[t] += n
+			st.DF[t] += allowedDF(v.Seg, a, t, false)
 		}
 	}
 	return st
+}
+
+// allowedDF is the number of rows of seg that allow marks and term occurs
+// in (at most 1 when any: the caller only asks whether it is > 0). It
+// decodes the term's whole postings list: O(df over every tenant).
+func allowedDF(seg *bm25.Segment, allow *roaring.Bitmap, term string, any bool) int64 {
+	docs, _, _, err := seg.Postings(term)
+	if err != nil {
+		return 0 // the search reports a corrupt postings list itself
+	}
+	var n int64
+	for _, d := range docs {
+		if allow.Contains(d) {
+			n++
+			if any {
+				return 1
+			}
+		}
+	}
+	return n
+}
+
+// tenantExpand expands prefix to the first max terms, in byte order, that
+// occur in at least one row allow marks (views[i] uses allow[i], or its
+// own Allow past the end of allow). It reads the segments' term
+// dictionaries in growing chunks until it has max terms or none are left,
+// so its cost grows with the other tenants' terms that sort first.
+func tenantExpand(views []bm25.View, allow []*roaring.Bitmap, prefix string, max int) []string {
+	if max <= 0 {
+		return nil
+	}
+	bitmap := func(i int) *roaring.Bitmap {
+		if i < len(allow) {
+			return allow[i]
+		}
+		return views[i].Allow
+	}
+	checked := map[string]bool{}
+	for limit := max; ; limit *= 4 {
+		var cand []string
+		truncated := false
+		for _, v := range views {
+			before := len(cand)
+			cand = v.Seg.PrefixTerms(cand, prefix, limit)
+			if len(cand)-before >= limit {
+				truncated = true
+			}
+		}
+		slices.Sort(cand)
+		cand = slices.Compact(cand)
+		var out []string
+		for _, t := range cand {
+			ok, seen := checked[t]
+			if !seen {
+				for i, v := range views {
+					if a := bitmap(i); a != nil && !a.IsEmpty() && allowedDF(v.Seg, a, t, true) > 0 {
+						ok = true
+						break
+					}
+				}
+				checked[t] = ok
+			}
+			if ok {
+				out = append(out, t)
+				if len(out) == max {
+					return out
+				}
+			}
+		}
+		if !truncated {
+			return out
+		}
+	}
 }
 
 // compilePredicate returns the scope + ACL (+ filter, when withFilter) test
@@ -518,19 +581,31 @@ func (c *Collection) lexical(views []bm25.View, bases []uint32, statsAllow []*ro
 	// The df of every term a prefix may expand to is collected too (the
 	// expansion itself happens inside bm25.Search, which scores each
 	// expanded term with st.DF).
-	terms := bq.Terms()
 	var expanded []string // every prefix's expansion, as bm25 plans it
-	for _, pre := range bq.Prefixes {
-		var exp []string
-		for _, sg := range segs {
-			exp = sg.PrefixTerms(exp, pre, p.MaxExpansions)
+	if statsAllow != nil {
+		// MultiTenant: a prefix expands only to terms the tenant's own
+		// rows hold (the first MaxExpansions of them in byte order), and
+		// the expansion is handed to bm25 as plain optional terms (what
+		// bm25 makes of an expansion), so no other tenant's vocabulary can
+		// change a tenant's hits or scores.
+		for _, pre := range bq.Prefixes {
+			expanded = append(expanded, tenantExpand(views, statsAllow, pre, p.MaxExpansions)...)
 		}
-		slices.Sort(exp)
-		exp = slices.Compact(exp)
-		exp = exp[:min(len(exp), p.MaxExpansions)]
-		expanded = append(expanded, exp...)
+		bq.Should = append(bq.Should, expanded...)
+		bq.Prefixes = nil
+	} else {
+		for _, pre := range bq.Prefixes {
+			var exp []string
+			for _, sg := range segs {
+				exp = sg.PrefixTerms(exp, pre, p.MaxExpansions)
+			}
+			slices.Sort(exp)
+			exp = slices.Compact(exp)
+			exp = exp[:min(len(exp), p.MaxExpansions)]
+			expanded = append(expanded, exp...)
+		}
 	}
-	terms = append(terms, expanded...)
+	terms := append(bq.Terms(), expanded...)
 	var st *bm25.Stats
 	if statsAllow != nil {
 		st = tenantStats(views, statsAllow, terms)
