@@ -1,0 +1,67 @@
+package bench
+
+import (
+	"math/rand/v2"
+	"sort"
+	"testing"
+)
+
+// TestFlatSearchExact checks flatSearch against a sort-based exact
+// reference (float64 distances, ties by smaller id) with duplicated base
+// rows (exact ties), k > n (-1 padding), several block boundaries and both
+// metrics. Values are small integers so float32 kernels are exact and the
+// reference order is unambiguous.
+func TestFlatSearchExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 9))
+	for _, tc := range []struct{ n, nq, d, k int }{
+		{5, 3, 3, 10},                     // k > n
+		{flatBaseBlock + 37, 70, 17, 10},  // crosses a base and a query block
+		{2*flatBaseBlock + 1, 130, 8, 25}, // several blocks
+		{1, 1, 1, 1},
+	} {
+		for _, ip := range []bool{false, true} {
+			base := make([]float32, tc.n*tc.d)
+			for i := range base {
+				base[i] = float32(rng.IntN(5) - 2)
+			}
+			// Duplicate some rows: exact ties.
+			for i := 1; i < tc.n; i += 3 {
+				copy(base[i*tc.d:(i+1)*tc.d], base[(i-1)*tc.d:i*tc.d])
+			}
+			q := make([]float32, tc.nq*tc.d)
+			for i := range q {
+				q[i] = float32(rng.IntN(5) - 2)
+			}
+			got := flatSearch(q, base, tc.d, tc.k, ip)
+			for qi := 0; qi < tc.nq; qi++ {
+				type c struct {
+					d  float64
+					id int
+				}
+				cs := make([]c, tc.n)
+				for j := 0; j < tc.n; j++ {
+					var s float64
+					for x := 0; x < tc.d; x++ {
+						a, b := float64(q[qi*tc.d+x]), float64(base[j*tc.d+x])
+						if ip {
+							s -= a * b
+						} else {
+							s += (a - b) * (a - b)
+						}
+					}
+					cs[j] = c{s, j}
+				}
+				sort.Slice(cs, func(a, b int) bool { return cs[a].d < cs[b].d || cs[a].d == cs[b].d && cs[a].id < cs[b].id })
+				for r := 0; r < tc.k; r++ {
+					want := int64(-1)
+					if r < tc.n {
+						want = int64(cs[r].id)
+					}
+					if g := got[qi*tc.k+r]; g != want {
+						t.Fatalf("n=%d d=%d k=%d ip=%v query %d rank %d: id %d, want %d", tc.n, tc.d, tc.k, ip, qi, r, g, want)
+					}
+				}
+			}
+		}
+	}
+}
