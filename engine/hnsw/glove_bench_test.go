@@ -91,26 +91,30 @@ func gloveIndex(b *testing.B) (*Index, [][]float32, []gt) {
 
 // BenchmarkSearchGloVe: single-threaded top-10 search over 500 GloVe
 // queries on the 20k quick subset (IP, M=32, efc=200); one op = one query.
+// path=pool is the default layer-0 walk (linearPool), path=heap the
+// two-heap searchLayer it replaces (SearchParams.forceHeap).
 func BenchmarkSearchGloVe(b *testing.B) {
 	for _, ef := range []int{10, 16, 32, 64, 128} {
-		b.Run(fmt.Sprintf("dataset=glove-20k/M=32/ef=%d", ef), func(b *testing.B) {
-			ix, qs, truth := gloveIndex(b)
-			p := SearchParams{EfSearch: ef}
-			r := meanRecall(b, IP, gloveDocs, 100, qs, truth, 10, func(q []float32) []Result {
-				res, _ := ix.Search(q, 10, p)
-				return res
+		for _, path := range []string{"pool", "heap"} {
+			b.Run(fmt.Sprintf("dataset=glove-20k/M=32/ef=%d/path=%s", ef, path), func(b *testing.B) {
+				ix, qs, truth := gloveIndex(b)
+				p := SearchParams{EfSearch: ef, forceHeap: path == "heap"}
+				r := meanRecall(b, IP, gloveDocs, 100, qs, truth, 10, func(q []float32) []Result {
+					res, _ := ix.Search(q, 10, p)
+					return res
+				})
+				dst := make([]Result, 0, 10)
+				b.SetBytes(400)
+				b.ReportAllocs()
+				b.ResetTimer()
+				c0 := procCPU()
+				for i := 0; i < b.N; i++ {
+					dst, _ = ix.SearchInto(dst, qs[i%len(qs)], 10, p)
+				}
+				// CPU time per query: robust to other load on a shared machine.
+				b.ReportMetric((procCPU()-c0)*1e9/float64(b.N), "cpu-ns/op")
+				b.ReportMetric(r, "recall@10")
 			})
-			dst := make([]Result, 0, 10)
-			b.SetBytes(400)
-			b.ReportAllocs()
-			b.ResetTimer()
-			c0 := procCPU()
-			for i := 0; i < b.N; i++ {
-				dst, _ = ix.SearchInto(dst, qs[i%len(qs)], 10, p)
-			}
-			// CPU time per query: robust to other load on a shared machine.
-			b.ReportMetric((procCPU()-c0)*1e9/float64(b.N), "cpu-ns/op")
-			b.ReportMetric(r, "recall@10")
-		})
+		}
 	}
 }

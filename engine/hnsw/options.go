@@ -168,6 +168,9 @@ type SearchParams struct {
 	forceGraph bool
 	// noFallback (test hook) disables even that fallback.
 	noFallback bool
+	// forceHeap (test hook) searches layer 0 with the two-heap
+	// searchLayer even where the linear pool applies.
+	forceHeap bool
 }
 
 // Result is one search hit.

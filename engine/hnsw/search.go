@@ -22,6 +22,7 @@ type searchCtx struct {
 	ext    []cand
 	shrink []cand
 	nb     []cand
+	pool   linearPool
 	nbIDs  []uint32
 	dists  []float32
 	pf     []uint32
@@ -84,6 +85,15 @@ func (ix *Index) searchLayer(ctx *searchCtx, q []float32, eps []cand, ef, lc int
 			}
 		}
 		ctx.nbIDs = nbs
+		// Prefetch the adjacency list of the nearest unexpanded candidate
+		// before scoring, as searchLayer0Pool does: it is usually the
+		// next one expanded, and its list arrives during the scoring.
+		pfID, pfOK := uint32(0), false
+		if lc == 0 && ctx.cand.len() > 0 {
+			pfID, pfOK = ctx.cand.top().id, true
+			ctx.pf = append(ctx.pf[:0], pfID)
+			asm.PrefetchRowsU32(ix.level0, ctx.pf, ix.stride0)
+		}
 		if !quant {
 			// One gather call scores every new neighbour (the AVX-512
 			// kernel scores four rows at a time and prefetches the next
@@ -109,7 +119,7 @@ func (ix *Index) searchLayer(ctx *searchCtx, q []float32, eps []cand, ef, lc int
 			// the lists of every new candidate instead (most are never
 			// expanded) competed with the vector loads: GloVe ef=16 ran
 			// ~5% slower (BenchmarkSearchGloVe, alternating runs).
-			if lc == 0 && ctx.cand.len() > 0 {
+			if lc == 0 && ctx.cand.len() > 0 && (!pfOK || ctx.cand.top().id != pfID) {
 				ctx.pf = append(ctx.pf[:0], ctx.cand.top().id)
 				asm.PrefetchRowsU32(ix.level0, ctx.pf, ix.stride0)
 			}
@@ -238,9 +248,24 @@ func (ix *Index) SearchInto(dst []Result, q []float32, k int, p SearchParams) ([
 		ef = 64
 	}
 	ef = max(ef, k)
-	ctx.eps = append(ctx.eps[:0], cand{curD, cur})
-	ix.searchLayer(ctx, qq, ctx.eps, ef, 0, p.Allow, noSkip, quant)
-	w := ctx.sortedResults()
+	var w []cand
+	if ix.poolOK(p.Allow) && !p.forceHeap {
+		w = ix.searchLayer0Pool(ctx, qq, cand{curD, cur}, ef, quant)
+		if afterPoolWalk != nil {
+			afterPoolWalk(w)
+		}
+		if ix.anyDeleted(w) {
+			// A Delete ran during the walk: redo it on the path that
+			// skips tombstones. (All of W is checked: an SQ8 rerank may
+			// lift any of it into the top k.)
+			w = nil
+		}
+	}
+	if w == nil {
+		ctx.eps = append(ctx.eps[:0], cand{curD, cur})
+		ix.searchLayer(ctx, qq, ctx.eps, ef, 0, p.Allow, noSkip, quant)
+		w = ctx.sortedResults()
+	}
 	if quant {
 		// Rerank the ef SQ8 candidates on the exact vectors.
 		for i := range w {
@@ -258,6 +283,25 @@ func (ix *Index) SearchInto(dst []Result, q []float32, k int, p SearchParams) ([
 		dst = append(dst, Result{ID: c.id, Label: ix.labels[c.id], Distance: c.d})
 	}
 	return dst, nil
+}
+
+// afterPoolWalk, when set (tests only), runs after every pool walk with
+// its W, e.g. to delete a node as a concurrent Delete could.
+var afterPoolWalk func(w []cand)
+
+// poolOK reports whether layer 0 may be searched with searchLayer0Pool:
+// no allow-list, no tombstone, and ids below the pool's flag bit.
+func (ix *Index) poolOK(allow *roaring.Bitmap) bool {
+	return allow == nil && ix.numDeleted.Load() == 0 && len(ix.levels) <= poolExpanded
+}
+
+func (ix *Index) anyDeleted(w []cand) bool {
+	for _, c := range w {
+		if ix.isDeleted(c.id) {
+			return true
+		}
+	}
+	return false
 }
 
 // moreExist reports whether more than got live (allowed) nodes may exist.
