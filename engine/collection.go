@@ -362,14 +362,34 @@ func (c *Collection) DeleteByNamespace(ctx context.Context, prefix string) (uint
 
 // DeleteBySource deletes every chunk of a source: every document whose
 // SourceURI, without its fragment (#L10-L42), equals uri without its
-// fragment. One atomic epoch; returns the epoch and the count.
+// fragment, or equals the redacted form of uri without its fragment (the
+// SourceURI Upsert stores when the Redact policy applies and uri holds a
+// secret, see redactURI; so a connector deletes by the URI it wrote
+// with). One atomic epoch; returns the epoch and the count.
 func (c *Collection) DeleteBySource(ctx context.Context, uri string) (uint64, int, error) {
 	base := stripFragment(uri)
 	if base == "" {
 		return 0, 0, &contract.ValidationError{Errors: []contract.FieldError{{Loc: []any{"source_uri"}, InputValue: uri,
 			ErrorType: contract.ErrTypeMissing, Message: "empty source uri", ExpectedDomain: "non-empty URI"}}}
 	}
-	return c.deleteWhere(ctx, func(d *tier.Document) bool { return d.SourceURI != "" && stripFragment(d.SourceURI) == base })
+	var bases []string
+	for _, f := range uriMatchForms(uri) {
+		if b := stripFragment(f); b != "" && (len(bases) == 0 || bases[0] != b) {
+			bases = append(bases, b)
+		}
+	}
+	return c.deleteWhere(ctx, func(d *tier.Document) bool {
+		if d.SourceURI == "" {
+			return false
+		}
+		s := stripFragment(d.SourceURI)
+		for _, b := range bases {
+			if s == b {
+				return true
+			}
+		}
+		return false
+	})
 }
 
 func stripFragment(u string) string {

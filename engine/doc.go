@@ -256,11 +256,18 @@
 // document without a secret is stored byte-identical, without those keys.
 // The caller's documents are never modified. Vectors supplied by the
 // caller are stored as given (embed redacted text to keep secrets out of
-// them). A SourceURI loses the password of its userinfo (user:pw@host →
-// user@host, rule RuleURIPassword; RFC 3986 §3.2.1) and secrets in its
-// query string; its path is kept, because DeleteBySource, Scope.URIPrefix
-// and verification match it. ID, namespace and metadata keys are not
-// redacted.
+// them). A SourceURI is redacted in place, every other byte kept as given
+// (redactURI): the password of its userinfo is dropped (user:pw@host →
+// user@host, rule RuleURIPassword; RFC 3986 §3.2.1), also when url.Parse
+// rejects the URI, under nested schemes (jdbc:postgresql://) and in
+// scheme-relative //user:pw@host; a user name that is itself a token is
+// replaced; each query and fragment parameter goes through RedactSecrets
+// on its own (?api_key=…&page=3 keeps &page=3; #access_token=…); host and
+// path go through the shape rules (not the assignment rules), e.g. a Slack
+// webhook URL. Each removal counts in MetaRedactions. DeleteBySource and
+// Scope.URIPrefix match both the URI given and its redacted form; a file:// source
+// whose path was redacted no longer names its file, so verification finds
+// it missing. ID, namespace and metadata keys are not redacted.
 // Cost (BenchmarkRedactSecrets on the shared 2-core dev machine, under
 // load, so noisy): 13–37 MB/s on Go source (net/http/transport.go);
 // 2–7 MB/s on text where nearly every line holds password, token or key.

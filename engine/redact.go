@@ -48,7 +48,6 @@ package engine
 
 import (
 	"math"
-	"net/url"
 	"regexp"
 	"slices"
 	"sort"
@@ -72,7 +71,7 @@ const (
 // was removed; a document without one is stored byte-identical).
 const (
 	// MetaRedactions is the number of secrets removed from the document's
-	// content and string metadata values (a number).
+	// content, string metadata values and source URI (a number).
 	MetaRedactions = "redactions"
 	// MetaRedactionRules lists the distinct rule ids that fired, sorted
 	// (a string list).
@@ -356,6 +355,17 @@ type secretSpan struct {
 // back unchanged (Count 0). Byte offsets refer to s; s must be valid UTF-8
 // (every rule matches ASCII only, so a replacement never splits a rune).
 func RedactSecrets(s string) Redaction {
+	return redactSecrets(s, false)
+}
+
+// assignmentRules are the rules that find a secret by the name it is
+// assigned to (password=…, api_key: …, Bearer …) rather than by its own
+// shape; redactURI does not run them over a URI's host and path, where
+// "secret:" or "key," is far more often a name than an assignment.
+var assignmentRules = map[string]bool{"password-assignment": true, "generic-api-key": true, "bearer-token": true}
+
+// redactSecrets is RedactSecrets; shapeOnly skips assignmentRules.
+func redactSecrets(s string, shapeOnly bool) Redaction {
 	if s == "" {
 		return Redaction{Text: s}
 	}
@@ -363,6 +373,9 @@ func RedactSecrets(s string) Redaction {
 	var spans []secretSpan
 	for ri := range secretRules {
 		r := &secretRules[ri]
+		if shapeOnly && assignmentRules[r.id] {
+			continue
+		}
 	matches:
 		for _, m := range r.find(s, lower) {
 			g := r.secretGroup
@@ -456,8 +469,8 @@ func redactPolicyApplies(policy string, t contract.Trust) bool {
 
 // redactDocs applies the collection's Redact policy to a validated write
 // batch and returns the batch to store. docs itself is never modified: a
-// document with a secret is copied, its Content and string metadata values
-// redacted, MetaRedactions / MetaRedactionRules set in its metadata, and —
+// document with a secret is copied, its Content, string metadata values
+// and SourceURI (redactURI) redacted, MetaRedactions / MetaRedactionRules set in its metadata, and —
 // when it had no VersionHash — its VersionHash set to BLAKE3-256 of the
 // source Content before redaction (DESIGN.md "Data model"). Documents
 // without a secret are returned unchanged (byte-identical).
@@ -532,43 +545,221 @@ func (c *Collection) redactDocs(docs []contract.Document) []contract.Document {
 // userinfo (scheme://user:password@host/...).
 const RuleURIPassword = "uri-userinfo-password"
 
-// redactURI removes secrets from a source URI: the password of its userinfo
-// (RFC 3986 §3.2.1, which deprecates it for exactly this reason) is dropped,
-// keeping the user name (user:pw@host → user@host; the document's
-// MetaRedactionRules names RuleURIPassword), and the query string goes through
-// RedactSecrets (e.g. ?access_token=...). The path is left alone: it names
-// the source, and DeleteBySource, Scope.URIPrefix and verification match
-// it, so a high-entropy file name must not be rewritten. A URI that does
-// not parse is returned unchanged (its content is still redacted). It
-// returns the URI to store, the number of secrets removed and the rule ids.
+// redactURI removes secrets from a source URI and returns the URI to store,
+// the number of secrets removed and the rule ids that fired (one per
+// removal, repeats included). It never re-encodes: each removal is spliced
+// into the original string, so every byte not redacted stays as given
+// (scheme case, path escaping, spaces), and a URI in which nothing fires is
+// returned unchanged. It works on the string, not on url.Parse's result, so
+// it also covers URIs that do not parse. What is redacted:
+//
+//   - Userinfo. The authority follows the first "//" that is preceded by
+//     nothing (a scheme-relative "//user:pw@host/x") or by one or more
+//     schemes ("https:", nested "jdbc:postgresql:"). The userinfo is the
+//     text before the last '@' ahead of the first '/' after "//", so a '#',
+//     '?' or '@' inside a password does not end it; a candidate whose user
+//     name (the text before its first ':') holds '?' or '#' is not a
+//     userinfo ("https://h?t=10:30&m=a@b.com"). The password (after that
+//     ':') is dropped with its ':' (user:pw@host → user@host, rule
+//     RuleURIPassword; RFC 3986 §3.2.1 deprecates the field for this
+//     reason); an empty one is left alone. The user name is kept unless
+//     RedactSecrets flags it (a token used as the user name,
+//     https://ghp_…@github.com/…), in which case RedactSecrets' replacement
+//     stands in for it.
+//   - Query and fragment: each '&'- or ';'-separated part (key=value) goes
+//     through RedactSecrets on its own, so a redacted value never swallows
+//     the parameters after it (?api_key=…&page=3 keeps &page=3), and
+//     tokens in the fragment (#access_token=… of the OAuth implicit flow)
+//     are removed like those in the query.
+//   - Host and path: RedactSecrets' shape rules (every rule except the
+//     assignment rules password-assignment, generic-api-key and
+//     bearer-token), e.g. a Slack webhook URL (slack-webhook-url) or a token
+//     in a path segment. A ';'-separated parameter after the first ';' that
+//     holds '=' (JDBC properties, matrix parameters: ;password=…) gets the
+//     full rule set, like a query parameter.
+//
+// A password holding an unescaped '/' (which RFC 3986 forbids) ends the
+// authority early and keeps the part before the '/'. Redacting the path
+// changes what DeleteBySource and Scope.URIPrefix see: they compare against
+// both the given URI and its redacted form (uriMatchForms).
 func redactURI(uri string) (string, int, []string) {
-	if uri == "" || !strings.Contains(uri, "://") {
+	if uri == "" {
 		return uri, 0, nil
 	}
-	u, err := url.Parse(uri)
-	if err != nil {
-		return uri, 0, nil
-	}
-	n := 0
-	var rules []string
-	if u.User != nil {
-		if _, ok := u.User.Password(); ok {
-			u.User = url.User(u.User.Username())
-			n++
-			rules = append(rules, RuleURIPassword)
+	var e uriEdits
+	rest := 0 // start of host + path
+	if a, ok := uriAuthority(uri); ok {
+		rest = a
+		if at := userinfoEnd(uri, a); at >= 0 {
+			user, pw, hasPw := strings.Cut(uri[a:at], ":")
+			if r := RedactSecrets(user); r.Count > 0 {
+				e.add(a, a+len(user), r.Text, r.Count, r.Rules)
+			}
+			if hasPw && pw != "" {
+				e.add(a+len(user), at, "", 1, []string{RuleURIPassword})
+			}
+			rest = at + 1
 		}
 	}
-	if u.RawQuery != "" {
-		if r := RedactSecrets(u.RawQuery); r.Count > 0 {
-			u.RawQuery = r.Text
-			n += r.Count
-			rules = append(rules, r.Rules...)
+	pathEnd := len(uri)
+	if i := strings.IndexAny(uri[rest:], "?#"); i >= 0 {
+		pathEnd = rest + i
+	}
+	// Host and path: shape rules, except parameters after a ';'.
+	for i, p := range splitParts(uri, rest, pathEnd, ";") {
+		e.redact(uri, p[0], p[1], i == 0 || !strings.Contains(uri[p[0]:p[1]], "="))
+	}
+	if pathEnd < len(uri) {
+		from := pathEnd + 1
+		fragAt := len(uri)
+		if uri[pathEnd] == '?' {
+			if i := strings.IndexByte(uri[from:], '#'); i >= 0 {
+				fragAt = from + i
+			}
+			for _, p := range splitParts(uri, from, fragAt, "&;") {
+				e.redact(uri, p[0], p[1], false)
+			}
+		} else {
+			fragAt = pathEnd
+		}
+		if fragAt < len(uri) {
+			for _, p := range splitParts(uri, fragAt+1, len(uri), "&;") {
+				e.redact(uri, p[0], p[1], false)
+			}
 		}
 	}
-	if n == 0 {
+	if e.n == 0 {
 		return uri, 0, nil
 	}
-	return u.String(), n, rules
+	return e.apply(uri), e.n, e.rules
+}
+
+// uriMatchForms returns the distinct forms a stored SourceURI written as
+// uri (or starting with prefix uri) may have: uri itself, stored as given
+// when redaction does not apply, and redactURI(uri), stored when it does.
+// DeleteBySource and Scope.URIPrefix match against each of them. A prefix
+// cut inside a secret (before the '@' of a userinfo, inside a token) is
+// not redacted the way the whole URI is, so it matches the given form only.
+func uriMatchForms(prefix string) []string {
+	r, n, _ := redactURI(prefix)
+	if n == 0 || r == prefix {
+		return []string{prefix}
+	}
+	return []string{prefix, r}
+}
+
+// uriAuthority returns the offset where uri's authority starts: after a
+// "//" that opens uri or follows one or more schemes
+// ([A-Za-z][A-Za-z0-9+.-]*:, RFC 3986 §3.1; nested as in
+// jdbc:postgresql://). ok is false when uri has no authority.
+func uriAuthority(uri string) (int, bool) {
+	p := 0
+	for {
+		n := schemeLen(uri[p:])
+		if n == 0 {
+			break
+		}
+		p += n
+	}
+	if strings.HasPrefix(uri[p:], "//") {
+		return p + 2, true
+	}
+	return 0, false
+}
+
+// schemeLen is the length of the scheme and its ':' at the start of s, or 0.
+func schemeLen(s string) int {
+	if s == "" || !(s[0] >= 'a' && s[0] <= 'z' || s[0] >= 'A' && s[0] <= 'Z') {
+		return 0
+	}
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ':':
+			return i + 1
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '+', c == '.', c == '-':
+		default:
+			return 0
+		}
+	}
+	return 0
+}
+
+// userinfoEnd returns the offset of the '@' that ends the userinfo of the
+// authority starting at a, or -1: the last '@' before the first '/' after
+// a, unless the user name (up to the first ':') holds '?' or '#'.
+func userinfoEnd(uri string, a int) int {
+	s := uri[a:]
+	if i := strings.IndexByte(s, '/'); i >= 0 {
+		s = s[:i]
+	}
+	at := strings.LastIndexByte(s, '@')
+	if at < 0 {
+		return -1
+	}
+	user, _, _ := strings.Cut(s[:at], ":")
+	if strings.ContainsAny(user, "?#") {
+		return -1
+	}
+	return a + at
+}
+
+// splitParts splits uri[from:to] at any byte of seps into [start, end)
+// offsets (empty parts included).
+func splitParts(uri string, from, to int, seps string) [][2]int {
+	var out [][2]int
+	for from <= to {
+		i := strings.IndexAny(uri[from:to], seps)
+		if i < 0 {
+			out = append(out, [2]int{from, to})
+			break
+		}
+		out = append(out, [2]int{from, from + i})
+		from += i + 1
+	}
+	return out
+}
+
+// uriEdits collects redactURI's splices, in increasing offset order.
+type uriEdits struct {
+	edits []uriEdit
+	n     int
+	rules []string
+}
+
+type uriEdit struct {
+	start, end int
+	text       string
+}
+
+func (e *uriEdits) add(start, end int, text string, n int, rules []string) {
+	e.edits = append(e.edits, uriEdit{start, end, text})
+	e.n += n
+	e.rules = append(e.rules, rules...)
+}
+
+// redact runs the rules (shape rules only when shapeOnly) over
+// uri[start:end] and records the replacement when one fired.
+func (e *uriEdits) redact(uri string, start, end int, shapeOnly bool) {
+	if start >= end {
+		return
+	}
+	if r := redactSecrets(uri[start:end], shapeOnly); r.Count > 0 {
+		e.add(start, end, r.Text, r.Count, r.Rules)
+	}
+}
+
+func (e *uriEdits) apply(uri string) string {
+	var b strings.Builder
+	b.Grow(len(uri))
+	last := 0
+	for _, ed := range e.edits {
+		b.WriteString(uri[last:ed.start])
+		b.WriteString(ed.text)
+		last = ed.end
+	}
+	b.WriteString(uri[last:])
+	return b.String()
 }
 
 // setMeta sets k = v in a copy of orig (made on first use).

@@ -539,12 +539,16 @@ func compilePredicate(q *contract.Query, withFilter bool) func(*verInfo, uint32)
 	if ns == "" && up == "" && p == nil && f == nil {
 		return nil
 	}
+	var ups []string // the prefix as given and as redaction stores it
+	if up != "" {
+		ups = uriMatchForms(up)
+	}
 	return func(vi *verInfo, _ uint32) bool {
 		d := vi.doc
 		if ns != "" && !strings.HasPrefix(d.Namespace, ns) {
 			return false
 		}
-		if up != "" && !strings.HasPrefix(d.SourceURI, up) {
+		if up != "" && !slices.ContainsFunc(ups, func(u string) bool { return strings.HasPrefix(d.SourceURI, u) }) {
 			return false
 		}
 		if p != nil && !p.CanRead(d.Namespace, d.ACL) {
