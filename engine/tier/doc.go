@@ -103,6 +103,16 @@
 //     store into one contiguous array (the documents' Vector slices point
 //     into it for L2 and IP; normalised copies for Cosine), serve
 //     refinement, so hits carry exact distances comparable across tiers.
+//     PQ encodes the vectors themselves for every metric (ivfpq
+//     ResidualOff): L2 by residual would make engine/ivfpq build its
+//     precomputed tables on the first search, 4·nlist·M·2^nbits bytes per
+//     segment (≈13× the section: 40 MB for 10k fashion-mnist-784
+//     vectors), which an opened index cannot bound; measured, codes of the
+//     vectors search faster with equal refined recall on fashion-mnist
+//     (buildIVFSection). A by-residual L2 section (written before this
+//     choice) still opens and builds the tables, uncounted in
+//     VectorIndexBytes, until a compaction re-encodes it. Open checks
+//     that the section holds exactly the ids 0..n−1 (else ErrCorrupt).
 //     Below IVFMinRows vectors (default 1024; or with non-finite
 //     vectors) the segment gets a flat section instead and is scanned
 //     exactly. When a filter leaves fewer allowed vectors in the probed

@@ -1,6 +1,7 @@
 package tier
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -17,7 +19,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/RoaringBitmap/roaring/v2"
+
+	"github.com/stratasearch/strata/asm"
 	"github.com/stratasearch/strata/datasets"
+	"github.com/stratasearch/strata/engine/ivfpq"
 	"github.com/stratasearch/strata/engine/tier/wal"
 	"github.com/stratasearch/strata/internal/inspect"
 	"github.com/stratasearch/strata/internal/vfs"
@@ -1005,4 +1011,322 @@ func TestStalenessAcrossTiersIVF(t *testing.T) {
 	if st.overlapQueries < st.queries/2 {
 		t.Fatalf("only %d of %d queries overlapped a write to a returned document", st.overlapQueries, st.queries)
 	}
+}
+
+// TestIVFL2TableMeasure logs, for an L2 warm-segment-sized IVF-PQ index at
+// the tier's defaults (nlist 4·√n, M = ivfDefaultM, nprobe nlist/8, refine
+// ×4, k = 10), the search time and refined recall@10 of three L2 variants:
+// codes by residual with engine/ivfpq's precomputed tables (its default),
+// by residual without them (MaxPrecomputedTableBytes −1), and codes of the
+// vectors themselves (ResidualOff, what the tier builds). Data: the first
+// 10,000 fashion-mnist-784 base vectors (`make datasets`; 500 queries) and
+// 10,000 Gaussian d = 64 vectors. It asserts nothing and runs only with
+// STRATA_TIER_IVF_MEASURE=1.
+func TestIVFL2TableMeasure(t *testing.T) {
+	if os.Getenv("STRATA_TIER_IVF_MEASURE") != "1" {
+		t.Skip("set STRATA_TIER_IVF_MEASURE=1 to measure the L2 precomputed-table choice")
+	}
+	const n, nq, k, kf = 10000, 500, 10, 4
+	type set struct {
+		name     string
+		d        int
+		base, qs []float32
+	}
+	var sets []set
+	if cache, err := datasets.CacheDir(); err == nil {
+		if ann, err := datasets.LoadANN(cache, datasets.FashionMNIST, 100); err == nil {
+			d := ann.Base.D
+			sets = append(sets, set{"fashion-mnist-784", d, ann.Base.Data[:n*d], ann.Queries.Data[:nq*d]})
+		} else {
+			t.Logf("fashion-mnist: %v", err)
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	g := make([]float32, (n+nq)*64)
+	for i := range g {
+		g[i] = float32(rng.NormFloat64())
+	}
+	sets = append(sets, set{"gauss-64", 64, g[:n*64], g[n*64:]})
+	for _, s := range sets {
+		d := s.d
+		gt := make([][]uint32, nq)
+		dist := make([]float32, n)
+		for qi := range gt {
+			asm.L2SqBatch(s.qs[qi*d:(qi+1)*d], s.base, dist)
+			ids := make([]uint32, n)
+			for i := range ids {
+				ids[i] = uint32(i)
+			}
+			sort.Slice(ids, func(a, b int) bool { return dist[ids[a]] < dist[ids[b]] })
+			gt[qi] = ids[:k]
+		}
+		for _, nbits := range []int{8, 4} {
+			nlist, m := ivfDefaultNlist(n), ivfDefaultM(d, nbits)
+			for _, v := range []struct {
+				name string
+				res  ivfpq.Residual
+				max  int64
+			}{{"residual+tables", ivfpq.ResidualOn, 0}, {"residual-notables", ivfpq.ResidualOn, -1}, {"noresidual", ivfpq.ResidualOff, 0}} {
+				ix, err := ivfpq.New(ivfpq.Options{Dim: d, Metric: ivfpq.L2, Nlist: nlist, M: m, Nbits: nbits, Residual: v.res,
+					MaxPrecomputedTableBytes: v.max, Threads: 1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t0 := time.Now()
+				if err := ix.Train(s.base); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := ix.Add(nil, s.base); err != nil {
+					t.Fatal(err)
+				}
+				build := time.Since(t0)
+				if err := ix.SetRefineVectors(s.base); err != nil {
+					t.Fatal(err)
+				}
+				p := ivfpq.SearchParams{Nprobe: max(1, nlist/8), KFactor: kf}
+				t1 := time.Now()
+				if _, err := ix.Search(s.qs[:d], k, p); err != nil {
+					t.Fatal(err)
+				}
+				first := time.Since(t1)
+				found := 0
+				t2 := time.Now()
+				for qi := 0; qi < nq; qi++ {
+					res, err := ix.Search(s.qs[qi*d:(qi+1)*d], k, p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, r := range res {
+						if slices.Contains(gt[qi], r.ID) {
+							found++
+						}
+					}
+				}
+				per := time.Since(t2) / nq
+				var b strings.Builder
+				sec, _ := ix.WriteTo(&b)
+				tab := int64(0)
+				if v.res == ivfpq.ResidualOn && v.max == 0 {
+					tab = 4 * int64(nlist) * int64(m) << nbits
+				}
+				t.Logf("%s n=%d nlist=%d M=%d nbits=%d nprobe=%d %-18s build %v, first search %v, search %v/q, refined recall@10 %.4f, section %d B, tables %d B",
+					s.name, n, nlist, m, nbits, p.Nprobe, v.name, build.Round(time.Millisecond), first.Round(time.Microsecond), per.Round(time.Microsecond),
+					float64(found)/float64(nq*k), sec, tab)
+			}
+		}
+	}
+}
+
+// TestIVFSectionIDsBeyondVectors: an ivfpq section whose ids are not
+// exactly 0..nvec−1 (here the last id is nvec+100, the count still nvec,
+// so Len, uniqueness, Dim and Metric all pass) is rejected at open with
+// ErrCorrupt naming the path and the offset of the section's nextID, not
+// at query time (review finding F9).
+func TestIVFSectionIDsBeyondVectors(t *testing.T) {
+	good := ivfSegBytes(t, 40)
+	off, ln := segSection(t, good, secIVFPQ)
+	rows := ivfSegRows(40)
+	var vecs []float32
+	for _, r := range rows {
+		if r.doc.Vector != nil {
+			vecs = append(vecs, r.doc.Vector...)
+		}
+	}
+	n := len(vecs) / testDim
+	// The same build as buildIVFSection (L2, nlist 2, nbits 4, default M,
+	// no residual, seed 0, one thread), but with the last id out of range.
+	ix, err := ivfpq.New(ivfpq.Options{Dim: testDim, Metric: ivfpq.L2, Nlist: 2, M: ivfDefaultM(testDim, 4), Nbits: 4,
+		Residual: ivfpq.ResidualOff, Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Train(vecs); err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]uint32, n)
+	for i := range ids {
+		ids[i] = uint32(i)
+	}
+	ids[n-1] = uint32(n + 100)
+	if _, err := ix.Add(ids, vecs); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if _, err := ix.WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	if b.Len() != ln {
+		t.Fatalf("rebuilt section has %d bytes, the segment's %d: cannot splice", b.Len(), ln)
+	}
+	bad := append([]byte(nil), good...)
+	copy(bad[off:], b.Bytes())
+	bad = fixCRCs(bad)
+	if bytes.Equal(bad, fixCRCs(append([]byte(nil), good...))) {
+		t.Fatal("splice changed nothing")
+	}
+	sg, err := openSegment(bad, "bad.sst", testDim, L2)
+	if err == nil {
+		defer sg.free()
+		n1 := n - 1
+		hits, err := sg.search(vecs[n1*testDim:(n1+1)*testDim], 40, 0, 1<<62, nil)
+		t.Fatalf("segment with ivfpq id %d beyond its %d vectors opened without error; search: %d hits, err %v", n+100, n, len(hits), err)
+	}
+	var ce *wal.CorruptError
+	if !errors.Is(err, ErrCorrupt) || !errors.As(err, &ce) {
+		t.Fatalf("open: %v, want ErrCorrupt", err)
+	}
+	if ce.File != "bad.sst" || ce.Offset != int64(off)+ivfNextIDOff {
+		t.Fatalf("open: %v: file %q offset %d, want bad.sst at %d (the section's nextID)", err, ce.File, ce.Offset, int64(off)+ivfNextIDOff)
+	}
+	// The intact segment opens.
+	sg, err = openSegment(good, "good.sst", testDim, L2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sg.free()
+}
+
+// TestIVFFullKDefaults: an "ivfpq" segment at the default build and
+// search parameters (nlist 4·√n, nprobe nlist/8, refine ×4, 8-bit) returns
+// exactly min(k, |allow|) hits, all inside allow, sorted, with exact
+// distances, for allow sets of every size class (the exact-scan cut-off,
+// the re-probe path and the plain IVF path) and all three metrics.
+func TestIVFFullKDefaults(t *testing.T) {
+	const n, d = 1500, 16
+	rng := rand.New(rand.NewPCG(11, 12))
+	rows := make([]segRow, n)
+	for i := range rows {
+		v := make([]float32, d)
+		for j := range v {
+			v[j] = float32(rng.NormFloat64())
+		}
+		rows[i] = segRow{doc: &Document{ID: fmt.Sprintf("r%04d", i), Vector: v}, birth: 1}
+	}
+	for _, metric := range []Metric{L2, IP, Cosine} {
+		data, err := buildSegment(rows, segBuildOptions{dim: d, metric: metric, threads: 1, index: SegmentIndexIVFPQ,
+			ivf: ivfBuildParams{nbits: 8, minRows: 1024}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sg, err := openSegment(data, "f.sst", d, metric)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sg.indexKind != SegmentIndexIVFPQ {
+			t.Fatalf("index kind %q", sg.indexKind)
+		}
+		for _, size := range []int{0, 1, 3, 9, 40, 200, 700, n} {
+			var allow *roaring.Bitmap
+			if size < n {
+				allow = roaring.New()
+				for _, h := range rng.Perm(n)[:size] {
+					allow.Add(uint32(h))
+				}
+			}
+			for _, k := range []int{1, 10, 100} {
+				q := make([]float32, d)
+				for j := range q {
+					q[j] = float32(rng.NormFloat64())
+				}
+				hits, err := sg.searchAllow(q, k, 0, allow)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := min(k, size); len(hits) != want {
+					t.Fatalf("%v allow %d k %d: %d hits, want %d", metric, size, k, len(hits), want)
+				}
+				for i, h := range hits {
+					r := sg.ids[h.Doc.ID][0]
+					if allow != nil && !allow.Contains(uint32(sg.hid[r])) {
+						t.Fatalf("%v allow %d k %d: hit %s outside allow", metric, size, k, h.Doc.ID)
+					}
+					if i > 0 && hits[i-1].Distance > h.Distance {
+						t.Fatalf("%v allow %d k %d: hits not sorted", metric, size, k)
+					}
+					var want float64
+					x := rows[r].doc.Vector
+					qq, xx := q, x
+					if metric == Cosine {
+						qq, xx = normalize(q), normalize(x)
+					}
+					for j := range qq {
+						switch metric {
+						case L2:
+							want += float64(qq[j]-xx[j]) * float64(qq[j]-xx[j])
+						default:
+							want -= float64(qq[j]) * float64(xx[j])
+						}
+					}
+					if metric == Cosine {
+						want += 1
+					}
+					if math.Abs(float64(h.Distance)-want) > 1e-4 {
+						t.Fatalf("%v allow %d k %d: hit %s distance %v, exact %v", metric, size, k, h.Doc.ID, h.Distance, want)
+					}
+				}
+			}
+		}
+		sg.free()
+	}
+}
+
+// TestIVFL2PrecomputedTableMemory (review finding F7): an L2 "ivfpq"
+// segment encodes the vectors themselves (not residuals), so engine/ivfpq
+// builds no precomputed L2 tables (4·nlist·M·2^nbits bytes, here nlist
+// 283, M 8: ~2.3 MB against a 0.2 MB section) on the first search: the
+// heap the first search retains stays under 4× the section size that
+// TierStats.VectorIndexBytes reports.
+func TestIVFL2PrecomputedTableMemory(t *testing.T) {
+	const n, d = 5000, 64
+	rng := rand.New(rand.NewPCG(1, 2))
+	rows := make([]segRow, n)
+	for i := range rows {
+		v := make([]float32, d)
+		for j := range v {
+			v[j] = float32(rng.NormFloat64())
+		}
+		rows[i] = segRow{doc: &Document{ID: fmt.Sprintf("r%05d", i), Vector: v}, birth: 1}
+	}
+	data, err := buildSegment(rows, segBuildOptions{dim: d, metric: L2, threads: 1, index: SegmentIndexIVFPQ,
+		ivf: ivfBuildParams{nbits: 8, minRows: 1024}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	heap := func() int64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return int64(m.HeapAlloc)
+	}
+	// Two identical segments, one searched once: the heap difference
+	// after both are freed is what the first search retained.
+	sgs := make([]*warmSegment, 2)
+	for i := range sgs {
+		if sgs[i], err = openSegment(data, "f.sst", d, L2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := sgs[0].ivf.Options().Residual; r != ivfpq.ResidualOff {
+		t.Errorf("L2 ivfpq section Residual %v, want ResidualOff (%v)", r, ivfpq.ResidualOff)
+	}
+	h0 := heap()
+	if _, err := sgs[0].searchAllow(rows[0].doc.Vector, 10, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	h1 := heap()
+	sgs[0].free()
+	sgs[0] = nil
+	h2 := heap()
+	retained := h1 - h0
+	t.Logf("heap after open %d, after first search %d (+%d), after freeing the searched segment %d (-%d); section %d B",
+		h0, h1, retained, h2, h1-h2, sgs[1].idxBytes)
+	if retained > 4*sgs[1].idxBytes {
+		o := sgs[1].ivf.Options()
+		t.Errorf("first search of an L2 ivfpq segment retained %d heap bytes (nlist %d, M %d), %.1f× the %d-byte index section Stats reports",
+			retained, o.Nlist, o.M, float64(retained)/float64(sgs[1].idxBytes), sgs[1].idxBytes)
+	}
+	sgs[1].free()
+	runtime.KeepAlive(rows)
+	runtime.KeepAlive(data)
 }
