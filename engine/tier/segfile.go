@@ -243,7 +243,7 @@ type warmSegment struct {
 }
 
 func segCorrupt(path string, off int64, format string, args ...any) error {
-	return &wal.CorruptError{File: path, Offset: off, Reason: fmt.Sprintf(format, args...)}
+	return &wal.CorruptError{File: path, Offset: off, Reason: fmt.Sprintf(format, args...), Kind: "segment"}
 }
 
 // openSegment parses a segment container held in data (an mmap or a heap

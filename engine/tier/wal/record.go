@@ -17,9 +17,16 @@ type CorruptError struct {
 	File   string
 	Offset int64
 	Reason string
+	// Kind names what File is when it is not a record log (package tier
+	// reuses this type for its segment files: "segment"). Empty means a
+	// record log.
+	Kind string
 }
 
 func (e *CorruptError) Error() string {
+	if e.Kind != "" {
+		return fmt.Sprintf("tier: corrupt %s %s at byte offset %d: %s", e.Kind, e.File, e.Offset, e.Reason)
+	}
 	return fmt.Sprintf("wal: corrupt record log %s at byte offset %d: %s", e.File, e.Offset, e.Reason)
 }
 
