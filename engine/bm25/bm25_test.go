@@ -873,7 +873,7 @@ func TestSegmentInfo(t *testing.T) {
 		t.Fatal(err)
 	}
 	info := s.Info()
-	if info.NumDocs != 1 || info.NumTerms != 5 || !info.Positions || info.Version != segVersion || info.SumDocLen != 3 {
+	if info.NumDocs != 1 || info.NumTerms != 5 || !info.Positions || info.Version != 1 || info.SumDocLen != 3 {
 		t.Errorf("info %+v", info)
 	}
 	// Sections tile the file exactly.

@@ -16,9 +16,19 @@ type Options struct {
 	// OmitPositions drops term positions: smaller segments, no phrase
 	// queries. Default false (positions stored).
 	OmitPositions bool
+	// PartitionedEF writes doc ids as partitioned Elias-Fano (segment
+	// format 2, Ottaviano & Venturini, SIGIR 2014: 128-posting partitions,
+	// each the smallest of an all-ones run, a bitmap or Elias-Fano)
+	// instead of one Elias-Fano sequence per list (format 1). Measured on
+	// the Go standard library (BenchmarkSegmentFormat, quiet machine): doc
+	// ids 5.86 → 0.97 bytes per posting, the whole segment 48.8 → 37.0 MB,
+	// but OR queries about 7% slower (24.3 → 26.0 µs). Default false:
+	// format 1, the faster one. Both formats are read; Merge writes format
+	// 2 when any input segment is format 2.
+	PartitionedEF bool
 
-	// formatVersion is the segment format WriteTo writes: 0 = current
-	// (segVersion); tests set 1 to produce old files.
+	// formatVersion is the segment format WriteTo writes when not 0;
+	// tests set it to produce a given format.
 	formatVersion uint32
 }
 
@@ -108,6 +118,10 @@ func (b *Builder) Add(extID uint64, toks []text.Token) (uint32, error) {
 // WriteTo writes the immutable segment form of everything added so far.
 func (b *Builder) WriteTo(w io.Writer) (int64, error) {
 	sw := newSegWriter(!b.opts.OmitPositions)
+	sw.version = 1
+	if b.opts.PartitionedEF {
+		sw.version = 2
+	}
 	if b.opts.formatVersion != 0 {
 		sw.version = b.opts.formatVersion
 	}
@@ -163,6 +177,12 @@ func Merge(w io.Writer, segs []*Segment, deleted []*roaring.Bitmap) (int64, erro
 		positions = positions && s.positions
 	}
 	sw := newSegWriter(positions)
+	sw.version = 1
+	for _, s := range segs {
+		if s.version >= 2 {
+			sw.version = 2
+		}
+	}
 	remap := make([][]int64, len(segs)) // old local id -> new id, -1 deleted
 	next := int64(0)
 	for si, s := range segs {

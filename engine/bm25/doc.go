@@ -155,7 +155,9 @@
 //
 // # Postings
 //
-// Doc ids are partitioned Elias-Fano (format version 2; Ottaviano &
+// Doc ids are one Elias-Fano sequence per list (format version 1, the
+// default) or, with Options.PartitionedEF, partitioned Elias-Fano
+// (format version 2; Ottaviano &
 // Venturini, "Partitioned Elias-Fano indexes", SIGIR 2014, uniform
 // variant; pef.go): each 128-posting block of a list is coded relative to
 // its own universe (previous block's last doc + 1 .. its lastDoc, both from
@@ -165,9 +167,10 @@
 // choice follows from (m, U), so partitions carry no header, tag, offset or
 // sample: NextGEQ skips partitions through the block metadata's lastDoc and
 // jumps inside one by counting zeros of its (at most 3·128) upper bits.
-// Version 1 files (one Elias-Fano sequence per list with a 16-byte header,
-// word-padded arrays and select1/select0 samples every 256; ef.go) are
-// still read; Merge writes version 2. Term frequencies minus one are
+// Version 1 (one Elias-Fano sequence per list with a 16-byte header,
+// word-padded arrays and select1/select0 samples every 256; ef.go) stays
+// the default because it answers OR queries faster (below); Merge writes
+// version 2 when any input is version 2. Term frequencies minus one are
 // bit-packed per 128-posting block at the block's maximum width. Positions
 // are uvarint deltas per document.
 //
@@ -186,7 +189,12 @@
 // 251,561 Elias-Fano; a plain Elias-Fano per 128-partition (no bitmap or
 // run) would be 1.01 bytes per posting, so nearly all of the gain comes
 // from dropping the per-list fixed cost, not from the per-partition codec
-// choice. Query speed did not drop (BenchmarkSegmentFormat; single
+// choice. The price is OR speed: on a quiet machine (BenchmarkSegmentFormat
+// -benchtime 2s -count 3, medians) Go stdlib OR takes 24.3 µs (v1) vs
+// 26.0 µs (v2), 3-word OR 35.9 vs 38.3 µs, about 7% slower, which pulls
+// the OR ratio to Xapian under the 2× goal (1.95× in the full
+// bench run with v2); hence v1 by default. The first measurement, under
+// load, could not see that difference (BenchmarkSegmentFormat; single
 // thread, top 10, ns per query, minimum of 5 runs of -benchtime=200ms on
 // the shared 2-core machine under load average 7–10, so absolute figures
 // are inflated and differences under ~10% are noise; two rounds, v1 → v2):

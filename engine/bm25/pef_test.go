@@ -248,16 +248,27 @@ func TestReadVersion1(t *testing.T) {
 		}
 		segs[v], size[v] = s, buf.Len()
 	}
-	var merged bytes.Buffer
-	if _, err := Merge(&merged, []*Segment{segs[1]}, nil); err != nil {
-		t.Fatal(err)
-	}
-	m, err := Open(merged.Bytes(), "merged")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m.Info().Version != segVersion {
-		t.Fatalf("merge wrote version %d", m.Info().Version)
+	// Merge keeps format 1 for format-1 inputs and writes format 2 when
+	// any input is format 2 (Options.PartitionedEF).
+	var m *Segment
+	for _, c := range []struct {
+		in   []*Segment
+		want uint32
+	}{{[]*Segment{segs[1], segs[2]}, 2}, {[]*Segment{segs[1]}, 1}} {
+		var merged bytes.Buffer
+		if _, err := Merge(&merged, c.in, nil); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		if m, err = Open(merged.Bytes(), "merged"); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Verify(); err != nil {
+			t.Fatal(err)
+		}
+		if m.Info().Version != c.want {
+			t.Fatalf("merge of %d segments wrote version %d, want %d", len(c.in), m.Info().Version, c.want)
+		}
 	}
 	if size[2] >= size[1] {
 		t.Errorf("version 2 is %d bytes, version 1 %d", size[2], size[1])
