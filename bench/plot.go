@@ -24,8 +24,11 @@ func writePlots(dir string, res *Results) ([]string, error) {
 	for di, ds := range res.Datasets {
 		p := plot.New()
 		sub := ""
-		if ds.Subset != "" {
+		switch {
+		case ds.Subset != "" && res.Quick:
 			sub = ", quick subset"
+		case ds.NQ < ds.FullNQ:
+			sub = fmt.Sprintf(", first %d of %d queries", ds.NQ, ds.FullNQ)
 		}
 		p.Title.Text = fmt.Sprintf("%s (n=%d, nq=%d, d=%d, %s%s), k=10, 1 thread", ds.Name, ds.N, ds.NQ, ds.D, ds.Metric, sub)
 		if res.Emulated {
