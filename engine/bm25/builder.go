@@ -22,7 +22,8 @@ type Options struct {
 	// instead of one Elias-Fano sequence per list (format 1). Measured on
 	// the Go standard library (BenchmarkSegmentFormat, quiet machine): doc
 	// ids 5.86 → 0.97 bytes per posting, the whole segment 48.8 → 37.0 MB,
-	// but OR queries about 7% slower (24.3 → 26.0 µs). Default false:
+	// but OR queries about 4% slower (24.2 → 25.3 µs; 26.0 before the
+	// cursor's word cache). Default false:
 	// format 1, the faster one. Both formats are read; Merge writes format
 	// 2 when any input segment is format 2.
 	PartitionedEF bool

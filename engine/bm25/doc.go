@@ -191,9 +191,13 @@
 // from dropping the per-list fixed cost, not from the per-partition codec
 // choice. The price is OR speed: on a quiet machine (BenchmarkSegmentFormat
 // -benchtime 2s -count 3, medians) Go stdlib OR takes 24.3 µs (v1) vs
-// 26.0 µs (v2), 3-word OR 35.9 vs 38.3 µs, about 7% slower, which pulls
+// 26.0 µs (v2), 3-word OR 35.9 vs 38.3 µs, about 7% slower, which pulled
 // the OR ratio to Xapian under the 2× goal (1.95× in the full
-// bench run with v2); hence v1 by default. The first measurement, under
+// bench run with v2); hence v1 by default. A word cache in the partition
+// cursor's step (the next one bit comes from a held 56-bit word instead of
+// a fresh unaligned read per posting) brought v2 to 25.3 µs (v1 24.2) and
+// 3-word OR to 37.4 µs (v1 36.0): about 4% slower, still the default's
+// reason. The first measurement, under
 // load, could not see that difference (BenchmarkSegmentFormat; single
 // thread, top 10, ns per query, minimum of 5 runs of -benchtime=200ms on
 // the shared 2-core machine under load average 7–10, so absolute figures

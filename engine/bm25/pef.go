@@ -170,6 +170,11 @@ type pefCursor struct {
 	next0 uint64 // bit (relative to bitOff) where the search for element j+1 starts
 	upOff uint64 // bit offset in reg of the upper bits (EF) or the bitmap
 	nbits uint64 // length of those bits
+
+	// A cache of the bits at next0 for step: cw holds cwLen bits starting
+	// at bit cwAt (relative to upOff), valid only while cwAt == next0 and
+	// cwLen > 0 (enter clears it; nextGEQ moves next0, which stales it).
+	cw, cwLen, cwAt uint64
 }
 
 func (pc *pefCursor) lastDoc(p int) uint32 {
@@ -230,6 +235,7 @@ func (pc *pefCursor) enter(c *efCursor) bool {
 		return false
 	}
 	pc.last, pc.kind, pc.l, pc.m, pc.j, pc.next0 = last, kind, l, m, -1, 0
+	pc.cwLen = 0
 	pc.upOff, pc.nbits = 8*pc.pOff, nbits
 	if kind == pefEF {
 		low := uint64(m) * uint64(l)
@@ -291,25 +297,34 @@ func (pc *pefCursor) step(c *efCursor) bool {
 		return false
 	}
 	var v uint64
-	switch pc.kind {
-	case pefRun:
+	if pc.kind == pefRun {
 		v = pc.pBase + uint64(j)
-	case pefBitmap:
-		p, ok := pc.nextOne(pc.next0)
-		if !ok {
-			pc.fail(c)
-			return false
+	} else {
+		// The next one bit at or after next0, through the word cache.
+		if pc.cwAt != pc.next0 || pc.cwLen == 0 {
+			pc.cwAt, pc.cwLen, pc.cw = pc.next0, 0, 0
 		}
-		pc.next0 = p + 1
-		v = pc.pBase + p
-	default:
-		p, ok := pc.nextOne(pc.next0)
-		if !ok {
-			pc.fail(c)
-			return false
+		for pc.cw == 0 {
+			pc.cwAt += pc.cwLen
+			if pc.cwAt >= pc.nbits {
+				pc.cwLen = 0
+				pc.fail(c)
+				return false
+			}
+			pc.cwLen = min(56, pc.nbits-pc.cwAt)
+			pc.cw = getBits(pc.reg, pc.upOff+pc.cwAt, uint(pc.cwLen))
 		}
+		tz := uint64(bits.TrailingZeros64(pc.cw)) + 1 // ≤ cwLen ≤ 56
+		p := pc.cwAt + tz - 1
+		pc.cw >>= tz
+		pc.cwLen -= tz
+		pc.cwAt += tz
 		pc.next0 = p + 1
-		v = pc.pBase + ((p-uint64(j))<<pc.l | getBits(pc.reg, 8*pc.pOff+uint64(j)*uint64(pc.l), pc.l))
+		if pc.kind == pefBitmap {
+			v = pc.pBase + p
+		} else {
+			v = pc.pBase + ((p-uint64(j))<<pc.l | getBits(pc.reg, 8*pc.pOff+uint64(j)*uint64(pc.l), pc.l))
+		}
 	}
 	if v > pc.last || (j > 0 && v <= uint64(c.val)) || (j == pc.m-1 && v != pc.last) {
 		pc.fail(c)
