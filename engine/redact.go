@@ -592,6 +592,11 @@ func redactURI(uri string) (string, int, []string) {
 		rest = a
 		if at := userinfoEnd(uri, a); at >= 0 {
 			user, pw, hasPw := strings.Cut(uri[a:at], ":")
+			if ui := uri[a:at]; strings.HasPrefix(ui, "[REDACTED:") && strings.HasSuffix(ui, "]") && !strings.Contains(ui[1:], "[") {
+				// A user name an earlier pass replaced: its ':' is not a
+				// password separator (redaction is idempotent).
+				user, pw, hasPw = ui, "", false
+			}
 			if r := RedactSecrets(user); r.Count > 0 {
 				e.add(a, a+len(user), r.Text, r.Count, r.Rules)
 			}
@@ -697,11 +702,29 @@ func userinfoEnd(uri string, a int) int {
 	if at < 0 {
 		return -1
 	}
-	user, _, _ := strings.Cut(s[:at], ":")
+	user, pw, hasPW := strings.Cut(s[:at], ":")
 	if strings.ContainsAny(user, "?#") {
 		return -1
 	}
+	// host:port?q=a@b or host:port#x@y: the text between ':' and the
+	// first '?' or '#' is a port, so the '@' is in the query or fragment,
+	// not after a userinfo.
+	if hasPW {
+		if q := strings.IndexAny(pw, "?#"); q >= 0 && isDigits(pw[:q]) {
+			return -1
+		}
+	}
 	return a + at
+}
+
+// isDigits reports whether s is empty or all ASCII digits (a port).
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // splitParts splits uri[from:to] at any byte of seps into [start, end)

@@ -624,7 +624,11 @@ func (c *Collection) lexical(views []bm25.View, bases []uint32, statsAllow []*ro
 	// Upper bound: Σ over query term occurrences (prefix expansions
 	// included) of w_t·(k1+1), the saturation limit of each term's
 	// contribution.
-	ubTerms := append(append(append([]string(nil), bq.Should...), bq.Must...), expanded...)
+	ubTerms := append(append([]string(nil), bq.Should...), bq.Must...)
+	if statsAllow == nil {
+		// (In the MultiTenant branch the expansion is already in Should.)
+		ubTerms = append(ubTerms, expanded...)
+	}
 	for _, ph := range bq.Phrases {
 		for _, pt := range ph {
 			ubTerms = append(ubTerms, pt.Term)

@@ -109,13 +109,19 @@ type Stats struct {
 // track live counts can build Stats themselves.
 func CollectStats(segs []*Segment, terms []string) *Stats {
 	st := &Stats{DF: make(map[string]int64, len(terms))}
+	// A term listed twice (e.g. a word and a prefix expansion of it)
+	// counts once.
+	uniq := make([]string, 0, len(terms))
+	for _, t := range terms {
+		if _, ok := st.DF[t]; !ok {
+			st.DF[t] = 0
+			uniq = append(uniq, t)
+		}
+	}
 	for _, s := range segs {
 		st.N += int64(s.numDocs)
 		st.SumDL += int64(s.sumDL)
-		for _, t := range terms {
-			if _, ok := st.DF[t]; !ok {
-				st.DF[t] = 0
-			}
+		for _, t := range uniq {
 			st.DF[t] += int64(s.DocFreq(t))
 		}
 	}
