@@ -116,11 +116,12 @@
 // scores never depend on — and cannot reveal — another tenant's
 // documents; the URI prefix and metadata filter narrow the results, not
 // the statistics. A prefix (parseHTTP*) expands only to terms of the
-// tenant's own rows. The cost per query is O(tenant rows + Σ df), where df
-// counts the term's postings over every tenant (each query term's whole
-// postings list is decoded and tested against the tenant's bitmap), plus,
-// for a prefix, the dictionary terms of other tenants that sort before the
-// tenant's expansions. Prefix expansions are scored with their own df and
+// tenant's own rows. The cost per query is O(tenant rows) plus, per query
+// term, O(min(df, tenant rows · log df)) doc-id decoding
+// (bm25.Segment.CountIn: a small tenant walks its rows with NextGEQ, a
+// large one the postings list; no frequencies or positions are decoded),
+// plus, for a prefix, the dictionary terms of other tenants that sort
+// before the tenant's expansions. Prefix expansions are scored with their own df and
 // count in the score's upper bound in every collection. BM25 score ties are broken by a
 // 64-bit FNV-1a hash of the document id (the bm25 external id) and dense
 // ties by id, so the order of tied hits does not depend on the tier either.

@@ -458,22 +458,18 @@ func tenantStats(views []bm25.View, allow []*roaring.Bitmap, terms []string) *bm
 
 // allowedDF is the number of rows of seg that allow marks and term occurs
 // in (at most 1 when any: the caller only asks whether it is > 0). It
-// decodes the term's whole postings list: O(df over every tenant).
+// decodes doc ids only (bm25.Segment.CountIn): O(min(df, |allow|·log))
+// per term, where df counts every tenant's postings.
 func allowedDF(seg *bm25.Segment, allow *roaring.Bitmap, term string, any bool) int64 {
-	docs, _, _, err := seg.Postings(term)
+	limit := 0
+	if any {
+		limit = 1
+	}
+	n, err := seg.CountIn(term, allow, limit)
 	if err != nil {
 		return 0 // the search reports a corrupt postings list itself
 	}
-	var n int64
-	for _, d := range docs {
-		if allow.Contains(d) {
-			n++
-			if any {
-				return 1
-			}
-		}
-	}
-	return n
+	return int64(n)
 }
 
 // tenantExpand expands prefix to the first max terms, in byte order, that

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"github.com/RoaringBitmap/roaring/v2"
 	"hash/crc32"
 	"io"
 	"math"
@@ -495,6 +496,47 @@ func (s *Segment) Postings(term string) (docs, tfs, pos []uint32, err error) {
 		return nil, nil, nil, nil
 	}
 	return s.postingsAt(i)
+}
+
+// CountIn returns how many documents of term's postings list allow holds,
+// stopping early once limit are found (limit <= 0: count them all). It
+// decodes doc ids only (no term frequencies or positions) and, when allow
+// is much smaller than the list, walks allow with NextGEQ instead of
+// walking the list. A term absent from the segment counts 0. Errors: the
+// list's doc ids are corrupt (ErrCorrupt, path and offset).
+func (s *Segment) CountIn(term string, allow *roaring.Bitmap, limit int) (int, error) {
+	i, ok := s.lookup(term)
+	if !ok || allow == nil || allow.IsEmpty() {
+		return 0, nil
+	}
+	c, err := s.openCursor(i)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	if allow.GetCardinality()*8 < uint64(c.df) {
+		it := allow.Iterator()
+		for it.HasNext() && c.doc() != efEnd {
+			d := it.Next()
+			if c.nextGEQ(d) == d {
+				if n++; n == limit {
+					break
+				}
+			}
+		}
+	} else {
+		for ; c.doc() != efEnd; c.next() {
+			if allow.Contains(c.doc()) {
+				if n++; n == limit {
+					break
+				}
+			}
+		}
+	}
+	if c.err != nil {
+		return 0, c.err
+	}
+	return n, nil
 }
 
 func (s *Segment) postingsAt(i int) (docs, tfs, pos []uint32, err error) {
