@@ -840,9 +840,9 @@ func point(ef, reps, nq int, wall, cpu float64) ANNPoint {
 
 // peerEngine is a peer process.
 type peerEngine struct {
-	p   *peerProc
-	d   *annData
-	p2  ANNParams
+	p    *peerProc
+	d    *annData
+	p2   ANNParams
 	ivf  bool // IVF-PQ peer: the search parameter is nprobe
 	flat bool // flat peer: no search parameter
 }
