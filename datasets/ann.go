@@ -123,7 +123,9 @@ type stamp struct {
 	Created   string            `json:"created"`
 }
 
-const converterVersion = 1
+// converterVersion 2: glove queries are stored in SelectHoldout's random
+// order instead of file (frequency) order.
+const converterVersion = 2
 
 func readStamp(dir string) (stamp, bool) {
 	var s stamp
@@ -311,8 +313,12 @@ func LoadANN(cacheDir, name string, k int) (*ANN, error) {
 		return nil, fmt.Errorf("datasets: unknown ANN data set %q", name)
 	}
 	dir := filepath.Join(cacheDir, name)
-	if _, ok := readStamp(dir); !ok {
+	st, ok := readStamp(dir)
+	if !ok {
 		return nil, fmt.Errorf("datasets: %s not prepared in %s (run make datasets)", name, cacheDir)
+	}
+	if st.Converter != converterVersion {
+		return nil, fmt.Errorf("datasets: %s in %s was prepared by converter version %d, this code needs %d (run make datasets)", name, cacheDir, st.Converter, converterVersion)
 	}
 	base, err := ReadFvecs(filepath.Join(dir, BaseFvecsName))
 	if err != nil {

@@ -111,4 +111,22 @@ func TestPrepareGloVe(t *testing.T) {
 	if _, err := LoadANN(cache, FashionMNIST, 10); err == nil {
 		t.Fatal("unprepared data set loaded")
 	}
+	// A cache written by an older converter (queries in file order) is
+	// refused, not silently benchmarked.
+	gdir := filepath.Join(cache, GloVe6B100)
+	st, _ := readStamp(gdir)
+	st.Converter = 1
+	if err := writeStamp(gdir, st); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadANN(cache, GloVe6B100, 10); err == nil || !strings.Contains(err.Error(), "make datasets") {
+		t.Fatalf("stale converter version: %v", err)
+	}
+	// PrepareGloVe rebuilds it.
+	if _, err := PrepareGloVe(context.Background(), src, "", cache, opt, logf); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadANN(cache, GloVe6B100, 10); err != nil {
+		t.Fatal(err)
+	}
 }

