@@ -108,16 +108,34 @@ func (w *gloveWalker) corrupt(rec int, format string, args ...any) error {
 	return corruptf(w.name, int64(rec), 0, w.dec.InputOffset(), format, args...)
 }
 
+// record returns the 0-based number of the word being read. Pass 1 over a
+// flat file only probes the top-level arrays (vector is not called, count
+// stays 0), so there the probed vectors are counted instead.
+func (w *gloveWalker) record() int64 {
+	if w.mode == gloveProbe && !w.sawVectors {
+		return int64(w.flatCount)
+	}
+	return int64(w.count)
+}
+
+// jsonErr converts a Decoder.Token error. The offset is InputOffset: the
+// start of a bad or truncated string or number, else the bad character.
+// (SyntaxError.Offset is not used: for a value read by Token it counts
+// only the bytes of the earlier string and number tokens.)
 func (w *gloveWalker) jsonErr(err error) error {
 	if err == io.EOF {
 		err = io.ErrUnexpectedEOF
 	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		return &CorruptError{File: w.name, Record: int64(w.count), Offset: se.Offset, Msg: "invalid JSON", Err: err}
+		return &CorruptError{File: w.name, Record: w.record(), Offset: w.dec.InputOffset(), Msg: "invalid JSON", Err: err}
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) {
-		return &CorruptError{File: w.name, Record: int64(w.count), Offset: w.dec.InputOffset(), Msg: "truncated JSON", Err: err}
+		return &CorruptError{File: w.name, Record: w.record(), Offset: w.dec.InputOffset(), Msg: "truncated JSON", Err: err}
+	}
+	var te *json.UnmarshalTypeError // a number beyond float64 range, e.g. 1e999
+	if errors.As(err, &te) {
+		return &CorruptError{File: w.name, Record: w.record(), Offset: w.dec.InputOffset(), Msg: "number out of range (offset is just after it)", Err: err}
 	}
 	return fmt.Errorf("datasets: %s: byte offset %d: %w", w.name, w.dec.InputOffset(), err)
 }
@@ -294,7 +312,7 @@ func (w *gloveWalker) vector(word string) error {
 		if !ok {
 			return w.corrupt(w.count, "word %q: element %d is %v, want a number", word, len(w.vec), t)
 		}
-		if len(w.vec) > MaxDim+2 {
+		if len(w.vec) == MaxDim+2 { // d <= MaxDim components, norm, index
 			return w.corrupt(w.count, "word %q: more than %d numbers", word, MaxDim+2)
 		}
 		if math.IsInf(float64(float32(f)), 0) {

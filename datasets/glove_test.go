@@ -262,6 +262,8 @@ func TestConvertGloVeErrors(t *testing.T) {
 		{"zero vector", `{"a":[0,0,3],"b":[1,2,3],"c":[1,1,3]}`},
 		{"flat scalar", `{"a":[1,2,3],"b":5}`},
 		{"overflow", `{"a":[1e39,2,3],"b":[1,2,3]}`},
+		{"float64 overflow", `{"a":[1e999,2,3],"b":[1,2,3]}`},
+		{"float64 overflow in metadata", `{"size":1e999,"vectors":{"a":[1,2,3],"b":[1,2,3]}}`},
 		{"trailing", `{"a":[1,2,3],"b":[1,2,3]} x`},
 		{"size mismatch", `{"size":3,"vectors":{"a":[1,2,3],"b":[1,2,3]}}`},
 		{"dims mismatch", `{"dimensions":2,"vectors":{"a":[1,2,3],"b":[1,2,3]}}`},
@@ -280,6 +282,46 @@ func TestConvertGloVeErrors(t *testing.T) {
 		if !strings.Contains(err.Error(), "synthetic.json") {
 			t.Errorf("%s: error %q does not name the file", tc.name, err)
 		}
+	}
+}
+
+// TestConvertGloVeErrorLocation: errors inside a value (a bad number or
+// string, a truncated array) name the record being read and the byte offset
+// of the offending value, in both layouts. encoding/json's SyntaxError.Offset
+// is not usable here: for values read by Decoder.Token it counts only the
+// bytes of earlier string and number tokens.
+func TestConvertGloVeErrorLocation(t *testing.T) {
+	for _, tc := range []struct {
+		in, at string // at: the text at the expected offset
+		rec    int64
+	}{
+		{`{"a":[1,2,3],"b":[1,2,3],"c":[1,2,-x]}`, "-x", 2},
+		{`{"a":[1,2,3],  "b":[1,2,3],"c\q":[1,2,3]}`, `"c\q"`, 2},
+		{`{"a":[1,2,3],"b":[1,2,1.e5]}`, "1.e5", 1},
+		{`{"vectors":{"a":[1,2,3],"b":[1,2,3],"c":[1,2,-x]}}`, "-x", 2},
+		{`{"words":["a"],"vectors":{"a":[1,2,3],"b":[1,2,1.e5]}}`, "1.e5", 1},
+	} {
+		_, _, err := convertBytes(t, []byte(tc.in), Options{GloVeQueries: 1})
+		var ce *CorruptError
+		if !errors.As(err, &ce) {
+			t.Fatalf("%s: %v", tc.in, err)
+		}
+		if want := int64(strings.Index(tc.in, tc.at)); ce.Offset != want || ce.Record != tc.rec {
+			t.Errorf("%s: record %d offset %d, want record %d offset %d: %v", tc.in, ce.Record, ce.Offset, tc.rec, want, err)
+		}
+	}
+}
+
+// TestConvertGloVeMaxDim: a vector of MaxDim components (+ norm + index) is
+// the largest accepted; one more component is corrupt input, reported as
+// such, not a later writer error without file or offset.
+func TestConvertGloVeMaxDim(t *testing.T) {
+	word := func(d int) string { return "[1," + strings.Repeat("0,", d) + "0]" } // d components, norm, index
+	big := word(MaxDim + 1)
+	_, _, err := convertBytes(t, []byte(`{"a":`+big+`,"b":`+big+`}`), Options{GloVeQueries: 1})
+	var ce *CorruptError
+	if !errors.As(err, &ce) || ce.Record != 0 || !strings.Contains(err.Error(), "synthetic.json") {
+		t.Fatalf("dimension MaxDim+1: %v", err)
 	}
 }
 

@@ -67,12 +67,25 @@ func ReadIRecords(r io.Reader, name string) ([]IRecord, error) {
 	var cur *IRecord
 	field := ""     // current field letter, "" before the first marker
 	afterW := false // ".W" seen in this record
+	// The fields of cur are built here (linear time: re-concatenating a
+	// field per line would be quadratic) and moved to cur.Fields by flush.
+	texts := map[string]*strings.Builder{}
 	appendText := func(f, text string) {
-		if old, ok := cur.Fields[f]; ok && old != "" {
-			cur.Fields[f] = old + "\n" + text
-		} else {
-			cur.Fields[f] = text
+		b := texts[f]
+		if b == nil {
+			b = new(strings.Builder)
+			texts[f] = b
 		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(text)
+	}
+	flush := func() {
+		for f, b := range texts {
+			cur.Fields[f] = strings.TrimRight(b.String(), " \t\n")
+		}
+		clear(texts)
 	}
 	for lr.Next() {
 		line := lr.text
@@ -85,6 +98,9 @@ func ReadIRecords(r io.Reader, name string) ([]IRecord, error) {
 				return nil, lr.corrupt(int64(len(recs)), "duplicate record id %q", rest)
 			}
 			seen[rest] = true
+			if cur != nil {
+				flush()
+			}
 			recs = append(recs, IRecord{ID: rest, Ordinal: len(recs) + 1, Fields: map[string]string{}, Line: lr.line, Offset: lr.off})
 			cur, field, afterW = &recs[len(recs)-1], "", false
 			continue
@@ -100,8 +116,8 @@ func ReadIRecords(r io.Reader, name string) ([]IRecord, error) {
 			if letter == "W" {
 				afterW = true
 			}
-			if _, ok := cur.Fields[field]; !ok {
-				cur.Fields[field] = ""
+			if texts[field] == nil {
+				texts[field] = new(strings.Builder)
 			}
 			if rest != "" {
 				appendText(field, rest)
@@ -119,10 +135,8 @@ func ReadIRecords(r io.Reader, name string) ([]IRecord, error) {
 	if lr.err != nil {
 		return nil, lr.err
 	}
-	for i := range recs {
-		for k, v := range recs[i].Fields {
-			recs[i].Fields[k] = strings.TrimRight(v, " \t\n")
-		}
+	if cur != nil {
+		flush()
 	}
 	return recs, nil
 }

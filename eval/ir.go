@@ -207,10 +207,21 @@ func perQuery[Q, D comparable](run map[Q][]D, qrels map[Q]map[D]int, opts Option
 }
 
 // ideal holds a query's relevant-document gains, each sorted descending:
-// the ideal ranking for each gain mode.
+// the ideal ranking for each gain mode. The exponential gains are stored
+// (and must be used) scaled by 2^−expShift, see expScale.
 type ideal struct {
 	numRel        int
 	graded, expon []float64
+	expShift      int
+}
+
+// expScale returns the shift s >= 0 such that exponential gains scaled by
+// 2^−s cannot overflow when summed into a DCG: 2^g − 1 is finite up to
+// g < 1024, but a sum of a few such gains is not (Inf/Inf = NaN). The
+// scaling is exact (a power of two) and cancels in DCG/IDCG; it is 0, so
+// nothing changes, unless the largest graded gain gmax exceeds 960.
+func expScale(gmax float64) int {
+	return max(0, int(math.Ceil(gmax))-960)
 }
 
 // idealGains collects and checks the gains of all relevant judged
@@ -236,6 +247,10 @@ func idealGains[D comparable](judged map[D]int, opts Options) (ideal, error) {
 	// grade means a larger gain.
 	sort.Sort(sort.Reverse(sort.Float64Slice(id.graded)))
 	sort.Sort(sort.Reverse(sort.Float64Slice(id.expon)))
+	id.expShift = expScale(id.graded[0])
+	for i, e := range id.expon {
+		id.expon[i] = math.Ldexp(e, -id.expShift)
+	}
 	return id, nil
 }
 
@@ -283,6 +298,7 @@ func evalQuery[D comparable](ranked []D, judged map[D]int, id ideal, opts Option
 				if g, e, err = gains(grade, opts); err != nil {
 					return Metrics{}, err
 				}
+				e = math.Ldexp(e, -id.expShift)
 			}
 		}
 		if rel {

@@ -185,6 +185,24 @@ func TestNDCGGradedCranfield(t *testing.T) {
 	check(t, "linear nDCG@2", mustCut(t, m, 2).NDCGGraded, 0.785863798735)
 }
 
+// TestNDCGExpHugeGains: with grade 1023 each 2^g − 1 ≈ 9.0e307 is finite
+// (so no ErrBadGain), but the sum of three of them overflows float64. All
+// gains are equal, so every gain mode must agree with the binary nDCG:
+// ranked a b c is ideal (1); ranked a x gives
+// 1/(1 + 1/log2(3) + 1/log2(4)) = 1/2.130930 = 0.469279.
+func TestNDCGExpHugeGains(t *testing.T) {
+	judged := map[string]int{"a": 1023, "b": 1023, "c": 1023}
+	opts := Options{Cutoffs: []int{3}}
+	m := mustQuery(t, []string{"a", "b", "c"}, judged, opts)
+	if v := mustCut(t, m, 3).NDCGExp; v != 1 { // check() would let NaN through
+		t.Errorf("exp nDCG@3 ideal = %v, want 1", v)
+	}
+	check(t, "graded nDCG@3 ideal", mustCut(t, m, 3).NDCGGraded, 1)
+	m = mustQuery(t, []string{"a", "x"}, judged, opts)
+	check(t, "exp nDCG@3 one of three", mustCut(t, m, 3).NDCGExp, 0.469278726023)
+	check(t, "binary nDCG@3 one of three", mustCut(t, m, 3).NDCGBinary, 0.469278726023)
+}
+
 func TestCranfieldGain(t *testing.T) {
 	for rel, want := range map[int]float64{-1: 0, 0: 0, 1: 4, 2: 3, 3: 2, 4: 1, 5: 0} {
 		if got := CranfieldGain(rel); got != want {
