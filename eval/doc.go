@@ -96,5 +96,6 @@
 //     the lists yourself.
 //
 // All metrics are in [0, 1]. Each query's cost is O(n + Σ_k min(k, R))
-// time and O(min(n, max k)) memory, plus the sort of the R ideal gains.
+// time and O(n) memory (the set of ids seen, for duplicate detection), plus
+// the sort of the R ideal gains.
 package eval

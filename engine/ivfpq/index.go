@@ -108,6 +108,26 @@ func (ix *Index) Tombstones() int {
 	return int(ix.deleted.GetCardinality())
 }
 
+// ImbalanceFactor returns n·Σ|l|² / (Σ|l|)² over the inverted lists l
+// (stored vectors, tombstones included), FAISS's
+// InvertedLists::imbalance_factor: 1 when every list has the same length,
+// larger when a few lists hold most vectors, which makes each probe scan
+// more codes on average. 0 for an empty index.
+func (ix *Index) ImbalanceFactor() float64 {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	var tot, sq float64
+	for _, l := range ix.lists {
+		n := float64(len(l.ids))
+		tot += n
+		sq += n * n
+	}
+	if tot == 0 {
+		return 0
+	}
+	return float64(len(ix.lists)) * sq / (tot * tot)
+}
+
 // codeBytesPerVector is the PQ code size of one vector in bytes (M·Nbits/8).
 func (ix *Index) codeBytesPerVector() float64 {
 	return float64(ix.opts.M*ix.opts.Nbits) / 8
@@ -144,6 +164,7 @@ func (ix *Index) Train(x []float32) error {
 	km := kmeansOf(o, o.Nlist, o.Threads)
 	km.Metric = o.Metric
 	km.Iters = o.CoarseKMeansIters
+	km.Spherical = o.SphericalCoarse
 	coarse, err := km.Train(x, d)
 	if err != nil {
 		return fmt.Errorf("ivfpq: coarse quantizer: %w", err)

@@ -181,3 +181,60 @@ func TestKMeansSubsample(t *testing.T) {
 		t.Error("subsampled training gave the same centroids as full training")
 	}
 }
+
+// TestKMeansSpherical: with Spherical every centroid has unit norm (the
+// mean of unit vectors has norm < 1, so plain means do not), IP assignment
+// still recovers well-separated directions, and the result is deterministic.
+func TestKMeansSpherical(t *testing.T) {
+	const d, nc = 16, 8
+	x, centres, _ := gaussianBlobs(11, 1600, d, nc, 10, 0.3)
+	renormRows(x, d)
+	renormRows(centres, d)
+	norm := func(c []float32) float64 {
+		var ss float64
+		for _, v := range c {
+			ss += float64(v) * float64(v)
+		}
+		return math.Sqrt(ss)
+	}
+	km := KMeans{K: nc, Iters: 20, Init: InitPlusPlus, Seed: 3, Metric: IP, Spherical: true, Threads: 2}
+	cent, err := km.Train(x, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c := 0; c < nc; c++ {
+		if n := norm(cent[c*d : (c+1)*d]); math.Abs(n-1) > 1e-5 {
+			t.Fatalf("spherical centroid %d norm %v", c, n)
+		}
+	}
+	// Each true direction has a centroid within cosine 0.95.
+	for i := 0; i < nc; i++ {
+		best := -1.0
+		for c := 0; c < nc; c++ {
+			var dot float64
+			for j := 0; j < d; j++ {
+				dot += float64(centres[i*d+j]) * float64(cent[c*d+j])
+			}
+			best = max(best, dot)
+		}
+		if best < 0.95 {
+			t.Errorf("direction %d: best centroid cosine %.3f", i, best)
+		}
+	}
+	km.Spherical = false
+	plain, _ := km.Train(x, d)
+	short := 0
+	for c := 0; c < nc; c++ {
+		if norm(plain[c*d:(c+1)*d]) < 0.999 {
+			short++
+		}
+	}
+	if short == 0 {
+		t.Error("plain means all have unit norm: the data does not exercise Spherical")
+	}
+	km.Spherical, km.Threads = true, 1
+	again, _ := km.Train(x, d)
+	if !slices.Equal(again, cent) {
+		t.Error("spherical k-means not deterministic across Threads")
+	}
+}
