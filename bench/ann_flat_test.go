@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"sort"
 	"testing"
+
+	"github.com/stratasearch/strata/datasets"
 )
 
 // TestFlatSearchExact checks flatSearch against a sort-based exact
@@ -63,5 +65,26 @@ func TestFlatSearchExact(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestStrideSubset checks the quick-mode base sample: a prefix when the
+// stride is 1, else rows 0, s, 2s, … copied (not aliased).
+func TestStrideSubset(t *testing.T) {
+	m := datasets.Matrix[float32]{N: 10, D: 2, Data: make([]float32, 20)}
+	for i := range m.Data {
+		m.Data[i] = float32(i)
+	}
+	sub, desc := strideSubset(m, 3)
+	if sub.N != 3 || sub.D != 2 || sub.Row(0)[0] != 0 || sub.Row(1)[0] != 6 || sub.Row(2)[1] != 13 || desc != "3 of 10 base vectors (stride 3)" {
+		t.Fatalf("stride 3: %v %q", sub.Data, desc)
+	}
+	sub.Data[0] = -1
+	if m.Data[0] != 0 {
+		t.Fatal("strided subset aliases its source")
+	}
+	sub, desc = strideSubset(m, 6)
+	if sub.N != 6 || sub.Row(5)[0] != 10 || desc != "first 6 of 10 base vectors" {
+		t.Fatalf("stride 1: %v %q", sub.Data, desc)
 	}
 }

@@ -118,8 +118,11 @@ func (e *strataIVFEngine) build() (ANNRun, error) {
 	}
 	runtime.GC()
 	w0, c0 := time.Now(), processCPU()
+	// Spherical coarse k-means for inner product, as the FAISS peer's
+	// IndexIVF (cp.spherical is set for METRIC_INNER_PRODUCT): the same
+	// clustering on both sides (ivfpq doc.go "Coarse clustering").
 	ix, err := ivfpq.New(ivfpq.Options{Dim: e.d.base.D, Metric: metric, Nlist: e.p.Nlist, M: e.p.M, Nbits: e.p.Nbits,
-		Residual: res, Seed: 42, Threads: 1})
+		Residual: res, Seed: 42, Threads: 1, SphericalCoarse: metric == ivfpq.IP})
 	if err != nil {
 		return ANNRun{}, err
 	}
@@ -144,7 +147,7 @@ func (e *strataIVFEngine) build() (ANNRun, error) {
 	return ANNRun{Engine: e.name(), Version: "this tree (" + runtime.Version() + ")", PID: os.Getpid(),
 		BuildWallS: wall, BuildCPUS: cpu, TrainWallS: tw, TrainCPUS: tc, AddWallS: wall - tw, AddCPUS: cpu - tc,
 		BytesPerVector: ix.BytesPerVector(), BytesMethod: ivfBytesMethod, RSSBytes: int64(ms.Sys),
-		Index: fmt.Sprintf("ivfpq refine(%s, k_factor=%d, by_residual=%v)", spec, e.p.KFactor, e.p.ByResidual)}, nil
+		Index: fmt.Sprintf("ivfpq refine(%s, k_factor=%d, by_residual=%v, spherical=%v)", spec, e.p.KFactor, e.p.ByResidual, metric == ivfpq.IP)}, nil
 }
 
 // search runs the whole query set through one SearchBatch call per pass

@@ -24,7 +24,7 @@ func Report(res *Results, plots []string) string {
 		for _, s := range res.Suites {
 			switch s {
 			case annSuiteName:
-				q = append(q, fmt.Sprintf("real ANN data sets are subsampled to the first %d base vectors and %d queries (see the data set table), 6 efSearch points, 2 rounds of 0.1 s", QuickBase, QuickQueries))
+				q = append(q, fmt.Sprintf("real ANN data sets are subsampled to %d base vectors at an even stride and the first %d queries (see the data set table), 6 efSearch points, 2 rounds of 0.1 s", QuickBase, QuickQueries))
 			case kernelsSuiteName:
 				if res.Emulated {
 					q = append(q, "kernels stream 4 MiB inputs for 10 ms per point (emulated)")
@@ -234,6 +234,7 @@ func Report(res *Results, plots []string) string {
 			w("\n")
 		}
 		w("Bytes per vector: HNSW engines: Strata from hnsw.Index.MemoryBytes; peers from the growth of their process RSS over the build (includes allocator slack). IVF-PQ engines: %s.\n\n", ivfBytesMethod)
+		reportReferenceChecks(w, res)
 	}
 	if len(res.Kernels) > 0 {
 		w("## Kernels (asm): speed-up over generic and share of memory bandwidth\n\n")

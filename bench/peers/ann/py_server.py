@@ -144,8 +144,10 @@ def main():
                          # PQ code + 8-byte id per vector in the IVF lists (FAISS idx_t);
                          # IndexRefineFlat's raw copy (4·d bytes) not counted, as for Strata.
                          "bytes_per_vector": ivfindex.code_size + 8,
-                         "index_desc": "IndexRefineFlat(%s, k_factor=%d, by_residual=%s%s)" % (
-                             spec, kfactor, bool(residual), ", no polysemous training" if nbits == 8 else "")}
+                         # cp.spherical: FAISS's IndexIVF sets it for inner product.
+                         "index_desc": "IndexRefineFlat(%s, k_factor=%d, by_residual=%s, spherical=%s%s)" % (
+                             spec, kfactor, bool(residual), bool(ivfindex.cp.spherical),
+                             ", no polysemous training" if nbits == 8 else "")}
             elif engine == "faiss-flat":
                 index = faiss.IndexFlatL2(d) if metric == "l2" else faiss.IndexFlatIP(d)
                 index.add(xb)
