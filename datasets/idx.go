@@ -135,7 +135,11 @@ func DecodeIDXImages(r io.Reader, name string) (IDXImages, error) {
 	}
 	n, rows, cols := h.dims[0], h.dims[1], h.dims[2]
 	if rows == 0 || cols == 0 || int64(rows)*int64(cols) > MaxIDXItemBytes {
-		return IDXImages{}, corruptf(name, -1, 0, 8, "image size %d×%d out of range (1..%d pixels)", rows, cols, MaxIDXItemBytes)
+		off := int64(8) // the row count; the column count is at 12
+		if rows != 0 && cols == 0 {
+			off = 12
+		}
+		return IDXImages{}, corruptf(name, -1, 0, off, "image size %d×%d out of range (1..%d pixels)", rows, cols, MaxIDXItemBytes)
 	}
 	d := rows * cols
 	out := IDXImages{Rows: rows, Cols: cols}
