@@ -360,3 +360,33 @@ func TestOverlap(t *testing.T) {
 		t.Errorf("overlap %v", got)
 	}
 }
+
+// TestReferenceMarkdown: a full run's peers are compared with REFERENCE.md
+// and a figure beyond 2× is flagged; quick and subsampled runs are not
+// compared.
+func TestReferenceMarkdown(t *testing.T) {
+	r := &Result{Corpus: &CorpusInfo{}, Speed: []SpeedRow{
+		{Engine: "strata", OR: OpResult{QPSCPU: 40000}},
+		{Engine: "xapian", OR: OpResult{QPSCPU: 19000}, AND: OpResult{QPSCPU: 90000}, IndexBytes: 64 << 20},
+		{Engine: "fts5", OR: OpResult{QPSCPU: 800}, IndexBytes: 23 << 20},
+	}}
+	md := r.referenceMarkdown()
+	for _, want := range []string{"| xapian | OR QPS (native C++) | 19000.0 | 13500.0 | 1.41× | ok |",
+		"| xapian | AND QPS (native C++) | 90000.0 | 28500.0 | 3.16× | **check the harness** |",
+		"| fts5 | index MiB | 23.0 | 22.9 | 1.00× | ok |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("missing %q in\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "| strata |") {
+		t.Error("Strata compared with a peer reference")
+	}
+	r.Quick = true
+	if r.referenceMarkdown() != "" {
+		t.Error("quick run compared")
+	}
+	r.Quick, r.Corpus.Subset = false, "first 500 files"
+	if r.referenceMarkdown() != "" {
+		t.Error("subsampled corpus compared")
+	}
+}

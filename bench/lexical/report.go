@@ -62,6 +62,7 @@ func (r *Result) Markdown() string {
 			fmt.Fprintf(&b, "- %s: %s\n", s.Engine, s.Config)
 		}
 	}
+	b.WriteString(r.referenceMarkdown())
 	if len(r.Notes) > 0 {
 		fmt.Fprintf(&b, "\nNotes:\n\n")
 		for _, n := range r.Notes {
