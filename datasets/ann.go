@@ -328,7 +328,16 @@ func LoadANN(cacheDir, name string, k int) (*ANN, error) {
 	if err != nil {
 		return nil, err
 	}
-	ip, dp, _ := GroundTruthPaths(cacheDir, name, metric, k)
+	// The ground truth must be the one computed for exactly these vectors:
+	// an interrupted re-preparation can leave new queries beside old
+	// ground truth of the same shape.
+	ip, dp, mp := GroundTruthPaths(cacheDir, name, metric, k)
+	want := gtMeta{Name: name, Metric: metric.String(), K: k, N: base.N, NQ: queries.N, D: base.D,
+		BaseCRC: fingerprint(base), QueryCRC: fingerprint(queries)}
+	var have gtMeta
+	if b, err := os.ReadFile(mp); err != nil || json.Unmarshal(b, &have) != nil || have != want {
+		return nil, fmt.Errorf("datasets: %s: the cached top-%d ground truth in %s does not match the prepared vectors (run make datasets)", name, k, filepath.Dir(mp))
+	}
 	ids, err := ReadIvecs(ip)
 	if err != nil {
 		return nil, err

@@ -129,4 +129,17 @@ func TestPrepareGloVe(t *testing.T) {
 	if _, err := LoadANN(cache, GloVe6B100, 10); err != nil {
 		t.Fatal(err)
 	}
+	// An interrupted re-preparation (new hold-out written, ground truth
+	// not yet recomputed) must not pair the new queries with the old
+	// ground truth of the same shape.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	reopt := opt
+	reopt.GloVeSeed = 12345
+	if _, err := PrepareGloVe(ctx, src, "", cache, reopt, logf); err == nil {
+		t.Fatal("cancelled preparation succeeded")
+	}
+	if _, err := LoadANN(cache, GloVe6B100, 10); err == nil || !strings.Contains(err.Error(), "does not match") {
+		t.Fatalf("stale ground truth accepted: %v", err)
+	}
 }

@@ -431,7 +431,7 @@ func ConvertGloVe(src io.ReadSeeker, name string, out GloVeOutput, opt Options) 
 	var wbuf bytes.Buffer
 	wenc := json.NewEncoder(&wbuf)
 	wenc.SetEscapeHTML(false)
-	w := &gloveWalker{dec: json.NewDecoder(bufio.NewReaderSize(src, 1<<20)), name: name, mode: mode}
+	w := &gloveWalker{dec: json.NewDecoder(bufio.NewReaderSize(src, 1<<20)), name: name, mode: mode, dim: st.Dim} // the dimension found by the earlier pass: a file that changed in between fails
 	w.visit = func(word string, v []float64) error {
 		var ss float64
 		for _, x := range v {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -343,4 +344,56 @@ func FuzzConvertGloVe(f *testing.F) {
 			t.Fatalf("inconsistent output: %+v %v %v", st, err1, err2)
 		}
 	})
+}
+
+// switchReader serves a on the first read pass, b after the first Seek.
+type switchReader struct {
+	a, b  []byte
+	cur   *bytes.Reader
+	seeks int
+	after int // switch to b after this many seeks
+}
+
+func (s *switchReader) Read(p []byte) (int, error) { return s.cur.Read(p) }
+func (s *switchReader) Seek(off int64, wh int) (int64, error) {
+	s.seeks++
+	if s.seeks >= s.after {
+		s.cur = bytes.NewReader(s.b)
+	}
+	return s.cur.Seek(off, wh)
+}
+
+// TestConvertGloVeInputChanges: a file whose vectors change dimension
+// between the passes (same word count) is reported as corrupt, never a
+// panic or rows padded with stale values.
+func TestConvertGloVeInputChanges(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, tc := range []struct {
+		name    string
+		d1, d2  int
+		wrapped bool
+		after   int
+	}{
+		{"wrapped dim grows", 5, 8, true, 1},
+		{"wrapped dim shrinks", 8, 5, true, 1},
+		{"flat dim grows (after count pass)", 5, 8, false, 2},
+		{"flat dim shrinks (after count pass)", 8, 5, false, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws1 := synthWords(r, 50, tc.d1)
+			ws2 := synthWords(r, 50, tc.d2)
+			sr := &switchReader{a: synthGloVe(ws1, tc.wrapped), b: synthGloVe(ws2, tc.wrapped), after: tc.after}
+			sr.cur = bytes.NewReader(sr.a)
+			var out [4]bytes.Buffer
+			defer func() {
+				if p := recover(); p != nil {
+					t.Errorf("PANIC: %v", p)
+				}
+			}()
+			st, err := ConvertGloVe(io.ReadSeeker(sr), "x", GloVeOutput{&out[0], &out[1], &out[2], &out[3]}, Options{GloVeQueries: 5})
+			if err == nil || !errors.Is(err, ErrCorrupt) {
+				t.Errorf("error %v (want corrupt); stats %+v; base %d bytes", err, st, out[0].Len())
+			}
+		})
+	}
 }
