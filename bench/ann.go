@@ -31,9 +31,9 @@ const (
 // ANNDatasets lists the real data sets of the ann suite, in run order.
 var ANNDatasets = []string{DatasetVaswani, DatasetFashion, DatasetGloVe}
 
-// Quick-mode subsampling: QuickBase base vectors taken at an even stride
-// (strideSubset) and the first QuickQueries queries; the ground truth is
-// recomputed by brute force.
+// Quick-mode subsampling: QuickBase base vectors spread evenly over the
+// base (strideSubset) and the first QuickQueries queries; the ground truth
+// is recomputed by brute force.
 const (
 	QuickBase    = 10000
 	QuickQueries = 500
@@ -892,20 +892,19 @@ func (e *peerEngine) search(param int, minTime time.Duration) (ANNPoint, []int64
 
 func (e *peerEngine) close() { e.p.close() }
 
-// strideSubset returns n rows of m taken at an even stride (rows 0, s, 2s, …
-// with s = ⌊m.N/n⌋) and a description of the sample. A prefix would be
-// biased wherever the file is ordered: glove-6b-100's words are sorted by
-// corpus frequency, so its first 10,000 rows are the 10,000 most frequent
-// words. The stride keeps every frequency band in proportion. Requires
-// 0 < n <= m.N.
+// strideSubset returns n rows of m spread evenly over it (row ⌊i·N/n⌋ for
+// i < n, N = m.N) and a description of the sample. A prefix would be biased
+// wherever the file is ordered: glove-6b-100's words are sorted by corpus
+// frequency, so its first 10,000 rows are the 10,000 most frequent words.
+// Even spacing keeps every frequency band in proportion, the tail
+// included. n = N returns m itself. Requires 0 < n <= m.N.
 func strideSubset(m datasets.Matrix[float32], n int) (datasets.Matrix[float32], string) {
-	stride := m.N / n
-	if stride == 1 {
-		return datasets.Matrix[float32]{Data: m.Data[:n*m.D], N: n, D: m.D}, fmt.Sprintf("first %d of %d base vectors", n, m.N)
+	if n >= m.N {
+		return m, fmt.Sprintf("all %d base vectors", m.N)
 	}
 	out := datasets.Matrix[float32]{Data: make([]float32, n*m.D), N: n, D: m.D}
 	for i := 0; i < n; i++ {
-		copy(out.Row(i), m.Row(i*stride))
+		copy(out.Row(i), m.Row(int(int64(i)*int64(m.N)/int64(n))))
 	}
-	return out, fmt.Sprintf("%d of %d base vectors (stride %d)", n, m.N, stride)
+	return out, fmt.Sprintf("%d of %d base vectors, evenly spaced (row ⌊i·%d/%d⌋)", n, m.N, m.N, n)
 }

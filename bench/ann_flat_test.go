@@ -2,7 +2,9 @@ package bench
 
 import (
 	"math/rand/v2"
+	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/stratasearch/strata/datasets"
@@ -68,23 +70,34 @@ func TestFlatSearchExact(t *testing.T) {
 	}
 }
 
-// TestStrideSubset checks the quick-mode base sample: a prefix when the
-// stride is 1, else rows 0, s, 2s, … copied (not aliased).
+// TestStrideSubset checks the quick-mode base sample: rows ⌊i·N/n⌋,
+// copied (not aliased), reaching the tail even when N < 2n.
 func TestStrideSubset(t *testing.T) {
 	m := datasets.Matrix[float32]{N: 10, D: 2, Data: make([]float32, 20)}
 	for i := range m.Data {
 		m.Data[i] = float32(i)
 	}
-	sub, desc := strideSubset(m, 3)
-	if sub.N != 3 || sub.D != 2 || sub.Row(0)[0] != 0 || sub.Row(1)[0] != 6 || sub.Row(2)[1] != 13 || desc != "3 of 10 base vectors (stride 3)" {
-		t.Fatalf("stride 3: %v %q", sub.Data, desc)
+	rowsOf := func(sub datasets.Matrix[float32]) []int {
+		var r []int
+		for i := 0; i < sub.N; i++ {
+			r = append(r, int(sub.Row(i)[0])/2)
+		}
+		return r
 	}
-	sub.Data[0] = -1
-	if m.Data[0] != 0 {
-		t.Fatal("strided subset aliases its source")
+	for _, tc := range []struct {
+		n    int
+		rows []int
+	}{{3, []int{0, 3, 6}}, {6, []int{0, 1, 3, 5, 6, 8}}, {9, []int{0, 1, 2, 3, 4, 5, 6, 7, 8}}, {1, []int{0}}} {
+		sub, desc := strideSubset(m, tc.n)
+		if got := rowsOf(sub); sub.N != tc.n || sub.D != 2 || !slices.Equal(got, tc.rows) || !strings.Contains(desc, "evenly spaced") {
+			t.Errorf("n=%d: rows %v want %v (%q)", tc.n, got, tc.rows, desc)
+		}
+		sub.Data[0] = -1
+		if m.Data[0] != 0 {
+			t.Fatalf("n=%d: subset aliases its source", tc.n)
+		}
 	}
-	sub, desc = strideSubset(m, 6)
-	if sub.N != 6 || sub.Row(5)[0] != 10 || desc != "first 6 of 10 base vectors" {
-		t.Fatalf("stride 1: %v %q", sub.Data, desc)
+	if sub, desc := strideSubset(m, 10); sub.N != 10 || desc != "all 10 base vectors" {
+		t.Errorf("n=N: %d rows, %q", sub.N, desc)
 	}
 }

@@ -24,7 +24,7 @@ func Report(res *Results, plots []string) string {
 		for _, s := range res.Suites {
 			switch s {
 			case annSuiteName:
-				q = append(q, fmt.Sprintf("real ANN data sets are subsampled to %d base vectors at an even stride and the first %d queries (see the data set table), 6 efSearch points, 2 rounds of 0.1 s", QuickBase, QuickQueries))
+				q = append(q, fmt.Sprintf("real ANN data sets are subsampled to %d base vectors spread evenly over the base and the first %d queries (see the data set table), 6 efSearch points, 2 rounds of 0.1 s", QuickBase, QuickQueries))
 			case kernelsSuiteName:
 				if res.Emulated {
 					q = append(q, "kernels stream 4 MiB inputs for 10 ms per point (emulated)")
