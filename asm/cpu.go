@@ -33,7 +33,8 @@ func (l Level) String() string {
 	return fmt.Sprintf("Level(%d)", int(l))
 }
 
-// kernels is the dispatch table. Every field is non-nil after setLevel.
+// kernels is the dispatch table. Every field is non-nil after setLevel,
+// except the optional dotGatherChk / l2SqGatherChk.
 // Shapes are documented on the exported wrappers in the per-kernel files.
 type kernels struct {
 	l2Sq       func(a, b []float32) float32
@@ -51,10 +52,15 @@ type kernels struct {
 	sumFloat32 func(x []float32) float32
 	dotGather  func(q, x []float32, ids []uint32, out []float32)
 	l2SqGather func(q, x []float32, ids []uint32, out []float32)
-	nearestL2T func(x []float32, d, ldx int, cT, cnorm []float32, assign []int32, val []float32)
-	dotT       func(x, cT, base []float32, alpha float32, out []float32)
-	addF32     func(dst, a, b []float32)
-	argminAff  func(x []float32, base []float32, alpha float32, idx []int32, val []float32)
+	// dotGatherChk / l2SqGatherChk, when non-nil (AVX-512 only), are
+	// gather kernels that bound-check the ids themselves (no separate
+	// pass, see DotGather); they are nil at the other levels.
+	dotGatherChk  func(q, x []float32, ids []uint32, out []float32) int
+	l2SqGatherChk func(q, x []float32, ids []uint32, out []float32) int
+	nearestL2T    func(x []float32, d, ldx int, cT, cnorm []float32, assign []int32, val []float32)
+	dotT          func(x, cT, base []float32, alpha float32, out []float32)
+	addF32        func(dst, a, b []float32)
+	argminAff     func(x []float32, base []float32, alpha float32, idx []int32, val []float32)
 }
 
 var (

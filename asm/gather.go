@@ -11,12 +11,21 @@ import "fmt"
 // at a time (each q chunk loaded once, one combined reduction) and
 // prefetches the next four rows while it scores them (hnswlib's
 // _mm_prefetch, Malkov & Yashunin 2018 reference code). len(out) ≥ len(ids). It panics if an id is ≥ n or
-// out is short, like an out-of-range slice index.
+// out is short, like an out-of-range slice index; no memory outside x is
+// read either way. The AVX-512 kernel checks each id as it reaches it (no
+// separate pass over ids), so when it panics for a bad id, out may
+// already hold the distances of some rows before it.
 func DotGather(q, x []float32, ids []uint32, out []float32) {
 	if len(ids) == 0 {
 		return
 	}
 	out = out[:len(ids)]
+	if f := k.dotGatherChk; f != nil && gatherChkOK(len(q), len(x)) {
+		if f(q, x, ids, out) != 0 {
+			checkGather(len(q), len(x), ids) // panics with the bad id
+		}
+		return
+	}
 	checkGather(len(q), len(x), ids)
 	k.dotGather(q, x, ids, out)
 }
@@ -28,9 +37,24 @@ func L2SqGather(q, x []float32, ids []uint32, out []float32) {
 		return
 	}
 	out = out[:len(ids)]
+	if f := k.l2SqGatherChk; f != nil && gatherChkOK(len(q), len(x)) {
+		if f(q, x, ids, out) != 0 {
+			checkGather(len(q), len(x), ids) // panics with the bad id
+		}
+		return
+	}
 	checkGather(len(q), len(x), ids)
 	k.l2SqGather(q, x, ids, out)
 }
+
+// gatherChkMaxD bounds d for the self-checking kernels: a row's byte
+// offset id·4d must fit in 62 bits.
+const gatherChkMaxD = 1 << 28
+
+// gatherChkOK reports whether the self-checking gather kernels may run
+// for d = len(q), nx = len(x): at least one full row and d below
+// gatherChkMaxD (the rest go through checkGather).
+func gatherChkOK(d, nx int) bool { return d >= 1 && d <= nx && d < gatherChkMaxD }
 
 // checkGather panics unless every row ids[i] lies inside x.
 func checkGather(d, nx int, ids []uint32) {

@@ -16,9 +16,18 @@
 // Tails: a k-masked zeroing load (K1 = first d mod 16 lanes), which
 // never faults on the masked-out lanes.
 //
+// Bounds: each id is checked as it is first loaded (by the prefetch of
+// the next group, or by GATHER_ROWPTR): its row's byte offset id·4d must
+// be ≤ R15 = 4·len(x) − 4d, else the kernel stops and returns 1 (0 when
+// every row was in range), before reading anything at that row, so no
+// memory outside x is read or prefetched; rows before it may already be
+// scored into out. The caller guarantees 1 ≤ d ≤ len(x) and d < 2^28, so
+// id·4d < 2^62 cannot overflow.
+//
 // Registers: SI q, BX x, R8 ids cursor, R9 rows left, DI out cursor,
-// R10 row bytes, R11 full chunks per row, K1 tail mask; R12, R13, R14, DX
-// rows of the group; AX byte offset in the row; CX chunk counter.
+// R10 row bytes, R11 full chunks per row, R15 last row offset, K1 tail
+// mask; R12, R13, R14, DX rows of the group; AX byte offset in the row;
+// CX chunk counter.
 
 #define REDUCE_Z(z, y, x, yT, xT) \
 	VEXTRACTF64X4 $1, z, yT; \
@@ -53,17 +62,23 @@
 	VHADDPS       X2, X0, X0; \
 	VMOVUPS       X0, (DI)
 
-// GATHER_ROWPTR loads into r the address of row ids[off/4] of x.
-#define GATHER_ROWPTR(off, r) \
+// GATHER_ROWPTR loads into r the address of row ids[off/4] of x, or
+// jumps to bad if that row is not wholly inside x (byte offset > R15).
+#define GATHER_ROWPTR(off, r, bad) \
 	MOVL  off(R8), AX; \
 	IMULQ R10, AX; \
+	CMPQ  AX, R15; \
+	JA    bad; \
 	LEAQ  (BX)(AX*1), r
 
-// func dotGatherAVX512(q, x []float32, ids []uint32, out []float32)
-TEXT ·dotGatherAVX512(SB), NOSPLIT, $0-96
+// func dotGatherAVX512(q, x []float32, ids []uint32, out []float32) int
+TEXT ·dotGatherAVX512(SB), NOSPLIT, $0-104
 	MOVQ  q_base+0(FP), SI
 	MOVQ  q_len+8(FP), DX
 	MOVQ  x_base+24(FP), BX
+	MOVQ  x_len+32(FP), R15
+	SUBQ  DX, R15
+	SHLQ  $2, R15
 	MOVQ  ids_base+48(FP), R8
 	MOVQ  ids_len+56(FP), R9
 	MOVQ  out_base+72(FP), DI
@@ -95,6 +110,8 @@ dotg_pfgo:
 dotg_pfrow:
 	MOVL       (R12), AX
 	IMULQ      R10, AX
+	CMPQ       AX, R15
+	JA         dotg_bad
 	ADDQ       BX, AX
 	MOVQ       R10, CX
 	PREFETCHT0 -4(AX)(CX*1)
@@ -109,10 +126,10 @@ dotg_pfline:
 	JNZ        dotg_pfrow
 
 dotg_cur:
-	GATHER_ROWPTR(0, R12)
-	GATHER_ROWPTR(4, R13)
-	GATHER_ROWPTR(8, R14)
-	GATHER_ROWPTR(12, DX)
+	GATHER_ROWPTR(0, R12, dotg_bad)
+	GATHER_ROWPTR(4, R13, dotg_bad)
+	GATHER_ROWPTR(8, R14, dotg_bad)
+	GATHER_ROWPTR(12, DX, dotg_bad)
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
@@ -178,7 +195,7 @@ dotg_red4:
 dotg_rows1:
 	TESTQ  R9, R9
 	JZ     dotg_done
-	GATHER_ROWPTR(0, R12)
+	GATHER_ROWPTR(0, R12, dotg_bad)
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	XORQ   AX, AX
@@ -211,13 +228,22 @@ dotg_red1:
 
 dotg_done:
 	VZEROUPPER
+	MOVQ $0, ret+96(FP)
 	RET
 
-// func l2SqGatherAVX512(q, x []float32, ids []uint32, out []float32)
-TEXT ·l2SqGatherAVX512(SB), NOSPLIT, $0-96
+dotg_bad:
+	VZEROUPPER
+	MOVQ $1, ret+96(FP)
+	RET
+
+// func l2SqGatherAVX512(q, x []float32, ids []uint32, out []float32) int
+TEXT ·l2SqGatherAVX512(SB), NOSPLIT, $0-104
 	MOVQ  q_base+0(FP), SI
 	MOVQ  q_len+8(FP), DX
 	MOVQ  x_base+24(FP), BX
+	MOVQ  x_len+32(FP), R15
+	SUBQ  DX, R15
+	SHLQ  $2, R15
 	MOVQ  ids_base+48(FP), R8
 	MOVQ  ids_len+56(FP), R9
 	MOVQ  out_base+72(FP), DI
@@ -249,6 +275,8 @@ l2g_pfgo:
 l2g_pfrow:
 	MOVL       (R12), AX
 	IMULQ      R10, AX
+	CMPQ       AX, R15
+	JA         l2g_bad
 	ADDQ       BX, AX
 	MOVQ       R10, CX
 	PREFETCHT0 -4(AX)(CX*1)
@@ -263,10 +291,10 @@ l2g_pfline:
 	JNZ        l2g_pfrow
 
 l2g_cur:
-	GATHER_ROWPTR(0, R12)
-	GATHER_ROWPTR(4, R13)
-	GATHER_ROWPTR(8, R14)
-	GATHER_ROWPTR(12, DX)
+	GATHER_ROWPTR(0, R12, l2g_bad)
+	GATHER_ROWPTR(4, R13, l2g_bad)
+	GATHER_ROWPTR(8, R14, l2g_bad)
+	GATHER_ROWPTR(12, DX, l2g_bad)
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
@@ -348,7 +376,7 @@ l2g_red4:
 l2g_rows1:
 	TESTQ  R9, R9
 	JZ     l2g_done
-	GATHER_ROWPTR(0, R12)
+	GATHER_ROWPTR(0, R12, l2g_bad)
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	XORQ   AX, AX
@@ -383,4 +411,10 @@ l2g_red1:
 
 l2g_done:
 	VZEROUPPER
+	MOVQ $0, ret+96(FP)
+	RET
+
+l2g_bad:
+	VZEROUPPER
+	MOVQ $1, ret+96(FP)
 	RET
