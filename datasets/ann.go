@@ -300,8 +300,11 @@ func PrepareGloVe(ctx context.Context, jsonPath, wantSHA256, cacheDir string, op
 
 // LoadANN loads a data set prepared by PrepareFashionMNIST or PrepareGloVe
 // (name is FashionMNIST or GloVe6B100) from cacheDir, including its cached
-// top-k ground truth. It does not compute anything: it fails if
-// `make datasets` has not been run.
+// top-k ground truth. It does not compute anything: it fails, with an
+// error that says to run `make datasets`, if the set has not been prepared,
+// was prepared by another converter version, or its cached ground truth
+// does not match the vectors (shapes and CRC-32C fingerprints of base and
+// queries); read errors name the file.
 func LoadANN(cacheDir, name string, k int) (*ANN, error) {
 	var metric Metric
 	switch name {
