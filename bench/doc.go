@@ -61,7 +61,7 @@
 //   - hybrid (bench/hybrid): the fusion quality study, OUT/hybrid.
 //
 //   - ingest (ingest.go): end-to-end `searchd index` throughput through
-//     internal/ingest (files/s, MB/s, chunks/s, with the collection options
+//     ingest (files/s, MB/s, chunks/s, with the collection options
 //     searchd creates) on $(go env GOROOT)/src (quick: its net, go,
 //     runtime and crypto subtrees), and α_storage = tier bytes / raw bytes for the hot tier (collection
 //     directory before any flush), the warm tier (segment bytes after
@@ -70,7 +70,7 @@
 //   - staleness (staleness.go): E_stale under concurrent edits, through
 //     the engine API (writers Upsert while readers Search; a hit older than
 //     the newest version acknowledged before the query began is stale;
-//     overlapping reads counted) and through internal/ingest.Watch
+//     overlapping reads counted) and through ingest.Watch
 //     (`searchd index --watch`: edit a file, search its replaced text at
 //     once with Query.Verify; the unverified count and the freshness lag
 //     are reported too). E_stale > 0 fails the suite.

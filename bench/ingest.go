@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/stratasearch/strata/engine"
-	"github.com/stratasearch/strata/internal/ingest"
+	"github.com/stratasearch/strata/ingest"
 )
 
 // The ingest suite: end-to-end `searchd index` throughput on the Go
-// source tree, in process through internal/ingest (the code path of
+// source tree, in process through ingest (the code path of
 // cmd/searchd's index subcommand, with the collection options it creates),
 // and the storage amplification α_storage = index bytes / raw text bytes
 // per tier.

@@ -293,7 +293,7 @@ func reportIngest(w func(string, ...any), res *Results) {
 		return
 	}
 	w("## Ingest: `searchd index` end to end (machine-specific)\n\n")
-	w("internal/ingest.Index into a collection created as `searchd index` creates it (code analyzer, lexical-only, WAL sync always) but with automatic flushing off, one pass, GOMAXPROCS %d; then one timed Flush (hot → warm) and one Archive (warm → cold). α_storage = tier bytes / raw text bytes read.\n\n", res.Ingest[0].GOMAXPRO)
+	w("ingest.Index into a collection created as `searchd index` creates it (code analyzer, lexical-only, WAL sync always) but with automatic flushing off, one pass, GOMAXPROCS %d; then one timed Flush (hot → warm) and one Archive (warm → cold). α_storage = tier bytes / raw text bytes read.\n\n", res.Ingest[0].GOMAXPRO)
 	w("| tree | files | chunks | raw MB | wall s | cpu s | files/s | MB/s | chunks/s | flush s | hot bytes (α) | warm bytes (α) | cold bytes (α) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, r := range res.Ingest {
 		tier := map[string]TierSize{}

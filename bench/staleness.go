@@ -14,7 +14,7 @@ import (
 
 	"github.com/stratasearch/strata/engine"
 	"github.com/stratasearch/strata/engine/contract"
-	"github.com/stratasearch/strata/internal/ingest"
+	"github.com/stratasearch/strata/ingest"
 )
 
 // The staleness suite measures E_stale, the number of search hits that
@@ -29,7 +29,7 @@ import (
 //     returned (acknowledged); a hit is stale if its version is older. A
 //     read overlaps a write if some Upsert was in flight at any moment of
 //     the query.
-//   - watch: a temp tree is kept indexed by internal/ingest.Watch (the code
+//   - watch: a temp tree is kept indexed by ingest.Watch (the code
 //     of `searchd index --watch`); one file is rewritten with a new marker
 //     word and the old marker is searched at once. With contract.Query.Verify
 //     (the engine re-hashes each hit's source span) a hit for the old
@@ -299,7 +299,7 @@ func StalenessWatch(ctx context.Context, dir string, p StalenessParams) (*Stalen
 		time.Sleep(20 * time.Millisecond)
 	}
 	run := &StalenessRun{Mode: "watch", Docs: len(files) + 1, Writers: 1, Readers: 1,
-		Note: "internal/ingest.Watch (searchd index --watch), debounce 10 ms: rewrite one file, search its replaced marker at once; E_stale counts verified (Query.Verify) hits for the replaced text, unverified_stale the same search without Verify (before the tombstone lands: Watch's documented window)"}
+		Note: "ingest.Watch (searchd index --watch), debounce 10 ms: rewrite one file, search its replaced marker at once; E_stale counts verified (Query.Verify) hits for the replaced text, unverified_stale the same search without Verify (before the tombstone lands: Watch's documented window)"}
 	var searchErr error
 	found := func(word string, verify bool) int64 {
 		res, err := col.Search(ctx, contract.Query{Text: word, TopK: 5, Verify: verify, Mode: contract.Lexical})

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/stratasearch/strata/internal/vfs"
+	"github.com/stratasearch/strata/vfs"
 )
 
 // Errors returned by DB and Collection methods. Validation problems are

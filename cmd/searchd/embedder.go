@@ -13,7 +13,7 @@ import (
 	"github.com/stratasearch/strata/engine"
 	"github.com/stratasearch/strata/engine/contract"
 	"github.com/stratasearch/strata/engine/embed"
-	"github.com/stratasearch/strata/internal/ingest"
+	"github.com/stratasearch/strata/ingest"
 )
 
 // defaultEmbedderModel is the model of the bundled embed server

@@ -20,7 +20,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/stratasearch/strata/engine"
-	"github.com/stratasearch/strata/internal/ingest"
+	"github.com/stratasearch/strata/ingest"
 )
 
 // defaultData is every subcommand's default --data directory.

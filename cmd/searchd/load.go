@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/stratasearch/strata/engine/contract"
-	"github.com/stratasearch/strata/internal/server"
+	"github.com/stratasearch/strata/server"
 )
 
 // runLoadtest is `searchd loadtest`: a bounded loopback load against the

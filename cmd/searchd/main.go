@@ -17,7 +17,7 @@
 // chunks get vectors and search --mode dense|hybrid embeds the query. The
 // store is opened by one process at a time (an exclusive lock): while
 // `serve` (or `index --watch`) runs, other processes use the HTTP API
-// (internal/server documents the resources; GET /v1/openapi.json serves
+// (server documents the resources; GET /v1/openapi.json serves
 // the spec). demo runs code search over the Go standard library with the
 // bare BM25 index and its code-aware analyzer, then loads the judged
 // Cranfield and Vaswani collections into the engine and runs lexical,

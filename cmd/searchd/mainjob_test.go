@@ -33,7 +33,7 @@ import (
 	"github.com/stratasearch/strata/engine"
 	"github.com/stratasearch/strata/engine/contract"
 	"github.com/stratasearch/strata/engine/embed"
-	"github.com/stratasearch/strata/internal/ingest"
+	"github.com/stratasearch/strata/ingest"
 )
 
 var mainJobPackages = []string{"strings", "bytes", "strconv", "sort", "unicode/utf8"}

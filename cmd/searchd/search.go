@@ -16,7 +16,7 @@ import (
 
 	"github.com/stratasearch/strata/engine"
 	"github.com/stratasearch/strata/engine/contract"
-	"github.com/stratasearch/strata/internal/ingest"
+	"github.com/stratasearch/strata/ingest"
 )
 
 func runSearch(args []string) error {

@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"github.com/stratasearch/strata/engine/embed"
-	"github.com/stratasearch/strata/internal/server"
+	"github.com/stratasearch/strata/server"
 )
 
-// runServe is `searchd serve`: the HTTP/JSON API (package internal/server)
+// runServe is `searchd serve`: the HTTP/JSON API (package server)
 // over the embedded store in --data, until SIGINT or SIGTERM, then a
 // graceful shutdown (in-flight requests finish, jobs are cancelled, every
 // WAL is synced by closing the store).

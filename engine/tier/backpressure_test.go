@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stratasearch/strata/internal/vfs"
+	"github.com/stratasearch/strata/vfs"
 )
 
 // TestBackpressureBoundsSegments: with flushes after every write and

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/stratasearch/strata/engine/tier/wal"
-	"github.com/stratasearch/strata/internal/vfs"
+	"github.com/stratasearch/strata/vfs"
 )
 
 // BenchmarkApply measures store write throughput (one document of 1 KiB

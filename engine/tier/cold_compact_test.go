@@ -13,8 +13,8 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/stratasearch/strata/internal/vfs"
-	"github.com/stratasearch/strata/internal/vfs/errorfs"
+	"github.com/stratasearch/strata/vfs"
+	"github.com/stratasearch/strata/vfs/errorfs"
 )
 
 // coldFileRows decodes every row of a cold archive file with a plain

@@ -16,8 +16,8 @@ import (
 	"testing"
 
 	"github.com/stratasearch/strata/asm"
-	"github.com/stratasearch/strata/internal/vfs"
-	"github.com/stratasearch/strata/internal/vfs/errorfs"
+	"github.com/stratasearch/strata/vfs"
+	"github.com/stratasearch/strata/vfs/errorfs"
 )
 
 // coldDocs returns n documents doc-0000.. with seeded vectors (every 9th

@@ -8,8 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/stratasearch/strata/internal/vfs"
-	"github.com/stratasearch/strata/internal/vfs/errorfs"
+	"github.com/stratasearch/strata/vfs"
+	"github.com/stratasearch/strata/vfs/errorfs"
 )
 
 // crashRound opens the store on fs (a CrashableMem), writes batches

@@ -6,8 +6,8 @@
 //
 //   - Store: WAL (package wal) + epochs + the hot MemTable + the manifest +
 //     immutable warm segments. Every file operation goes through
-//     internal/vfs, so the crash tests run on vfs.NewCrashableMem and the
-//     fault tests on internal/vfs/errorfs.
+//     vfs, so the crash tests run on vfs.NewCrashableMem and the
+//     fault tests on vfs/errorfs.
 //
 //   - Epochs: one write Batch = one WAL record = one epoch (the WAL sequence
 //     number is the epoch). Batches are applied strictly in epoch order

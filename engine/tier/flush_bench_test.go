@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/stratasearch/strata/engine/tier/wal"
-	"github.com/stratasearch/strata/internal/vfs"
+	"github.com/stratasearch/strata/vfs"
 )
 
 // BenchmarkWriteLatencyDuringFlush: one writer applies single-document

@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"sort"
 
-	"github.com/stratasearch/strata/internal/vfs"
+	"github.com/stratasearch/strata/vfs"
 )
 
 const testDim = 8

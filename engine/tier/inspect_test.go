@@ -17,7 +17,7 @@ import (
 	"github.com/stratasearch/strata/engine/text"
 	"github.com/stratasearch/strata/engine/tier/wal"
 	"github.com/stratasearch/strata/internal/inspect"
-	"github.com/stratasearch/strata/internal/vfs"
+	"github.com/stratasearch/strata/vfs"
 )
 
 // bm25Lex builds real engine/bm25 sections (whitespace tokens).

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stratasearch/strata/internal/vfs"
+	"github.com/stratasearch/strata/vfs"
 )
 
 const (

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/stratasearch/strata/internal/vfs"
+	"github.com/stratasearch/strata/vfs"
 )
 
 // fakeLexSegs is a LexicalSegmentBuilder whose section is the rows' ids

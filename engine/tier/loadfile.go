@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/stratasearch/strata/internal/mmap"
-	"github.com/stratasearch/strata/internal/vfs"
+	"github.com/stratasearch/strata/vfs"
 )
 
 // loadFile returns path's bytes: a read-only mapping (internal/mmap) under

@@ -15,7 +15,7 @@ import (
 	"sync"
 
 	"github.com/stratasearch/strata/engine/tier/wal"
-	"github.com/stratasearch/strata/internal/vfs"
+	"github.com/stratasearch/strata/vfs"
 )
 
 // SegmentMeta describes one warm segment file recorded in the manifest.

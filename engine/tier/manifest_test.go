@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/stratasearch/strata/engine/tier/wal"
-	"github.com/stratasearch/strata/internal/vfs"
-	"github.com/stratasearch/strata/internal/vfs/errorfs"
+	"github.com/stratasearch/strata/vfs"
+	"github.com/stratasearch/strata/vfs/errorfs"
 )
 
 func mopts(n int) ManifestOptions { return ManifestOptions{CheckpointEdits: n, Logger: quietLog} }

@@ -26,7 +26,7 @@ import (
 	"github.com/stratasearch/strata/engine/ivfpq"
 	"github.com/stratasearch/strata/engine/tier/wal"
 	"github.com/stratasearch/strata/internal/inspect"
-	"github.com/stratasearch/strata/internal/vfs"
+	"github.com/stratasearch/strata/vfs"
 )
 
 // loadVaswaniUSE returns the Vaswani USE-512 document and query vectors,

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/stratasearch/strata/engine/tier/wal"
-	"github.com/stratasearch/strata/internal/vfs"
+	"github.com/stratasearch/strata/vfs"
 )
 
 // ErrCorrupt is wal.ErrCorrupt: every corruption error of the tier (WAL,

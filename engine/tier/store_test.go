@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/stratasearch/strata/engine/tier/wal"
-	"github.com/stratasearch/strata/internal/vfs"
+	"github.com/stratasearch/strata/vfs"
 )
 
 func mustOpen(t *testing.T, o Options) *Store {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stratasearch/strata/internal/vfs"
+	"github.com/stratasearch/strata/vfs"
 )
 
 // BenchmarkAppend measures appends/s and acknowledgement latency on the

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/stratasearch/strata/internal/inspect"
-	"github.com/stratasearch/strata/internal/vfs"
+	"github.com/stratasearch/strata/vfs"
 )
 
 func walField(t *testing.T, in *inspect.Info, name string) any {

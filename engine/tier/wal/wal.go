@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/stratasearch/strata/internal/vfs"
+	"github.com/stratasearch/strata/vfs"
 )
 
 // SyncPolicy says when an appended record is acknowledged.

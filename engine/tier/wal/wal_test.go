@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stratasearch/strata/internal/vfs"
-	"github.com/stratasearch/strata/internal/vfs/errorfs"
+	"github.com/stratasearch/strata/vfs"
+	"github.com/stratasearch/strata/vfs/errorfs"
 )
 
 func payloadFor(seq uint64) []byte {

@@ -12,8 +12,8 @@ import (
 
 	"github.com/stratasearch/strata/engine"
 	"github.com/stratasearch/strata/engine/contract"
-	"github.com/stratasearch/strata/internal/ingest"
-	"github.com/stratasearch/strata/internal/vfs"
+	"github.com/stratasearch/strata/ingest"
+	"github.com/stratasearch/strata/vfs"
 )
 
 // registerBuiltinJobs registers flush, compact, index, archive and promote.

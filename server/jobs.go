@@ -30,7 +30,7 @@ import (
 // A job kind is a JobMaker: it validates the request and returns the
 // JobFunc to run. Built in: "flush", "compact" (CollectionJob over
 // engine.Collection.Flush / Compact) and "index" (a directory under
-// Options.IndexRoots into a collection, via internal/ingest). Registering a
+// Options.IndexRoots into a collection, via ingest). Registering a
 // further kind is one statement (CollectionJob, or CollectionJobParams
 // for kinds with params), e.g.
 //

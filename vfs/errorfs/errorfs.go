@@ -13,7 +13,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/stratasearch/strata/internal/vfs"
+	"github.com/stratasearch/strata/vfs"
 )
 
 // ErrInjected is the error an Injector returns by default. Wrapped errors

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/stratasearch/strata/internal/vfs"
+	"github.com/stratasearch/strata/vfs"
 )
 
 func TestOnIndexFailsOnlyNth(t *testing.T) {

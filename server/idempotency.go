@@ -16,7 +16,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/stratasearch/strata/internal/vfs"
+	"github.com/stratasearch/strata/vfs"
 )
 
 // Idempotency keys.

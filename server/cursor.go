@@ -13,7 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/stratasearch/strata/internal/vfs"
+	"github.com/stratasearch/strata/vfs"
 )
 
 // Listing cursors.
