@@ -10,23 +10,23 @@ all: build
 build:
 	$(GO) build $(PKGS)
 
-## test: the suite CI runs (.ci/run): full default build + -race, noasm, qemu AVX2 and qemu arm64 variants with -short.
+## test: the suite CI runs (.ci/run): full default build + -race and noasm with -short, and asm/ under qemu (AVX2 dispatch on AVX-512 hosts, arm64 NEON).
 test:
 	./scripts/test.sh
 
 ## test-short: a quick local loop: default build, -short.
 test-short:
-	$(GO) test -short $(PKGS)
+	$(GO) test -short -timeout 10m $(PKGS)
 
 ## test-arm64: arm64 (NEON) under qemu-user.
 test-arm64:
 	./scripts/ensure-apt.sh qemu-user-static
-	GOARCH=arm64 $(GO) test -count=1 -short -exec qemu-aarch64-static ./asm/... ./engine/...
+	STRATA_EMULATED=1 GOARCH=arm64 $(GO) test -count=1 -short -timeout 20m -exec qemu-aarch64-static ./asm/... ./engine/...
 
 ## test-avx2: the AVX2 path on an AVX-512 host, under qemu -cpu max.
 test-avx2:
 	./scripts/ensure-apt.sh qemu-user-static
-	$(GO) test -count=1 -short -exec 'qemu-x86_64-static -cpu max' ./asm/...
+	STRATA_EMULATED=1 $(GO) test -count=1 -short -timeout 6m -exec 'qemu-x86_64-static -cpu max' ./asm/...
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"github.com/stratasearch/strata/internal/testenv"
 	"math"
 	"os"
 	"path/filepath"
@@ -43,6 +44,7 @@ func TestCranfieldQuality(t *testing.T) {
 	if testing.Short() {
 		t.Skip("non-short only")
 	}
+	testenv.SkipIfEmulated(t, "reads a real dataset")
 	dir, err := datasets.Dir()
 	if err != nil {
 		if os.Getenv("CI") == "true" {

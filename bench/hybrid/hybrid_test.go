@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/stratasearch/strata/internal/testenv"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -207,6 +208,7 @@ func TestRealCollections(t *testing.T) {
 	if testing.Short() {
 		t.Skip("full collections: non-short only")
 	}
+	testenv.SkipIfEmulated(t, "reads a real dataset")
 	dir, err := datasets.Dir()
 	if err != nil {
 		if os.Getenv("CI") == "true" {

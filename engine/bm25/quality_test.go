@@ -2,6 +2,7 @@ package bm25
 
 import (
 	"fmt"
+	"github.com/stratasearch/strata/internal/testenv"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 // datasets are absent unless CI=true.
 func loadCollection(t testing.TB, name string) *datasets.Collection {
 	t.Helper()
+	testenv.SkipIfEmulated(t, "reads a real dataset")
 	d, err := datasets.Dir()
 	if err != nil {
 		if os.Getenv("CI") == "true" {

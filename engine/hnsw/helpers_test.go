@@ -1,6 +1,7 @@
 package hnsw
 
 import (
+	"github.com/stratasearch/strata/internal/testenv"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -149,6 +150,7 @@ func loadUSE(t testing.TB, name string) *useSet {
 	if v, ok := useCache.Load(name); ok {
 		return v.(*useSet)
 	}
+	testenv.SkipIfEmulated(t, "reads a real dataset")
 	dir, err := datasets.Dir()
 	if err != nil {
 		if os.Getenv("CI") == "true" {

@@ -1,6 +1,7 @@
 package ivfpq
 
 import (
+	"github.com/stratasearch/strata/internal/testenv"
 	"os"
 	"path/filepath"
 	"testing"
@@ -15,6 +16,7 @@ import (
 // the test when the dataset directory is absent (failing under CI=true).
 func loadVaswani(t testing.TB) (base, queries datasets.Matrix[float32]) {
 	t.Helper()
+	testenv.SkipIfEmulated(t, "reads a real dataset")
 	dir, err := datasets.Dir()
 	if err != nil {
 		if os.Getenv("CI") == "true" {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/stratasearch/strata/internal/testenv"
 	"hash/crc32"
 	"math"
 	"math/rand/v2"
@@ -34,6 +35,7 @@ import (
 // CI=true).
 func loadVaswaniUSE(t testing.TB) (base, queries datasets.Matrix[float32]) {
 	t.Helper()
+	testenv.SkipIfEmulated(t, "reads a real dataset")
 	dir, err := datasets.Dir()
 	if err != nil {
 		if os.Getenv("CI") == "true" {
@@ -1277,6 +1279,7 @@ func TestIVFFullKDefaults(t *testing.T) {
 // heap the first search retains stays under 4× the section size that
 // TierStats.VectorIndexBytes reports.
 func TestIVFL2PrecomputedTableMemory(t *testing.T) {
+	testenv.SkipIfEmulated(t, "trains IVF-PQ on 5,000 vectors")
 	const n, d = 5000, 64
 	rng := rand.New(rand.NewPCG(1, 2))
 	rows := make([]segRow, n)
