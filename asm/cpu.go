@@ -2,6 +2,7 @@ package asm
 
 import (
 	"fmt"
+	"os"
 	"sync"
 )
 
@@ -71,8 +72,25 @@ var (
 )
 
 func init() {
-	detected = detectLevels()
+	detected = capLevels(detectLevels(), os.Getenv("STRATA_ASM_MAX_LEVEL"))
 	setLevel(detected[len(detected)-1])
+}
+
+// capLevels drops the levels above max (a Level name: "generic", "avx2",
+// "avx512", "neon"), as STRATA_ASM_MAX_LEVEL asks; "" or an unknown name
+// keeps every detected level. It lets an AVX-512 host run exactly as an
+// AVX2-only host dispatches (FAISS's FAISS_OPT_LEVEL and NumPy's
+// NPY_DISABLE_CPU_FEATURES serve the same purpose).
+func capLevels(ls []Level, max string) []Level {
+	if max == "" {
+		return ls
+	}
+	for i, l := range ls {
+		if l.String() == max {
+			return ls[:i+1]
+		}
+	}
+	return ls
 }
 
 func setLevel(l Level) {

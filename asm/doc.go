@@ -34,10 +34,13 @@
 //
 // The dispatch level is chosen once at init from github.com/klauspost/cpuid/v2
 // and can be forced by tests and benchmarks with SetLevel, so every level the
-// CPU supports runs in one test process. The build constraint for assembly is
+// CPU supports runs in one test process. The environment variable
+// STRATA_ASM_MAX_LEVEL (generic, avx2, avx512 or neon) caps the detected
+// levels for the whole process, so an AVX-512 host dispatches exactly as an
+// AVX2-only host does. The build constraint for assembly is
 // (amd64 || arm64) && gc && !noasm && !purego; the generic files carry exactly
-// its negation. CI also runs the tests under qemu-x86_64 -cpu max (AVX2 without
-// AVX-512) and qemu-aarch64 (NEON).
+// its negation. CI also runs this package under qemu-x86_64 -cpu max (AVX2
+// without AVX-512; on AVX-512 hosts only) and qemu-aarch64 (NEON).
 //
 // Shape errors (a slice shorter than its stated shape) are programming errors
 // and panic like an out-of-range slice index; callers that take shapes from

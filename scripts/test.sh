@@ -115,5 +115,11 @@ for l in generic avx2 avx512; do
 done
 if [[ ",$arm64," == *",neon,"* ]]; then ran+=("neon (qemu-aarch64)"); else notrun+=("neon"); fi
 why=""
-if [[ " ${notrun[*]} " == *" avx512 "* ]]; then why=" (avx512: this host has no AVX-512 and qemu cannot emulate it)"; fi
+if [[ " ${notrun[*]} " == *" avx512 "* ]]; then
+	if [ -n "${STRATA_ASM_MAX_LEVEL:-}" ]; then
+		why=" (avx512: capped by STRATA_ASM_MAX_LEVEL=$STRATA_ASM_MAX_LEVEL)"
+	else
+		why=" (avx512: this host has no AVX-512 and qemu cannot emulate it)"
+	fi
+fi
 levels_line="test.sh: kernel levels executed: $(IFS=,; echo "${ran[*]}" | sed 's/,/, /g'); not executed: ${notrun[*]:-none}$why"
