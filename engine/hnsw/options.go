@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2"
+
+	"github.com/stratasearch/strata/internal/base"
 )
 
 // Metric names the distance an index ranks by. Every metric is reported as a
@@ -186,8 +188,9 @@ type Result struct {
 // Sentinel errors.
 var (
 	// ErrCorrupt is matched (errors.Is) by every error about a malformed
-	// or truncated index file; such errors are *CorruptError.
-	ErrCorrupt = errors.New("hnsw: corrupt index")
+	// or truncated index file; such errors are *CorruptError of Kind
+	// "hnsw index". It is base.ErrCorrupt, shared by every format.
+	ErrCorrupt = base.ErrCorrupt
 	// ErrDimension reports a vector of the wrong length.
 	ErrDimension = errors.New("hnsw: dimension mismatch")
 	// ErrInvalidVector reports a NaN or infinite component.
@@ -205,20 +208,10 @@ var (
 	ErrClosed = errors.New("hnsw: index closed")
 )
 
-// CorruptError describes malformed input at a byte offset of a file.
-type CorruptError struct {
-	Path   string // file path, or "" for an in-memory buffer
-	Offset int64  // byte offset of the problem
-	Reason string
-}
+// CorruptError describes malformed input at a byte offset of a file
+// (Kind "hnsw index"; Path is "" for an in-memory buffer). It is the
+// type every format shares.
+type CorruptError = base.CorruptError
 
-func (e *CorruptError) Error() string {
-	p := e.Path
-	if p == "" {
-		p = "<bytes>"
-	}
-	return fmt.Sprintf("hnsw: corrupt index %s at byte offset %d: %s", p, e.Offset, e.Reason)
-}
-
-// Is makes errors.Is(err, ErrCorrupt) true.
-func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
+// corruptKind is the Kind of this package's *CorruptError.
+const corruptKind = "hnsw index"

@@ -15,7 +15,7 @@ import (
 
 	"github.com/stratasearch/strata/engine/hnsw"
 	"github.com/stratasearch/strata/engine/ivfpq"
-	"github.com/stratasearch/strata/engine/tier/wal"
+	"github.com/stratasearch/strata/internal/base"
 )
 
 // Warm segment container (doc.go "Warm segment file").
@@ -242,8 +242,19 @@ type warmSegment struct {
 	freeOnce sync.Once
 }
 
+// CorruptError.Kind of the tier's files (wal.KindRecordLog for the WAL).
+const (
+	kindSegment  = "segment"
+	kindArchive  = "cold archive"
+	kindManifest = "manifest"
+)
+
 func segCorrupt(path string, off int64, format string, args ...any) error {
-	return &wal.CorruptError{File: path, Offset: off, Reason: fmt.Sprintf(format, args...), Kind: "segment"}
+	return base.Corruptf(kindSegment, path, off, format, args...)
+}
+
+func archiveCorrupt(path string, off int64, format string, args ...any) error {
+	return base.Corruptf(kindArchive, path, off, format, args...)
 }
 
 // openSegment parses a segment container held in data (an mmap or a heap

@@ -1177,8 +1177,8 @@ func TestIVFSectionIDsBeyondVectors(t *testing.T) {
 	if !errors.Is(err, ErrCorrupt) || !errors.As(err, &ce) {
 		t.Fatalf("open: %v, want ErrCorrupt", err)
 	}
-	if ce.File != "bad.sst" || ce.Offset != int64(off)+ivfNextIDOff {
-		t.Fatalf("open: %v: file %q offset %d, want bad.sst at %d (the section's nextID)", err, ce.File, ce.Offset, int64(off)+ivfNextIDOff)
+	if ce.Path != "bad.sst" || ce.Offset != int64(off)+ivfNextIDOff {
+		t.Fatalf("open: %v: file %q offset %d, want bad.sst at %d (the section's nextID)", err, ce.Path, ce.Offset, int64(off)+ivfNextIDOff)
 	}
 	// The intact segment opens.
 	sg, err = openSegment(good, "good.sst", testDim, L2)
