@@ -308,6 +308,11 @@ func OpenManifest(fs vfs.FS, dir string, o ManifestOptions) (*Manifest, error) {
 		return nil
 	})
 	if err != nil {
+		// Framing damage found by Scan: the file is a manifest, not a WAL
+		// segment.
+		if ce := (*wal.CorruptError)(nil); errors.As(err, &ce) && ce.Kind == wal.KindRecordLog {
+			ce.Kind = kindManifest
+		}
 		return nil, err
 	}
 	if records == 0 {
