@@ -11,29 +11,20 @@ import (
 	"github.com/stratasearch/strata/internal/base"
 )
 
-// Metric names the distance an index ranks by. Every metric is reported as
-// a distance: smaller is closer.
-type Metric uint32
+// Metric names the distance an index ranks by (base.Metric, shared by
+// every package; its numeric value is the one written into the file
+// header). ivfpq supports L2 and IP. Every metric is reported as a
+// distance: smaller is closer.
+type Metric = base.Metric
 
 const (
 	// L2 ranks by squared Euclidean distance Σ (q[i]-x[i])².
-	L2 Metric = iota + 1
+	L2 = base.L2
 	// IP ranks by inner product; the reported distance is −⟨q,x⟩
 	// (FAISS METRIC_INNER_PRODUCT with the sign flipped so smaller is
 	// closer). Normalise vectors beforehand for cosine similarity.
-	IP
+	IP = base.IP
 )
-
-// String returns "l2" or "ip".
-func (m Metric) String() string {
-	switch m {
-	case L2:
-		return "l2"
-	case IP:
-		return "ip"
-	}
-	return fmt.Sprintf("Metric(%d)", uint32(m))
-}
 
 // Residual says whether PQ encodes x − c (the residual to the vector's
 // coarse centroid c) or x itself.

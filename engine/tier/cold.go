@@ -26,6 +26,7 @@ import (
 
 	"github.com/stratasearch/strata/asm"
 	"github.com/stratasearch/strata/engine/ivfpq"
+	"github.com/stratasearch/strata/internal/base"
 	"github.com/stratasearch/strata/vfs"
 )
 
@@ -269,17 +270,10 @@ func (a *coldArchive) free() {
 func padTo(v []float32, pd int, m Metric) []float32 {
 	out := make([]float32, pd)
 	if m == Cosine {
-		v = normalize(v)
+		v = base.UnitVector(nil, v)
 	}
 	copy(out, v)
 	return out
-}
-
-func coldCodecMetric(m Metric) ivfpq.Metric {
-	if m == L2 {
-		return ivfpq.L2
-	}
-	return ivfpq.IP
 }
 
 // trainColdCodec trains the archive's codec on the (padded) vectors x
@@ -316,7 +310,7 @@ func trainColdCodec(x []float32, pd int, m Metric, o ArchiveOptions) (*ivfpq.Col
 	if iters == 0 {
 		iters = 10
 	}
-	c, err := ivfpq.TrainColdCodec(train, ivfpq.Options{Dim: pd, Metric: coldCodecMetric(m), Nlist: nlist,
+	c, err := ivfpq.TrainColdCodec(train, ivfpq.Options{Dim: pd, Metric: ivfMetric(m), Nlist: nlist,
 		KMeansIters: iters, MaxPointsPerCentroid: 64, Seed: o.Seed, Threads: 1})
 	if err != nil {
 		return nil, 0, fmt.Errorf("tier: train cold codec: %w", err)
@@ -467,8 +461,8 @@ func openArchive(data []byte, path string, dim int, m Metric) (a *coldArchive, e
 		if a.codec, err = ivfpq.OpenColdCodec(cb); err != nil {
 			return nil, archiveCorrupt(path, footer, "%s: %v", kvCodec, err)
 		}
-		if a.codec.Dim() != pd || a.codec.Index().Options().Metric != coldCodecMetric(m) {
-			return nil, archiveCorrupt(path, footer, "codec dim %d metric %v, want %d %v", a.codec.Dim(), a.codec.Index().Options().Metric, pd, coldCodecMetric(m))
+		if a.codec.Dim() != pd || a.codec.Index().Options().Metric != ivfMetric(m) {
+			return nil, archiveCorrupt(path, footer, "codec dim %d metric %v, want %d %v", a.codec.Dim(), a.codec.Index().Options().Metric, pd, ivfMetric(m))
 		}
 		info.Nlist = a.codec.Index().Options().Nlist
 	}
@@ -974,7 +968,7 @@ func (a *coldArchive) search(q []float32, k, kFactor int, e uint64, filter func(
 	}
 	qn := q
 	if a.metric == Cosine {
-		qn = normalize(q)
+		qn = base.UnitVector(nil, q)
 	}
 	h := make(hitHeap, 0, k+1)
 	for _, r := range res {
@@ -987,7 +981,7 @@ func (a *coldArchive) search(q []float32, k, kFactor int, e uint64, filter func(
 		case IP:
 			dist = -asm.Dot(q, d.Vector)
 		default:
-			dist = 1 - asm.Dot(qn, normalize(d.Vector))
+			dist = 1 - asm.Dot(qn, base.UnitVector(nil, d.Vector))
 		}
 		heap.Push(&h, Hit{Doc: d, Epoch: a.birth[row], Distance: dist})
 		if len(h) > k {

@@ -59,22 +59,12 @@ type segBuildOptions struct {
 	efConstruction int
 	threads        int
 	// index is SegmentIndexHNSW or SegmentIndexIVFPQ ("" = HNSW).
-	index   string
+	index   SegmentIndexType
 	ivf     ivfBuildParams
 	lexical LexicalSegmentBuilder
 	// lexicalBytes, if non-nil, is the BM25 section already built (by
 	// LexicalFlusher or LexicalMerger); lexical is then not called.
 	lexicalBytes []byte
-}
-
-func hnswMetric(m Metric) hnsw.Metric {
-	switch m {
-	case IP:
-		return hnsw.IP
-	case Cosine:
-		return hnsw.Cosine
-	}
-	return hnsw.L2
 }
 
 // buildSegment serialises rows into a segment container.
@@ -129,7 +119,7 @@ func buildSegment(rows []segRow, o segBuildOptions) ([]byte, error) {
 			b    []byte
 		}{kind, b})
 	} else if len(labels) > 0 {
-		ix, err := hnsw.New(hnsw.Options{Dim: o.dim, Metric: hnswMetric(o.metric), M: o.m,
+		ix, err := hnsw.New(hnsw.Options{Dim: o.dim, Metric: o.metric, M: o.m,
 			EfConstruction: o.efConstruction, InitialCapacity: len(labels)})
 		if err != nil {
 			return nil, fmt.Errorf("tier: segment hnsw: %w", err)
@@ -227,9 +217,9 @@ type warmSegment struct {
 	vecs      []float32
 	nprobe    int
 	kfactor   int
-	indexKind string // "hnsw", "ivfpq", "flat", or "" without vectors
-	idxBytes  int64  // bytes of the vector-index section
-	lex       []byte // BM25 section, or nil
+	indexKind SegmentIndexType // "hnsw", "ivfpq", "flat", or "" without vectors
+	idxBytes  int64            // bytes of the vector-index section
+	lex       []byte           // BM25 section, or nil
 	lexOff    int64
 	hid       []int32 // row → hnsw id, or -1
 
