@@ -120,6 +120,13 @@ func Open(dir string, o Options) (*DB, error) {
 	return db, nil
 }
 
+// CorruptError is the type of every corruption error, whatever the format
+// (collection config, cursor key, WAL, manifest, segment, cold archive,
+// hnsw, ivfpq, bm25): Kind names the format, Path the file, Offset the
+// byte offset and Reason what is wrong. It matches errors.Is(err,
+// ErrCorrupt); use errors.As to read the fields.
+type CorruptError = base.CorruptError
+
 // kindConfig is the CorruptError.Kind of a collection config file.
 const kindConfig = "collection config"
 

@@ -39,8 +39,8 @@ type version struct {
 
 func (v *version) visibleAt(e uint64) bool { return v.birth <= e && e < v.death }
 
-// LexicalIndexer is the hook for the MemTable's lexical (BM25) side, which
-// waits for engine/bm25's in-memory segment. Add is called under the
+// LexicalIndexer is the hook for the MemTable's lexical (BM25) side (the
+// engine's implementation feeds an engine/bm25 Builder). Add is called under the
 // MemTable's write lock for every new version, with its version number
 // (dense, from 0); a lexical search must keep only the version numbers for
 // which Snapshot.Visible reports true, during candidate generation.
