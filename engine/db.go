@@ -35,7 +35,7 @@ var (
 	// lexical query silently.
 	ErrNoEmbedder = errors.New("engine: query has text but no vector and the collection has no embedder configured")
 	// ErrCorrupt: a collection's config file or cursor key is malformed
-	// (a *base.CorruptError naming the file and byte offset). It is the
+	// (a *CorruptError naming the file and byte offset). It is the
 	// ErrCorrupt of every format (hnsw, ivfpq, bm25, tier, wal, datasets),
 	// so it also matches their corruption errors.
 	ErrCorrupt = base.ErrCorrupt
