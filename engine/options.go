@@ -210,7 +210,7 @@ type CollectionOptions struct {
 	// or the doc store (content and string metadata values); a source URI
 	// loses its userinfo password and secrets in its query string; see
 	// RedactSecrets and the package doc "Redaction".
-	Redact string `json:"redact,omitempty"`
+	Redact RedactPolicy `json:"redact,omitempty"`
 	// Embedding records the embedding model of the collection's vectors
 	// (embedding.go): its name and dimension (= Dim). With it, a live
 	// embedder of that model (Options.Embedders, Collection.SetEmbedder)
@@ -369,10 +369,8 @@ func (o *CollectionOptions) Validate() error {
 	if err := o.HybridDefault.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	switch o.Redact {
-	case RedactAuto, RedactAlways, RedactOff:
-	default:
-		errs = append(errs, fmt.Errorf("engine: collection option Redact = %q, want auto, always or off", o.Redact))
+	if err := o.Redact.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	errs = append(errs, o.validateEmbedding()...) // embedding.go
 	if o.IVFPQ != nil && o.SegmentIndex != tier.SegmentIndexIVFPQ {

@@ -45,6 +45,10 @@ func TestOptionEnums(t *testing.T) {
 		check(string(v), v.Validate, true, "")
 	}
 	check("hybrid", HybridStrategy("").Validate, false, `HybridDefault = "", want rerank-maxnorm or rrf`)
+	for _, v := range []RedactPolicy{RedactAuto, RedactAlways, RedactOff} {
+		check(string(v), v.Validate, true, "")
+	}
+	check("redact", RedactPolicy("on").Validate, false, `Redact = "on", want auto, always or off`)
 	for _, v := range []tier.SegmentIndexType{tier.SegmentIndexHNSW, tier.SegmentIndexIVFPQ} {
 		check(string(v), v.Validate, true, "")
 	}
