@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -90,27 +91,15 @@ func TestUnitVector(t *testing.T) {
 			}
 		}
 		in := append([]float32(nil), v...)
-		if UnitVector(in, in); !equal(in, got) {
+		if UnitVector(in, in); !slices.Equal(in, got) {
 			t.Fatalf("d=%d: in place differs from a copy", d)
 		}
-		if !equal(UnitVector(make([]float32, d+5), v), got) {
+		if !slices.Equal(UnitVector(make([]float32, d+5), v), got) {
 			t.Fatalf("d=%d: a longer dst differs", d)
 		}
 	}
 	z := []float32{0, 0, 0}
-	if got := UnitVector([]float32{7, 7, 7}, z); !equal(got, z) {
+	if got := UnitVector([]float32{7, 7, 7}, z); !slices.Equal(got, z) {
 		t.Errorf("zero vector gave %v", got)
 	}
-}
-
-func equal(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
