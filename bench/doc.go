@@ -1,4 +1,4 @@
-// Package bench is Strata's benchmark harness (issue 10): it runs
+// Package bench is Strata's benchmark harness: it runs
 // benchmark suites against peer engines on the same data and writes
 //
 //	results.json   the schema below (Results), SchemaVersion "strata-bench/v1"
@@ -115,21 +115,8 @@
 // runtime, crypto: about 29 MB read); staleness runs 2 s and 15 edits;
 // server loads for 5 s. The report header states all of it.
 //
-// Where the quick time went (the last measured quick run of kernels + ann,
-// 2026-11-29, 20,000 base vectors: 245 s): index builds were 170 s of it
-// (IVF-PQ training alone 81 s; FAISS HNSW 30 s), the sweeps about 40 s
-// (points × engines × rounds × 0.1 s), ground truth and peer start-up the
-// rest. Builds are linear in n (k-means training per iteration, HNSW
-// inserts n log n), so QuickBase 10,000 roughly halves them; QPS at recall
-// 0.90 / 0.95 stays interpolatable (the curves still span 0.9–1.0 at
-// efSearch 10–256 and nprobe 1–64). The other quick suites' process CPU
-// seconds (measured 2026-11-29 on the shared machine, load average ~10 on
-// 2 cores, so wall times were 2–4× longer): kernels 3, lexical 61 (index
-// builds of four engines on the 86 MiB corpus, 18 quality runs, the g++
-// build of the Xapian driver), hybrid 17, ingest 3, staleness ≈ 4, server
-// ≈ 10. Expected quick total on 2 quiet cores: about 4 min (ann ≈ 2.5 min
-// is an estimate, not yet measured with QuickBase 10,000). Timings on a
-// machine shared with other jobs are longer and are not figures.
+// Where the quick time goes (measured runs, dated):
+// bench/results/notes/bench.md.
 //
 // # Emulated runs (ARM under qemu)
 //

@@ -81,7 +81,7 @@ func ExtractTarGzMember(archive, member, dst string) error {
 	defer f.Close()
 	zr, err := gzip.NewReader(f)
 	if err != nil {
-		return &CorruptError{File: archive, Record: -1, Msg: "bad gzip header", Err: err}
+		return &CorruptError{Kind: corruptKind, Path: archive, Reason: "bad gzip header", Err: err}
 	}
 	tr := tar.NewReader(zr)
 	for {

@@ -1,51 +1,40 @@
 package datasets
 
 import (
-	"errors"
-	"fmt"
+	"github.com/stratasearch/strata/internal/base"
 )
 
 // ErrCorrupt is matched (errors.Is) by every error that reports malformed,
 // truncated or inconsistent input. The concrete type is *CorruptError, which
-// names the file, the record or line and the byte offset.
-var ErrCorrupt = errors.New("datasets: corrupt input")
+// names the file, the record or line and the byte offset. It is
+// base.ErrCorrupt, shared by every format.
+var ErrCorrupt = base.ErrCorrupt
 
-// CorruptError describes malformed input. File is the name given by the
-// caller (usually the path); Record is the 0-based record number (vector,
-// image, document ...) or -1 when not applicable; Line is the 1-based line
-// number for text formats or 0 when not applicable; Offset is the byte offset
-// of the offending record, field or line from the start of the (decompressed)
-// stream.
-type CorruptError struct {
-	File   string
-	Record int64
-	Line   int64
-	Offset int64
-	Msg    string
-	Err    error // optional cause
-}
+// CorruptError describes malformed input (Kind "dataset"; the type every
+// format shares). Path is the name given by the caller (usually the path);
+// Record is the 1-based record number (vector, image, document ...) or 0
+// when not applicable; Line is the 1-based line number for text formats or
+// 0 when not applicable; Offset is the byte offset of the offending record,
+// field or line from the start of the (decompressed) stream; Err is the
+// cause, if any.
+type CorruptError = base.CorruptError
 
-func (e *CorruptError) Error() string {
-	s := "datasets: " + e.File + ": "
-	if e.Line > 0 {
-		s += fmt.Sprintf("line %d: ", e.Line)
-	}
-	if e.Record >= 0 {
-		s += fmt.Sprintf("record %d: ", e.Record)
-	}
-	s += fmt.Sprintf("byte offset %d: %s", e.Offset, e.Msg)
-	if e.Err != nil {
-		s += ": " + e.Err.Error()
-	}
-	return s
-}
+// corruptKind is the Kind of this package's *CorruptError.
+const corruptKind = "dataset"
 
-// Is makes errors.Is(err, ErrCorrupt) true.
-func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
-
-// Unwrap returns the cause, if any.
-func (e *CorruptError) Unwrap() error { return e.Err }
-
+// corruptf reports malformed input in file; record is the 0-based record
+// number or -1 when not applicable, line the 1-based line number or 0.
 func corruptf(file string, record, line, offset int64, format string, args ...any) *CorruptError {
-	return &CorruptError{File: file, Record: record, Line: line, Offset: offset, Msg: fmt.Sprintf(format, args...)}
+	e := base.Corruptf(corruptKind, file, offset, format, args...)
+	e.Record, e.Line = recordNumber(record), line
+	return e
+}
+
+// recordNumber maps a 0-based record index (or -1 for none) onto
+// CorruptError.Record (1-based, 0 for none).
+func recordNumber(i int64) int64 {
+	if i < 0 {
+		return 0
+	}
+	return i + 1
 }

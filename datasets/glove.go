@@ -128,14 +128,14 @@ func (w *gloveWalker) jsonErr(err error) error {
 	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		return &CorruptError{File: w.name, Record: w.record(), Offset: w.dec.InputOffset(), Msg: "invalid JSON", Err: err}
+		return &CorruptError{Kind: corruptKind, Path: w.name, Record: recordNumber(w.record()), Offset: w.dec.InputOffset(), Reason: "invalid JSON", Err: err}
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) {
-		return &CorruptError{File: w.name, Record: w.record(), Offset: w.dec.InputOffset(), Msg: "truncated JSON", Err: err}
+		return &CorruptError{Kind: corruptKind, Path: w.name, Record: recordNumber(w.record()), Offset: w.dec.InputOffset(), Reason: "truncated JSON", Err: err}
 	}
 	var te *json.UnmarshalTypeError // a number beyond float64 range, e.g. 1e999
 	if errors.As(err, &te) {
-		return &CorruptError{File: w.name, Record: w.record(), Offset: w.dec.InputOffset(), Msg: "number out of range (offset is just after it)", Err: err}
+		return &CorruptError{Kind: corruptKind, Path: w.name, Record: recordNumber(w.record()), Offset: w.dec.InputOffset(), Reason: "number out of range (offset is just after it)", Err: err}
 	}
 	return fmt.Errorf("datasets: %s: byte offset %d: %w", w.name, w.dec.InputOffset(), err)
 }
@@ -561,7 +561,7 @@ func ReadWordList(path string) ([]string, error) {
 			}
 			var w string
 			if jerr := json.Unmarshal([]byte(s), &w); jerr != nil {
-				return nil, &CorruptError{File: path, Record: int64(len(out)), Line: line, Offset: off, Msg: "bad JSON string", Err: jerr}
+				return nil, &CorruptError{Kind: corruptKind, Path: path, Record: recordNumber(int64(len(out))), Line: line, Offset: off, Reason: "bad JSON string", Err: jerr}
 			}
 			out = append(out, w)
 			off += int64(len(s))

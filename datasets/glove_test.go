@@ -294,7 +294,7 @@ func TestConvertGloVeErrors(t *testing.T) {
 func TestConvertGloVeErrorLocation(t *testing.T) {
 	for _, tc := range []struct {
 		in, at string // at: the text at the expected offset
-		rec    int64
+		rec    int64  // 0-based; CorruptError.Record is rec+1
 	}{
 		{`{"a":[1,2,3],"b":[1,2,3],"c":[1,2,-x]}`, "-x", 2},
 		{`{"a":[1,2,3],  "b":[1,2,3],"c\q":[1,2,3]}`, `"c\q"`, 2},
@@ -307,7 +307,7 @@ func TestConvertGloVeErrorLocation(t *testing.T) {
 		if !errors.As(err, &ce) {
 			t.Fatalf("%s: %v", tc.in, err)
 		}
-		if want := int64(strings.Index(tc.in, tc.at)); ce.Offset != want || ce.Record != tc.rec {
+		if want := int64(strings.Index(tc.in, tc.at)); ce.Offset != want || ce.Record != tc.rec+1 {
 			t.Errorf("%s: record %d offset %d, want record %d offset %d: %v", tc.in, ce.Record, ce.Offset, tc.rec, want, err)
 		}
 	}
@@ -321,7 +321,7 @@ func TestConvertGloVeMaxDim(t *testing.T) {
 	big := word(MaxDim + 1)
 	_, _, err := convertBytes(t, []byte(`{"a":`+big+`,"b":`+big+`}`), Options{GloVeQueries: 1})
 	var ce *CorruptError
-	if !errors.As(err, &ce) || ce.Record != 0 || !strings.Contains(err.Error(), "synthetic.json") {
+	if !errors.As(err, &ce) || ce.Record != 1 || !strings.Contains(err.Error(), "synthetic.json") {
 		t.Fatalf("dimension MaxDim+1: %v", err)
 	}
 }

@@ -14,28 +14,21 @@ import (
 	"unsafe"
 
 	"github.com/stratasearch/strata/asm"
+	"github.com/stratasearch/strata/internal/base"
 )
 
-// Metric is the similarity used for ground truth.
-type Metric int
+// Metric is the similarity used for ground truth (base.Metric, shared by
+// every package). Ground truth supports L2 and InnerProduct; the cache
+// files record it by name ("l2", "ip").
+type Metric = base.Metric
 
 const (
 	// L2 ranks by squared Euclidean distance, ascending.
-	L2 Metric = iota
-	// InnerProduct ranks by inner product, descending (for unit vectors this
-	// is cosine / angular order).
-	InnerProduct
+	L2 = base.L2
+	// InnerProduct ranks by inner product, descending (for unit vectors
+	// this is cosine / angular order).
+	InnerProduct = base.IP
 )
-
-func (m Metric) String() string {
-	switch m {
-	case L2:
-		return "l2"
-	case InnerProduct:
-		return "ip"
-	}
-	return fmt.Sprintf("Metric(%d)", int(m))
-}
 
 // GroundTruth holds the exact top-K neighbours of each query.
 type GroundTruth struct {

@@ -51,7 +51,7 @@ func maybeGunzip(r io.Reader, name string) (io.Reader, error) {
 	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return nil, &CorruptError{File: name, Record: -1, Msg: "bad gzip header", Err: err}
+			return nil, &CorruptError{Kind: corruptKind, Path: name, Reason: "bad gzip header", Err: err}
 		}
 		return &gzipErrReader{zr: zr, name: name}, nil
 	}
@@ -69,7 +69,7 @@ func (g *gzipErrReader) Read(p []byte) (int, error) {
 	n, err := g.zr.Read(p)
 	g.off += int64(n)
 	if err != nil && err != io.EOF && isGzipCorrupt(err) {
-		return n, &CorruptError{File: g.name, Record: -1, Offset: g.off, Msg: "gzip stream (offset counts decompressed bytes)", Err: err}
+		return n, &CorruptError{Kind: corruptKind, Path: g.name, Offset: g.off, Reason: "gzip stream (offset counts decompressed bytes)", Err: err}
 	}
 	return n, err
 }

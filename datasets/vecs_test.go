@@ -108,7 +108,7 @@ func TestVecsCorruption(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		data   []byte
-		rec    int64
+		rec    int64 // 0-based; CorruptError.Record is rec+1
 		offset int64
 		msg    string
 	}{
@@ -131,7 +131,7 @@ func TestVecsCorruption(t *testing.T) {
 			if !errors.Is(err, ErrCorrupt) || !errors.As(err, &ce) {
 				t.Fatalf("%s (%d): error %v is not corrupt", tc.name, which, err)
 			}
-			if ce.Record != tc.rec || ce.Offset != tc.offset || ce.File != path || !strings.Contains(err.Error(), tc.msg) {
+			if ce.Record != tc.rec+1 || ce.Offset != tc.offset || ce.Path != path || !strings.Contains(err.Error(), tc.msg) {
 				t.Errorf("%s (%d): got record %d offset %d: %v", tc.name, which, ce.Record, ce.Offset, err)
 			}
 		}

@@ -13,7 +13,6 @@ import (
 	"github.com/stratasearch/strata/engine/contract"
 	"github.com/stratasearch/strata/engine/text"
 	"github.com/stratasearch/strata/engine/tier"
-	"github.com/stratasearch/strata/engine/tier/wal"
 )
 
 // Collection is a named set of documents with a fixed vector dimension and
@@ -53,19 +52,15 @@ func openCollection(db *DB, name, dir string, o CollectionOptions) (*Collection,
 	if err != nil {
 		return nil, fmt.Errorf("engine: collection %q: analyzer: %w", name, err)
 	}
-	sync, err := wal.ParseSyncPolicy(o.Sync)
+	sync, err := o.Sync.wal()
 	if err != nil {
 		return nil, fmt.Errorf("engine: collection %q: %w", name, err)
 	}
-	c := &Collection{db: db, name: name, dir: dir, o: o, an: an, verify: newVerifyCache()}
-	switch o.Metric {
-	case "l2":
-		c.metric = tier.L2
-	case "ip":
-		c.metric = tier.IP
-	default:
-		c.metric = tier.Cosine
+	metric, err := parseMetric(o.Metric)
+	if err != nil {
+		return nil, fmt.Errorf("engine: collection %q: %w", name, err)
 	}
+	c := &Collection{db: db, name: name, dir: dir, o: o, metric: metric, an: an, verify: newVerifyCache()}
 	memSize := o.MemTableSizeBytes
 	if memSize < 0 {
 		memSize = 0 // automatic flush off
@@ -259,7 +254,7 @@ func (c *Collection) validateDocs(docs []contract.Document) error {
 // zeroCosine reports a zero vector in a cosine collection: it has no
 // direction, so every cosine similarity to it would be an arbitrary 0.
 func (c *Collection) zeroCosine(v []float32, loc []any) (contract.FieldError, bool) {
-	if c.o.Metric != "cosine" || len(v) == 0 {
+	if c.metric != tier.Cosine || len(v) == 0 {
 		return contract.FieldError{}, false
 	}
 	for _, x := range v {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/stratasearch/strata/internal/base"
 	"github.com/stratasearch/strata/vfs"
 )
 
@@ -33,9 +34,11 @@ var (
 	// collection has no embedder configured. It is never turned into a
 	// lexical query silently.
 	ErrNoEmbedder = errors.New("engine: query has text but no vector and the collection has no embedder configured")
-	// ErrCorrupt: a collection's config file is malformed (the message names
-	// the file).
-	ErrCorrupt = errors.New("engine: corrupt data")
+	// ErrCorrupt: a collection's config file or cursor key is malformed
+	// (a *CorruptError naming the file and byte offset). It is the
+	// ErrCorrupt of every format (hnsw, ivfpq, bm25, tier, wal, datasets),
+	// so it also matches their corruption errors.
+	ErrCorrupt = base.ErrCorrupt
 )
 
 const (
@@ -117,6 +120,16 @@ func Open(dir string, o Options) (*DB, error) {
 	return db, nil
 }
 
+// CorruptError is the type of every corruption error, whatever the format
+// (collection config, cursor key, WAL, manifest, segment, cold archive,
+// hnsw, ivfpq, bm25): Kind names the format, Path the file, Offset the
+// byte offset and Reason what is wrong. It matches errors.Is(err,
+// ErrCorrupt); use errors.As to read the fields.
+type CorruptError = base.CorruptError
+
+// kindConfig is the CorruptError.Kind of a collection config file.
+const kindConfig = "collection config"
+
 func readConfig(path string) (config, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -132,20 +145,28 @@ func parseConfig(b []byte, path string) (config, error) {
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&cfg); err != nil {
-		return cfg, fmt.Errorf("%w: %s: %v", ErrCorrupt, path, err)
+		off := dec.InputOffset()
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &se) {
+			off = se.Offset
+		} else if errors.As(err, &te) {
+			off = te.Offset
+		}
+		return cfg, &base.CorruptError{Kind: kindConfig, Path: path, Offset: off, Reason: "bad JSON", Err: err}
 	}
 	if dec.More() {
-		return cfg, fmt.Errorf("%w: %s: trailing data after the config object", ErrCorrupt, path)
+		return cfg, base.Corruptf(kindConfig, path, dec.InputOffset(), "trailing data after the config object")
 	}
 	if cfg.FormatVersion < 1 || cfg.FormatVersion > configVersion {
-		return cfg, fmt.Errorf("%w: %s: format_version %d, this build reads 1..%d", ErrCorrupt, path, cfg.FormatVersion, configVersion)
+		return cfg, base.Corruptf(kindConfig, path, 0, "format_version %d, this build reads 1..%d", cfg.FormatVersion, configVersion)
 	}
 	if err := validateName(cfg.Name); err != nil || cfg.Name != filepath.Base(filepath.Dir(path)) {
-		return cfg, fmt.Errorf("%w: %s: name %q does not match its directory", ErrCorrupt, path, cfg.Name)
+		return cfg, base.Corruptf(kindConfig, path, 0, "name %q does not match its directory", cfg.Name)
 	}
 	cfg.Options.EnsureDefaults()
 	if err := cfg.Options.Validate(); err != nil {
-		return cfg, fmt.Errorf("%w: %s: %v", ErrCorrupt, path, err)
+		return cfg, &base.CorruptError{Kind: kindConfig, Path: path, Reason: "invalid options", Err: err}
 	}
 	return cfg, nil
 }

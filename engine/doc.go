@@ -131,7 +131,8 @@
 // The hot MemTable flushes into an immutable warm segment (package tier)
 // once it holds about CollectionOptions.MemTableSizeBytes (default 64 MiB;
 // negative: never automatically). A warm segment carries the zstd doc
-// store, an HNSW index, and a BM25 section: at flush, the MemTable's own
+// store, a vector index (HNSW, or IVF-PQ with CollectionOptions.SegmentIndex
+// "ivfpq"), and a BM25 section: at flush, the MemTable's own
 // bm25 builder segment minus the versions not flushed (bm25.Merge, no
 // re-analysis: hotIndex.FlushLexical); at compaction, bm25.Merge of the
 // inputs' sections minus the dropped rows (lexSegBuilder.MergeLexical).
@@ -150,7 +151,8 @@
 // search is one bm25.Search over all tiers' segments, each with an Allow
 // bitmap of its rows visible at the pinned epoch that pass scope, ACL and
 // filter. Dense search is the tier's (MemTable brute force + each warm
-// segment's HNSW with the same visibility and filter during traversal);
+// segment's vector index with the same visibility and filter applied
+// while it generates candidates);
 // its raw values are then recomputed exactly from the stored vectors, so
 // a dense score does not depend on the tier (HNSW and the MemTable kernel
 // can differ in the last float32 bit).
@@ -345,22 +347,22 @@
 // # Errors
 //
 // ErrClosed, ErrNotFound, ErrExists, ErrBadName, ErrConflict,
-// ErrNoEmbedder, ErrEmbedderMismatch, ErrCorrupt (a malformed collection config, naming the
-// file); *contract.ValidationError for invalid input; tier errors
-// (tier.ErrReadOnly after a WAL I/O failure, tier.ErrCorrupt with file and
-// offset) wrapped with the collection name.
+// ErrNoEmbedder, ErrEmbedderMismatch, ErrCorrupt (a malformed collection
+// config or cursor key: a *CorruptError naming the file and byte
+// offset); *contract.ValidationError for invalid input; tier errors
+// (tier.ErrReadOnly after a WAL I/O failure, corruption with file and
+// offset) wrapped with the collection name. ErrCorrupt is the one
+// corruption sentinel of every format (tier.ErrCorrupt, hnsw.ErrCorrupt,
+// bm25.ErrCorrupt ... are the same value), so errors.Is(err, ErrCorrupt)
+// matches damage anywhere below the engine.
 //
-// # Limits of this landing
+// # Limits
 //
-// Hot and warm are always searched; there is no cold tier yet, so
-// Query.Tiers is accepted but not used. Writes wait while a flush writes
-// its segment (zstd doc store, HNSW build, BM25 merge). Opening a warm
-// segment decodes its whole doc store into memory (documents are not read
-// lazily from the mapping), and the first query after the segment set
-// changes builds the catalog (metadata decoded per row).
-// The number column is in version order, not sorted by value. There is no
-// Flush,
-// Compact, Archive, Promote or Snapshot method yet, and no selectivity-based
-// choice between pre-filtering and exact scoring (the hot tier is always
-// scanned exactly).
+// Opening a warm segment decodes its whole doc store into memory
+// (documents are not read lazily from the mapping), and the first query
+// after the segment set changes builds the catalog (metadata decoded per
+// row). A numeric field's column is kept in version order, not sorted by
+// value, so a range or numeric eq filter scans it. The hot MemTable is
+// always scanned exactly, whatever the filter's selectivity; only the warm
+// HNSW index switches to exact scoring for small allow-lists.
 package engine

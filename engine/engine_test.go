@@ -698,7 +698,7 @@ func TestVerifySources(t *testing.T) {
 	if err != nil || string(spanA) != "func A() {}\n" {
 		t.Fatalf("span %q %v", spanA, err)
 	}
-	for _, onStale := range []string{OnStaleDrop, OnStaleReread} {
+	for _, onStale := range []StalePolicy{OnStaleDrop, OnStaleReread} {
 		opts := CollectionOptions{Dim: 2, OnStale: onStale}
 		if onStale == OnStaleReread {
 			opts.SourceRoots = []string{dir}

@@ -13,6 +13,7 @@ import (
 	"github.com/stratasearch/strata/engine/embed"
 	"github.com/stratasearch/strata/engine/tier"
 	"github.com/stratasearch/strata/engine/tier/wal"
+	"github.com/stratasearch/strata/internal/base"
 )
 
 // Options configures a DB (Open).
@@ -53,26 +54,97 @@ const (
 	FieldNumber FieldType = "number"
 )
 
+// Analyzer names the lexical analyzer (CollectionOptions.Analyzer).
+type Analyzer string
+
 // Analyzer names.
 const (
 	// AnalyzerCode splits identifiers (camelCase, snake_case) and stems
 	// English (text.CodeOptions). The default.
-	AnalyzerCode = "code"
+	AnalyzerCode Analyzer = "code"
 	// AnalyzerProse tokenises Unicode words, removes English stop words and
 	// stems (text.ProseOptions).
-	AnalyzerProse = "prose"
+	AnalyzerProse Analyzer = "prose"
 )
+
+// Validate reports an error unless a is AnalyzerCode or AnalyzerProse.
+func (a Analyzer) Validate() error { return oneOf("Analyzer", a, AnalyzerCode, AnalyzerProse) }
+
+// StalePolicy is what verification does with a hit whose source no longer
+// matches its stored version hash (CollectionOptions.OnStale).
+type StalePolicy string
 
 // Verification behaviours when a hit's source no longer matches its stored
 // version hash.
 const (
 	// OnStaleDrop drops the hit and lists it in Result.Dropped with reason
 	// "stale". The default.
-	OnStaleDrop = "drop"
+	OnStaleDrop StalePolicy = "drop"
 	// OnStaleReread replaces the hit's content with the live source span,
 	// sets Envelope.Reread and the live version hash, and keeps the hit.
-	OnStaleReread = "reread"
+	OnStaleReread StalePolicy = "reread"
 )
+
+// Validate reports an error unless p is OnStaleDrop or OnStaleReread.
+func (p StalePolicy) Validate() error { return oneOf("OnStale", p, OnStaleDrop, OnStaleReread) }
+
+// SyncPolicy is the WAL acknowledgement policy (CollectionOptions.Sync);
+// it maps onto wal.SyncPolicy.
+type SyncPolicy string
+
+// WAL acknowledgement policies.
+const (
+	// SyncAlways acknowledges a write after the fsync covering it. The
+	// default.
+	SyncAlways SyncPolicy = "always"
+	// SyncInterval acknowledges after the write(2) and fsyncs every
+	// CollectionOptions.SyncInterval.
+	SyncInterval SyncPolicy = "interval"
+	// SyncNone acknowledges after the write(2) and fsyncs only at WAL
+	// segment rotation and Close.
+	SyncNone SyncPolicy = "none"
+)
+
+// Validate reports an error unless p is SyncAlways, SyncInterval or
+// SyncNone.
+func (p SyncPolicy) Validate() error {
+	return oneOf("Sync", p, SyncAlways, SyncInterval, SyncNone)
+}
+
+// wal maps p onto the WAL's policy ("" is SyncAlways, the default).
+func (p SyncPolicy) wal() (wal.SyncPolicy, error) { return wal.ParseSyncPolicy(string(p)) }
+
+// oneOf returns nil if v is one of allowed, else the error
+// `engine: collection option <field> = "<v>", want a, b or c`.
+func oneOf[T ~string](field string, v T, allowed ...T) error {
+	for _, a := range allowed {
+		if v == a {
+			return nil
+		}
+	}
+	var want strings.Builder
+	for i, a := range allowed {
+		switch {
+		case i == 0:
+		case i == len(allowed)-1:
+			want.WriteString(" or ")
+		default:
+			want.WriteString(", ")
+		}
+		want.WriteString(string(a))
+	}
+	return fmt.Errorf("engine: collection option %s = %q, want %s", field, string(v), want.String())
+}
+
+// parseMetric parses CollectionOptions.Metric, which is spelled exactly
+// "l2", "ip" or "cosine" (the string form is kept in the config file).
+func parseMetric(s string) (base.Metric, error) {
+	m, err := base.ParseMetric(s)
+	if err != nil || m.String() != s {
+		return 0, fmt.Errorf("engine: collection option Metric = %q, want l2, ip or cosine", s)
+	}
+	return m, nil
+}
 
 // MaxDim is the largest vector dimension a collection may have (the HNSW
 // segment index's limit).
@@ -83,7 +155,8 @@ const MaxDim = 65536
 type CollectionOptions struct {
 	// Dim is the vector dimension d, 1..MaxDim. Required.
 	Dim int `json:"dim"`
-	// Metric is the vector metric: "l2", "ip" or "cosine". Default "cosine".
+	// Metric is the vector metric: "l2", "ip" or "cosine" (base.Metric's
+	// spelling; the collection parses it once). Default "cosine".
 	Metric string `json:"metric"`
 	// MultiTenant requires a namespace on every document and query.
 	// Default false.
@@ -94,10 +167,10 @@ type CollectionOptions struct {
 	// on the stored metadata. Default none.
 	IndexedFields map[string]FieldType `json:"indexed_fields,omitempty"`
 	// Analyzer is the lexical analyzer: "code" or "prose". Default "code".
-	Analyzer string `json:"analyzer"`
+	Analyzer Analyzer `json:"analyzer"`
 	// Sync is the WAL acknowledgement policy: "always" (fsync before an
 	// acknowledgement), "interval" or "none". Default "always".
-	Sync string `json:"sync"`
+	Sync SyncPolicy `json:"sync"`
 	// SyncInterval is the fsync period under Sync "interval". Default
 	// 10ms (the tier's default).
 	SyncInterval time.Duration `json:"sync_interval_ns,omitempty"`
@@ -105,7 +178,7 @@ type CollectionOptions struct {
 	// "reread". Default "drop". "reread" requires SourceRoots, and is
 	// refused with MultiTenant: re-read content goes to whoever can write
 	// a document naming a file under the roots.
-	OnStale string `json:"on_stale"`
+	OnStale StalePolicy `json:"on_stale"`
 	// SourceRoots are the directories (absolute paths) under which
 	// verification may re-read a stale hit's live source and return it as
 	// content (OnStale "reread"). A hit whose file:// path lies outside
@@ -122,7 +195,7 @@ type CollectionOptions struct {
 	// Source: bench/results/hybrid/report.md; see the package doc "Hybrid
 	// default". A query that sets any fusion parameter is fused exactly as
 	// it asks, whatever this option says.
-	HybridDefault string `json:"hybrid_default,omitempty"`
+	HybridDefault HybridStrategy `json:"hybrid_default,omitempty"`
 	// MemTableSizeBytes: once the hot MemTable holds about this many bytes
 	// (ids + contents + vectors + 64 per version), a background flush
 	// turns it into a warm segment (HNSW + BM25 section + doc store), so
@@ -137,7 +210,7 @@ type CollectionOptions struct {
 	// or the doc store (content and string metadata values); a source URI
 	// loses its userinfo password and secrets in its query string; see
 	// RedactSecrets and the package doc "Redaction".
-	Redact string `json:"redact,omitempty"`
+	Redact RedactPolicy `json:"redact,omitempty"`
 	// Embedding records the embedding model of the collection's vectors
 	// (embedding.go): its name and dimension (= Dim). With it, a live
 	// embedder of that model (Options.Embedders, Collection.SetEmbedder)
@@ -151,7 +224,7 @@ type CollectionOptions struct {
 	// engine/tier package doc "Warm vector index"). It applies to
 	// segments flushed or compacted from then on; every segment records
 	// its own kind, so existing segments stay readable either way.
-	SegmentIndex string `json:"segment_index,omitempty"`
+	SegmentIndex tier.SegmentIndexType `json:"segment_index,omitempty"`
 	// IVFPQ tunes SegmentIndex "ivfpq". nil: every default.
 	IVFPQ *IVFPQOptions `json:"ivfpq,omitempty"`
 }
@@ -195,17 +268,26 @@ func (o *CollectionOptions) TierSegmentIndex(to *tier.Options) {
 // default: 64 MiB.
 const DefaultMemTableSizeBytes = 64 << 20
 
+// HybridStrategy is the hybrid strategy of a query that sets no fusion
+// parameter (CollectionOptions.HybridDefault).
+type HybridStrategy string
+
 // Hybrid strategies (CollectionOptions.HybridDefault).
 const (
 	// HybridRerankMaxNorm re-ranks the lexical top RerankWindow candidates
 	// by (1−RerankDenseWeight)·s_bm25/max s_bm25 +
 	// RerankDenseWeight·s_dense/max|s_dense| (fusion.MaxNorm); the rest of
 	// the lexical list follows unchanged. The default.
-	HybridRerankMaxNorm = "rerank-maxnorm"
+	HybridRerankMaxNorm HybridStrategy = "rerank-maxnorm"
 	// HybridRRF is RRF (k = 60, equal weights) over the full lexical and
 	// dense lists.
-	HybridRRF = "rrf"
+	HybridRRF HybridStrategy = "rrf"
 )
+
+// Validate reports an error unless h is HybridRerankMaxNorm or HybridRRF.
+func (h HybridStrategy) Validate() error {
+	return oneOf("HybridDefault", h, HybridRerankMaxNorm, HybridRRF)
+}
 
 // The parameters of HybridRerankMaxNorm, chosen by the fusion study
 // (bench/results/hybrid/report.md: "rerank-maxnorm α_dense=0.35 N=20",
@@ -226,7 +308,7 @@ func (o *CollectionOptions) EnsureDefaults() {
 		o.Analyzer = AnalyzerCode
 	}
 	if o.Sync == "" {
-		o.Sync = "always"
+		o.Sync = SyncAlways
 	}
 	if o.OnStale == "" {
 		o.OnStale = OnStaleDrop
@@ -256,18 +338,14 @@ func (o *CollectionOptions) Validate() error {
 	if o.Dim < 1 || o.Dim > MaxDim {
 		errs = append(errs, fmt.Errorf("engine: collection option Dim = %d, want 1..%d", o.Dim, MaxDim))
 	}
-	switch o.Metric {
-	case "l2", "ip", "cosine":
-	default:
-		errs = append(errs, fmt.Errorf("engine: collection option Metric = %q, want l2, ip or cosine", o.Metric))
+	if _, err := parseMetric(o.Metric); err != nil {
+		errs = append(errs, err)
 	}
-	switch o.Analyzer {
-	case AnalyzerCode, AnalyzerProse:
-	default:
-		errs = append(errs, fmt.Errorf("engine: collection option Analyzer = %q, want code or prose", o.Analyzer))
+	if err := o.Analyzer.Validate(); err != nil {
+		errs = append(errs, err)
 	}
-	if _, err := wal.ParseSyncPolicy(o.Sync); err != nil {
-		errs = append(errs, fmt.Errorf("engine: collection option Sync = %q, want always, interval or none", o.Sync))
+	if err := o.Sync.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if o.SyncInterval < 0 {
 		errs = append(errs, fmt.Errorf("engine: collection option SyncInterval = %v, want ≥ 0", o.SyncInterval))
@@ -285,20 +363,14 @@ func (o *CollectionOptions) Validate() error {
 			errs = append(errs, fmt.Errorf("engine: collection option SourceRoots entry %q is not an absolute path", r))
 		}
 	}
-	switch o.OnStale {
-	case OnStaleDrop, OnStaleReread:
-	default:
-		errs = append(errs, fmt.Errorf("engine: collection option OnStale = %q, want drop or reread", o.OnStale))
+	if err := o.OnStale.Validate(); err != nil {
+		errs = append(errs, err)
 	}
-	switch o.HybridDefault {
-	case HybridRerankMaxNorm, HybridRRF:
-	default:
-		errs = append(errs, fmt.Errorf("engine: collection option HybridDefault = %q, want rerank-maxnorm or rrf", o.HybridDefault))
+	if err := o.HybridDefault.Validate(); err != nil {
+		errs = append(errs, err)
 	}
-	switch o.Redact {
-	case RedactAuto, RedactAlways, RedactOff:
-	default:
-		errs = append(errs, fmt.Errorf("engine: collection option Redact = %q, want auto, always or off", o.Redact))
+	if err := o.Redact.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	errs = append(errs, o.validateEmbedding()...) // embedding.go
 	if o.IVFPQ != nil && o.SegmentIndex != tier.SegmentIndexIVFPQ {

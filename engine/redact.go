@@ -56,16 +56,25 @@ import (
 	"github.com/stratasearch/strata/engine/contract"
 )
 
+// RedactPolicy is the redaction-at-ingest policy (CollectionOptions.Redact).
+type RedactPolicy string
+
 // Redaction policies (CollectionOptions.Redact).
 const (
 	// RedactAuto redacts documents whose Trust is external_unverified.
 	// The default.
-	RedactAuto = "auto"
+	RedactAuto RedactPolicy = "auto"
 	// RedactAlways redacts every document.
-	RedactAlways = "always"
+	RedactAlways RedactPolicy = "always"
 	// RedactOff stores every document as given.
-	RedactOff = "off"
+	RedactOff RedactPolicy = "off"
 )
+
+// Validate reports an error unless p is RedactAuto, RedactAlways or
+// RedactOff.
+func (p RedactPolicy) Validate() error {
+	return oneOf("Redact", p, RedactAuto, RedactAlways, RedactOff)
+}
 
 // Metadata keys a redacted document carries (only when at least one secret
 // was removed; a document without one is stored byte-identical).
@@ -456,7 +465,7 @@ func (c *Collection) RedactionApplies(t contract.Trust) bool {
 
 // redactPolicyApplies reports whether the collection's Redact policy covers
 // a document of trust t.
-func redactPolicyApplies(policy string, t contract.Trust) bool {
+func redactPolicyApplies(policy RedactPolicy, t contract.Trust) bool {
 	switch policy {
 	case RedactAlways:
 		return true

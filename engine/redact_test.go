@@ -275,7 +275,7 @@ func TestRedactPolicies(t *testing.T) {
 	p := plantedSecrets()[5] // github-pat
 	text := "a " + p.text + " and " + plantedSecrets()[0].text
 	for _, tc := range []struct {
-		policy string
+		policy RedactPolicy
 		trust  contract.Trust
 		want   int // redactions
 	}{
@@ -284,7 +284,7 @@ func TestRedactPolicies(t *testing.T) {
 		{RedactAuto, contract.ExternalUnverified, 2},
 		{RedactAlways, contract.Authoritative, 2},
 	} {
-		c, err := db.CreateCollection("p-"+tc.policy+"-"+string(tc.trust), CollectionOptions{Dim: 2, Sync: "none", Redact: tc.policy})
+		c, err := db.CreateCollection("p-"+string(tc.policy)+"-"+string(tc.trust), CollectionOptions{Dim: 2, Sync: "none", Redact: tc.policy})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/stratasearch/strata/engine/contract"
 	"github.com/stratasearch/strata/engine/fusion"
 	"github.com/stratasearch/strata/engine/tier"
+	"github.com/stratasearch/strata/internal/base"
 )
 
 // denseScorer computes the exact dense similarity of one stored vector to
@@ -22,27 +23,9 @@ type denseScorer struct {
 
 func newDenseScorer(metric tier.Metric, q []float32) denseScorer {
 	if metric == tier.Cosine {
-		q = unitVector(q)
+		q = base.UnitVector(nil, q)
 	}
 	return denseScorer{metric: metric, q: q}
-}
-
-// unitVector returns v / ‖v‖ (all zeros for the zero vector), as the tier
-// normalises cosine vectors.
-func unitVector(v []float32) []float32 {
-	var s float64
-	for _, x := range v {
-		s += float64(x) * float64(x)
-	}
-	out := make([]float32, len(v))
-	if s == 0 {
-		return out
-	}
-	inv := 1 / math.Sqrt(s)
-	for i, x := range v {
-		out[i] = float32(float64(x) * inv)
-	}
-	return out
 }
 
 // score returns the raw value reported in Explain.DenseScore (cosine
@@ -59,7 +42,7 @@ func (s denseScorer) score(x []float32) (raw, fscore float64, ok bool) {
 		d2 := float64(asm.L2Sq(s.q, x))
 		return d2, 1 / (1 + d2), true
 	case tier.Cosine:
-		sim := float64(asm.Dot(s.q, unitVector(x)))
+		sim := float64(asm.Dot(s.q, base.UnitVector(nil, x)))
 		return sim, sim, true
 	default:
 		sim := float64(asm.Dot(s.q, x))

@@ -26,6 +26,7 @@ import (
 	"github.com/stratasearch/strata/engine/bm25"
 	"github.com/stratasearch/strata/engine/contract"
 	"github.com/stratasearch/strata/engine/tier"
+	"github.com/stratasearch/strata/internal/base"
 	"github.com/stratasearch/strata/vfs"
 )
 
@@ -385,7 +386,7 @@ func (c *Collection) cursorKey() ([]byte, error) {
 			s.key = b
 			return
 		case err == nil:
-			s.keyErr = fmt.Errorf("%w: %s at byte 0: cursor key is %d bytes, want 32", ErrCorrupt, path, len(b))
+			s.keyErr = base.Corruptf("cursor key", path, 0, "cursor key is %d bytes, want 32", len(b))
 			return
 		case !errors.Is(err, os.ErrNotExist):
 			s.keyErr = fmt.Errorf("engine: read cursor key: %w", err)

@@ -90,7 +90,7 @@ func openStore(dir, name string, create bool, sync string, emb embed.Embedder) (
 	col, err := db.Collection(name)
 	if errors.Is(err, engine.ErrNotFound) && create {
 		co := engine.CollectionOptions{
-			Dim: codeDim, Metric: "cosine", Analyzer: engine.AnalyzerCode, Sync: sync,
+			Dim: codeDim, Metric: "cosine", Analyzer: engine.AnalyzerCode, Sync: engine.SyncPolicy(sync),
 			IndexedFields: map[string]engine.FieldType{
 				ingest.MetaLang: engine.FieldKeyword, ingest.MetaKind: engine.FieldKeyword,
 				ingest.MetaSymbol: engine.FieldKeyword, ingest.MetaPath: engine.FieldKeyword,

@@ -95,22 +95,8 @@
 // 93 topics at k = 10: 7,299 for both, against 872,459 exhaustive;
 // TestPruningSkipsWork).
 //
-// BMM is the default because it measured faster on every set
-// (BenchmarkOR; single thread, one segment; ns per query, minimum of 5
-// interleaved runs of -benchtime=200ms on a shared 2-core AMD EPYC Zen4,
-// 2026-11-29):
-//
-//	set                              k    BMM ns/q   BMW ns/q   BMW/BMM
-//	Go stdlib, 1,000 OR of 1–3 words  10     24,203     30,482    1.26
-//	Go stdlib                         100    44,648     50,064    1.12
-//	Vaswani, 93 topics                10    144,558    270,541    1.87
-//	Vaswani                           100   279,019    572,098    2.05
-//	Cranfield, 225 topics             10    105,189    177,847    1.69
-//	Cranfield                         100   164,474    255,603    1.55
-//
-//	go test -c -o /tmp/bm25.test ./engine/bm25
-//	for r in 1 2 3 4 5; do /tmp/bm25.test -test.run '^$' \
-//	    -test.bench 'BenchmarkOR$' -test.benchtime=200ms; done
+// BMM is the default because it measured faster on every set (BenchmarkOR;
+// the table and the command are in bench/results/notes/bm25.md).
 //
 // BMW pays, per step, a pivot search over all lists, a block-bound sum up
 // to the pivot and a re-sort, and moves one list at a time; with the long

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/RoaringBitmap/roaring/v2"
+
+	"github.com/stratasearch/strata/internal/base"
 )
 
 var (
@@ -118,7 +120,7 @@ func BenchmarkFilteredPlanner(b *testing.B) {
 						ix.mu.RLock()
 						ctx := ix.getCtx()
 						q := append(ctx.q[:0], qs[i%len(qs)]...)
-						normalize(q)
+						base.UnitVector(q, q)
 						dst = ix.exact(ctx, dst[:0], q, 10, bm)
 						ix.putCtx(ctx)
 						ix.mu.RUnlock()

@@ -113,22 +113,6 @@
 //
 // # Performance
 //
-// TestPeerHnswlib runs this index and hnswlib 0.6.2 (g++ -O3
-// -march=native, bench/peers/hnswlib) on the same data with the same M=16,
-// efConstruction=200, k=10, one thread, and compares QPS per CPU second
-// (the machine is shared). Measured 2026-11-29 on the 2-core AVX-512 Xeon,
-// Go 1.26.8, interpolated at equal recall@10:
-//
-//	                         recall 0.90  0.95   0.99   build CPU
-//	vaswani USE-512 float32   1.24×       1.23×  1.16×  0.78×
-//	vaswani USE-512 sq8       1.50×       1.28×  1.20×  0.83×
-//	fashion-mnist   float32   1.30×*      1.28×  1.24×  0.88×
-//	fashion-mnist   sq8       1.25×*      1.30×  1.29×  0.89×
-//
-// (ratios are strata/hnswlib: QPS above 1 is faster, build below 1 is
-// faster; * both curves start above 0.90, so these compare the ef=10
-// points; fashion-mnist used its 60,000 training images and the first 200
-// test queries.) Run-to-run noise on the shared machine is about ±15%.
 // Layer-0 scoring gathers a node's unvisited neighbours and scores them in
 // one asm.DotGather / asm.L2SqGather call (upper-layer greedy steps and
 // the shrink in addLink too); on AVX-512 the kernel scores four rows at
@@ -136,22 +120,12 @@
 // nearest unexpanded candidate's adjacency list is prefetched
 // (asm.PrefetchRowsU32), as hnswlib does with _mm_prefetch: prefetching
 // the lists of every new candidate competed with the vector loads.
-// Together with a one-byte visited list this took GloVe
-// (d=100, ip, M=32, 20k quick subset) from 0.57–0.73× to 0.92–0.95× of
-// hnswlib's CPU-time QPS at recall 0.90–0.99 (profile before: a third of
-// search time in per-neighbour asm.Dot calls on cold rows, and cache
-// misses on each expanded node's list count; see BenchmarkSearchGloVe).
-// On the bench's 10k GloVe quick subset, before the linear pool (below),
-// the graph, not the search, decided the headline ratio: per efSearch
-// Strata and hnswlib-native ran at the same speed (ef=10: 1.03×, ef=16:
-// 1.02×, ef=64: 0.95×, CPU QPS), but recall@10 at ef=16 varies by ±0.005 with the level seed for both
-// (Strata seeds 42, 1, 2, 3: 0.9394–0.9434; hnswlib 0.6.2 seeds 100, 1,
-// 2, 3, 42: 0.9390–0.9482, seed 42, its best, being what the peer
-// runs), and that moves the QPS at recall 0.95 by 5–10%.
 // Copying the neighbours' vectors into a contiguous block for one
-// asm.DotBatch call was slower (BenchmarkSearch ef=64 on Vaswani: 117 and
-// 163 µs/query against 97 and 119 µs in alternating runs): the copy
-// streams the same bytes the dot products read.
+// asm.DotBatch call was slower: the copy streams the same bytes the dot
+// products read.
+//
+// Measurements (against hnswlib with TestPeerHnswlib, and of the choices
+// above): bench/results/notes/hnsw.md.
 //
 // # Search on a linear pool
 //

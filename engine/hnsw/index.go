@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/stratasearch/strata/asm"
+	"github.com/stratasearch/strata/internal/base"
 )
 
 // maxLevelCap bounds node levels (stored as uint8). With mL = 1/ln(M) and
@@ -327,7 +328,7 @@ func (ix *Index) store(id uint32, level int, off uint32, label uint64, vec []flo
 	v := ix.vec(id)
 	copy(v, vec)
 	if ix.metric == Cosine {
-		normalize(v)
+		base.UnitVector(v, v)
 	}
 	if ix.quant {
 		ix.encode(ix.codes[int(id)*ix.dim:int(id+1)*ix.dim], v)
@@ -350,17 +351,6 @@ func checkFinite(v []float32, first, dim int) error {
 		}
 	}
 	return nil
-}
-
-func normalize(v []float32) {
-	n := asm.Dot(v, v)
-	if n == 0 {
-		return
-	}
-	s := float32(1 / math.Sqrt(float64(n)))
-	for i := range v {
-		v[i] *= s
-	}
 }
 
 func (ix *Index) vec(id uint32) []float32 {
@@ -493,7 +483,7 @@ func (ix *Index) TrainSQ8(sample []float32) error {
 	for i := 0; i*d < len(sample); i++ {
 		copy(row, sample[i*d:(i+1)*d])
 		if ix.metric == Cosine {
-			normalize(row)
+			base.UnitVector(row, row)
 		}
 		for j, x := range row {
 			if i == 0 || x < lo[j] {

@@ -1,8 +1,6 @@
 package hnsw
 
 import (
-	"fmt"
-
 	"github.com/stratasearch/strata/internal/mmap"
 )
 
@@ -11,13 +9,8 @@ import (
 // Close unmaps it. Errors name path; corrupt content gives a *CorruptError
 // with the byte offset.
 func OpenFile(path string) (*Index, error) {
-	data, release, err := mmap.Map(path)
+	ix, release, err := mmap.Open("hnsw", path, openBytes)
 	if err != nil {
-		return nil, fmt.Errorf("hnsw: %w", err)
-	}
-	ix, err := openBytes(data, path)
-	if err != nil {
-		release()
 		return nil, err
 	}
 	ix.closer = release

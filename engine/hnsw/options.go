@@ -3,50 +3,35 @@ package hnsw
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2"
+
+	"github.com/stratasearch/strata/internal/base"
 )
 
-// Metric names the distance an index ranks by. Every metric is reported as a
-// distance: smaller is closer.
-type Metric uint32
+// Metric names the distance an index ranks by (base.Metric, shared by
+// every package; its numeric value is the one written into the file
+// header). Every metric is reported as a distance: smaller is closer.
+type Metric = base.Metric
 
 const (
 	// L2 ranks by squared Euclidean distance Σ (a[i]-b[i])².
-	L2 Metric = iota + 1
+	L2 = base.L2
 	// IP ranks by inner product; the reported distance is 1 - a·b
 	// (as hnswlib's InnerProductSpace does).
-	IP
-	// Cosine normalises every inserted and query vector to unit length and
-	// ranks by 1 - a·b, i.e. 1 - cos(a, b).
-	Cosine
+	IP = base.IP
+	// Cosine normalises every inserted and query vector to unit length
+	// and ranks by 1 - a·b, i.e. 1 - cos(a, b).
+	Cosine = base.Cosine
 )
 
-// String returns "l2", "ip" or "cosine".
-func (m Metric) String() string {
-	switch m {
-	case L2:
-		return "l2"
-	case IP:
-		return "ip"
-	case Cosine:
-		return "cosine"
-	}
-	return fmt.Sprintf("Metric(%d)", uint32(m))
-}
-
-// ParseMetric maps "l2", "ip" and "cosine" to their Metric.
+// ParseMetric maps "l2", "ip" and "cosine" (any case) to their Metric.
 func ParseMetric(s string) (Metric, error) {
-	switch strings.ToLower(s) {
-	case "l2":
-		return L2, nil
-	case "ip":
-		return IP, nil
-	case "cosine":
-		return Cosine, nil
+	m, err := base.ParseMetric(s)
+	if err != nil {
+		return 0, fmt.Errorf("hnsw: %w", err)
 	}
-	return 0, fmt.Errorf("hnsw: unknown metric %q (want l2, ip or cosine)", s)
+	return m, nil
 }
 
 // Storage selects how vectors are held for graph traversal.
@@ -186,8 +171,9 @@ type Result struct {
 // Sentinel errors.
 var (
 	// ErrCorrupt is matched (errors.Is) by every error about a malformed
-	// or truncated index file; such errors are *CorruptError.
-	ErrCorrupt = errors.New("hnsw: corrupt index")
+	// or truncated index file; such errors are *CorruptError of Kind
+	// "hnsw index". It is base.ErrCorrupt, shared by every format.
+	ErrCorrupt = base.ErrCorrupt
 	// ErrDimension reports a vector of the wrong length.
 	ErrDimension = errors.New("hnsw: dimension mismatch")
 	// ErrInvalidVector reports a NaN or infinite component.
@@ -205,20 +191,10 @@ var (
 	ErrClosed = errors.New("hnsw: index closed")
 )
 
-// CorruptError describes malformed input at a byte offset of a file.
-type CorruptError struct {
-	Path   string // file path, or "" for an in-memory buffer
-	Offset int64  // byte offset of the problem
-	Reason string
-}
+// CorruptError describes malformed input at a byte offset of a file
+// (Kind "hnsw index"; Path is "" for an in-memory buffer). It is the
+// type every format shares.
+type CorruptError = base.CorruptError
 
-func (e *CorruptError) Error() string {
-	p := e.Path
-	if p == "" {
-		p = "<bytes>"
-	}
-	return fmt.Sprintf("hnsw: corrupt index %s at byte offset %d: %s", p, e.Offset, e.Reason)
-}
-
-// Is makes errors.Is(err, ErrCorrupt) true.
-func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
+// corruptKind is the Kind of this package's *CorruptError.
+const corruptKind = "hnsw index"

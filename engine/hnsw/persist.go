@@ -10,6 +10,8 @@ import (
 	"math"
 	"math/bits"
 	"unsafe"
+
+	"github.com/stratasearch/strata/internal/base"
 )
 
 // File format, version 1. All integers little-endian; every section
@@ -239,7 +241,7 @@ func Open(data []byte) (*Index, error) { return openBytes(data, "") }
 
 func openBytes(data []byte, path string) (*Index, error) {
 	bad := func(off int64, format string, args ...any) error {
-		return &CorruptError{Path: path, Offset: off, Reason: fmt.Sprintf(format, args...)}
+		return base.Corruptf(corruptKind, path, off, format, args...)
 	}
 	if !littleEndian() {
 		return nil, errors.New("hnsw: Open needs a little-endian host")

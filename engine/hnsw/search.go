@@ -7,6 +7,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/stratasearch/strata/asm"
+	"github.com/stratasearch/strata/internal/base"
 )
 
 // searchCtx is per-goroutine scratch space, pooled so that a search in
@@ -223,7 +224,7 @@ func (ix *Index) SearchInto(dst []Result, q []float32, k int, p SearchParams) ([
 	qq := q
 	if ix.metric == Cosine {
 		ctx.q = append(ctx.q[:0], q...)
-		normalize(ctx.q)
+		base.UnitVector(ctx.q, ctx.q)
 		qq = ctx.q
 	}
 	ep, maxL, ok := ix.entry()

@@ -1,23 +1,16 @@
 package ivfpq
 
 import (
-	"fmt"
-
 	"github.com/stratasearch/strata/internal/mmap"
 )
 
 // OpenFile maps path read-only (mmap on unix; read into memory elsewhere)
-// and opens the index over the mapping codes and ids are not copied into the heap.
-// Close unmaps it. Errors name path; corrupt content gives a *CorruptError
-// with the byte offset.
+// and opens the index over the mapping: codes and ids are not copied into
+// the heap. Close unmaps it. Errors name path; corrupt content gives a
+// *CorruptError with the byte offset.
 func OpenFile(path string) (*Index, error) {
-	data, release, err := mmap.Map(path)
+	ix, release, err := mmap.Open("ivfpq", path, openBytes)
 	if err != nil {
-		return nil, fmt.Errorf("ivfpq: %w", err)
-	}
-	ix, err := openBytes(data, path)
-	if err != nil {
-		release()
 		return nil, err
 	}
 	ix.closer = release

@@ -7,31 +7,24 @@ import (
 	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2"
+
+	"github.com/stratasearch/strata/internal/base"
 )
 
-// Metric names the distance an index ranks by. Every metric is reported as
-// a distance: smaller is closer.
-type Metric uint32
+// Metric names the distance an index ranks by (base.Metric, shared by
+// every package; its numeric value is the one written into the file
+// header). ivfpq supports L2 and IP. Every metric is reported as a
+// distance: smaller is closer.
+type Metric = base.Metric
 
 const (
 	// L2 ranks by squared Euclidean distance Σ (q[i]-x[i])².
-	L2 Metric = iota + 1
+	L2 = base.L2
 	// IP ranks by inner product; the reported distance is −⟨q,x⟩
 	// (FAISS METRIC_INNER_PRODUCT with the sign flipped so smaller is
 	// closer). Normalise vectors beforehand for cosine similarity.
-	IP
+	IP = base.IP
 )
-
-// String returns "l2" or "ip".
-func (m Metric) String() string {
-	switch m {
-	case L2:
-		return "l2"
-	case IP:
-		return "ip"
-	}
-	return fmt.Sprintf("Metric(%d)", uint32(m))
-}
 
 // Residual says whether PQ encodes x − c (the residual to the vector's
 // coarse centroid c) or x itself.
@@ -293,22 +286,17 @@ var (
 	// duplicate id, ...).
 	ErrInvalidArgument = errors.New("ivfpq: invalid argument")
 	// ErrCorrupt: a malformed, truncated or checksum-failing index file.
-	// Such errors are *CorruptError.
-	ErrCorrupt = errors.New("ivfpq: corrupt index file")
+	// Such errors are *CorruptError of Kind "ivfpq index". It is
+	// base.ErrCorrupt, shared by every format.
+	ErrCorrupt = base.ErrCorrupt
 	// ErrVersion: the file has a newer format version than this reader.
 	ErrVersion = errors.New("ivfpq: unsupported format version")
 )
 
-// CorruptError describes malformed input at a byte offset of a file.
-type CorruptError struct {
-	Path   string // file path, or "<bytes>" when opened from memory
-	Offset int64  // byte offset of the problem
-	Reason string
-}
+// CorruptError describes malformed input at a byte offset of a file
+// (Kind "ivfpq index"; Path is "<bytes>" when opened from memory). It is
+// the type every format shares.
+type CorruptError = base.CorruptError
 
-func (e *CorruptError) Error() string {
-	return fmt.Sprintf("ivfpq: corrupt index file %s at offset %d: %s", e.Path, e.Offset, e.Reason)
-}
-
-// Is makes errors.Is(err, ErrCorrupt) true.
-func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
+// corruptKind is the Kind of this package's *CorruptError.
+const corruptKind = "ivfpq index"

@@ -11,6 +11,8 @@ import (
 	"unsafe"
 
 	"github.com/RoaringBitmap/roaring/v2"
+
+	"github.com/stratasearch/strata/internal/base"
 )
 
 // File format constants (layout in doc.go).
@@ -201,7 +203,7 @@ func Open(data []byte) (*Index, error) { return openBytes(data, "<bytes>") }
 
 func openBytes(data []byte, path string) (ix *Index, err error) {
 	corrupt := func(off int64, format string, a ...any) error {
-		return &CorruptError{Path: path, Offset: off, Reason: fmt.Sprintf(format, a...)}
+		return base.Corruptf(corruptKind, path, off, format, a...)
 	}
 	size := int64(len(data))
 	if size < headerSize+footerSize {

@@ -26,6 +26,7 @@ import (
 
 	"github.com/stratasearch/strata/asm"
 	"github.com/stratasearch/strata/engine/ivfpq"
+	"github.com/stratasearch/strata/internal/base"
 	"github.com/stratasearch/strata/vfs"
 )
 
@@ -269,17 +270,10 @@ func (a *coldArchive) free() {
 func padTo(v []float32, pd int, m Metric) []float32 {
 	out := make([]float32, pd)
 	if m == Cosine {
-		v = normalize(v)
+		v = base.UnitVector(nil, v)
 	}
 	copy(out, v)
 	return out
-}
-
-func coldCodecMetric(m Metric) ivfpq.Metric {
-	if m == L2 {
-		return ivfpq.L2
-	}
-	return ivfpq.IP
 }
 
 // trainColdCodec trains the archive's codec on the (padded) vectors x
@@ -316,7 +310,7 @@ func trainColdCodec(x []float32, pd int, m Metric, o ArchiveOptions) (*ivfpq.Col
 	if iters == 0 {
 		iters = 10
 	}
-	c, err := ivfpq.TrainColdCodec(train, ivfpq.Options{Dim: pd, Metric: coldCodecMetric(m), Nlist: nlist,
+	c, err := ivfpq.TrainColdCodec(train, ivfpq.Options{Dim: pd, Metric: ivfMetric(m), Nlist: nlist,
 		KMeansIters: iters, MaxPointsPerCentroid: 64, Seed: o.Seed, Threads: 1})
 	if err != nil {
 		return nil, 0, fmt.Errorf("tier: train cold codec: %w", err)
@@ -407,68 +401,68 @@ func buildArchive(w io.Writer, rows []segRow, dim int, metric Metric, o ArchiveO
 func openArchive(data []byte, path string, dim int, m Metric) (a *coldArchive, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			a, err = nil, segCorrupt(path, 0, "parquet decoder: %v", r)
+			a, err = nil, archiveCorrupt(path, 0, "parquet decoder: %v", r)
 		}
 	}()
 	n := int64(len(data))
 	footer := max(n-8, 0)
 	if at, why := checkParquetFooter(data); why != "" {
-		return nil, segCorrupt(path, at, "%s", why)
+		return nil, archiveCorrupt(path, at, "%s", why)
 	}
 	f, err := parquet.OpenFile(bytes.NewReader(data), n, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
-		return nil, segCorrupt(path, footer, "parquet: %v", err)
+		return nil, archiveCorrupt(path, footer, "parquet: %v", err)
 	}
 	fv, ok := f.Lookup(kvFormat)
 	if !ok {
-		return nil, segCorrupt(path, footer, "no %s key-value entry (not a Strata cold archive)", kvFormat)
+		return nil, archiveCorrupt(path, footer, "no %s key-value entry (not a Strata cold archive)", kvFormat)
 	}
 	if v, err := strconv.Atoi(fv); err != nil || v < 1 {
-		return nil, segCorrupt(path, footer, "bad %s %q", kvFormat, fv)
+		return nil, archiveCorrupt(path, footer, "bad %s %q", kvFormat, fv)
 	} else if v > coldFormatVersion {
-		return nil, segCorrupt(path, footer, "cold archive format version %d is newer than this build reads (%d)", v, coldFormatVersion)
+		return nil, archiveCorrupt(path, footer, "cold archive format version %d is newer than this build reads (%d)", v, coldFormatVersion)
 	}
 	var info archiveInfo
 	ij, _ := f.Lookup(kvArchive)
 	dec := json.NewDecoder(strings.NewReader(ij))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&info); err != nil {
-		return nil, segCorrupt(path, footer, "%s: %v", kvArchive, err)
+		return nil, archiveCorrupt(path, footer, "%s: %v", kvArchive, err)
 	}
 	if info.Dim != dim || info.Metric != m.String() {
-		return nil, segCorrupt(path, footer, "archive dim %d metric %s, store has dim %d metric %v", info.Dim, info.Metric, dim, m)
+		return nil, archiveCorrupt(path, footer, "archive dim %d metric %s, store has dim %d metric %v", info.Dim, info.Metric, dim, m)
 	}
 	pd := (dim + ivfpq.ColdM - 1) / ivfpq.ColdM * ivfpq.ColdM
 	if info.CodecDim != pd {
-		return nil, segCorrupt(path, footer, "codec dim %d, want %d", info.CodecDim, pd)
+		return nil, archiveCorrupt(path, footer, "codec dim %d, want %d", info.CodecDim, pd)
 	}
 	if f.NumRows() < 0 || uint64(f.NumRows()) != info.Rows || info.Rows > uint64(n) {
-		return nil, segCorrupt(path, footer, "parquet has %d rows, %s says %d", f.NumRows(), kvArchive, info.Rows)
+		return nil, archiveCorrupt(path, footer, "parquet has %d rows, %s says %d", f.NumRows(), kvArchive, info.Rows)
 	}
 	fields := f.Schema().Fields()
 	if len(fields) != len(coldColumns) {
-		return nil, segCorrupt(path, footer, "schema has %d columns, want %d", len(fields), len(coldColumns))
+		return nil, archiveCorrupt(path, footer, "schema has %d columns, want %d", len(fields), len(coldColumns))
 	}
 	for i, fl := range fields {
 		if fl.Name() != coldColumns[i] {
-			return nil, segCorrupt(path, footer, "column %d is %q, want %q", i, fl.Name(), coldColumns[i])
+			return nil, archiveCorrupt(path, footer, "column %d is %q, want %q", i, fl.Name(), coldColumns[i])
 		}
 	}
 	if !parquet.SameNodes(f.Schema(), parquet.SchemaOf(coldRow{})) {
-		return nil, segCorrupt(path, footer, "schema differs from the cold archive schema")
+		return nil, archiveCorrupt(path, footer, "schema differs from the cold archive schema")
 	}
 	a = &coldArchive{info: info, path: path, dim: dim, metric: m,
 		docs: make([]*Document, 0, info.Rows), birth: make([]uint64, 0, info.Rows), ids: map[string][]uint32{}}
 	if cs, ok := f.Lookup(kvCodec); ok {
 		cb, err := base64.StdEncoding.DecodeString(cs)
 		if err != nil {
-			return nil, segCorrupt(path, footer, "%s: %v", kvCodec, err)
+			return nil, archiveCorrupt(path, footer, "%s: %v", kvCodec, err)
 		}
 		if a.codec, err = ivfpq.OpenColdCodec(cb); err != nil {
-			return nil, segCorrupt(path, footer, "%s: %v", kvCodec, err)
+			return nil, archiveCorrupt(path, footer, "%s: %v", kvCodec, err)
 		}
-		if a.codec.Dim() != pd || a.codec.Index().Options().Metric != coldCodecMetric(m) {
-			return nil, segCorrupt(path, footer, "codec dim %d metric %v, want %d %v", a.codec.Dim(), a.codec.Index().Options().Metric, pd, coldCodecMetric(m))
+		if a.codec.Dim() != pd || a.codec.Index().Options().Metric != ivfMetric(m) {
+			return nil, archiveCorrupt(path, footer, "codec dim %d metric %v, want %d %v", a.codec.Dim(), a.codec.Index().Options().Metric, pd, ivfMetric(m))
 		}
 		info.Nlist = a.codec.Index().Options().Nlist
 	}
@@ -481,13 +475,13 @@ func openArchive(data []byte, path string, dim int, m Metric) (a *coldArchive, e
 		for _, cr := range buf[:k] {
 			r := uint32(len(a.docs))
 			if uint64(r) >= info.Rows {
-				return nil, segCorrupt(path, 0, "more rows than the %d recorded", info.Rows)
+				return nil, archiveCorrupt(path, 0, "more rows than the %d recorded", info.Rows)
 			}
 			if cr.ID == "" {
-				return nil, segCorrupt(path, 0, "row %d has an empty id", r)
+				return nil, archiveCorrupt(path, 0, "row %d has an empty id", r)
 			}
 			if cr.EBirth < info.MinEpoch || cr.EBirth > info.MaxEpoch || cr.EDeath <= cr.EBirth {
-				return nil, segCorrupt(path, 0, "row %d epochs [%d,%d) outside [%d,%d]", r, cr.EBirth, cr.EDeath, info.MinEpoch, info.MaxEpoch)
+				return nil, archiveCorrupt(path, 0, "row %d epochs [%d,%d) outside [%d,%d]", r, cr.EBirth, cr.EDeath, info.MinEpoch, info.MaxEpoch)
 			}
 			d := &Document{ID: cr.ID, Content: cr.Content, SourceURI: cr.SourceURI, Namespace: cr.Namespace,
 				Trust: Trust(cr.Trust), VersionHash: cr.VersionHash, UpdatedUnixNano: cr.Committed}
@@ -496,15 +490,15 @@ func openArchive(data []byte, path string, dim int, m Metric) (a *coldArchive, e
 			}
 			if cr.Metadata != "{}" {
 				if err := json.Unmarshal([]byte(cr.Metadata), &d.Metadata); err != nil {
-					return nil, segCorrupt(path, 0, "row %d metadata: %v", r, err)
+					return nil, archiveCorrupt(path, 0, "row %d metadata: %v", r, err)
 				}
 			}
 			if cr.Code != nil {
 				if a.codec == nil {
-					return nil, segCorrupt(path, 0, "row %d has a code but the archive has no codec", r)
+					return nil, archiveCorrupt(path, 0, "row %d has a code but the archive has no codec", r)
 				}
 				if l := int(binary.LittleEndian.Uint16(cr.Code[:])); l >= info.Nlist {
-					return nil, segCorrupt(path, 0, "row %d code names centroid %d ≥ nlist %d", r, l, info.Nlist)
+					return nil, archiveCorrupt(path, 0, "row %d code names centroid %d ≥ nlist %d", r, l, info.Nlist)
 				}
 				switch {
 				case info.Vectors && len(cr.Vector) == dim:
@@ -512,16 +506,16 @@ func openArchive(data []byte, path string, dim int, m Metric) (a *coldArchive, e
 				case !info.Vectors && len(cr.Vector) == 0:
 					rec, err := a.codec.Decode(nil, cr.Code[:])
 					if err != nil {
-						return nil, segCorrupt(path, 0, "row %d code: %v", r, err)
+						return nil, archiveCorrupt(path, 0, "row %d code: %v", r, err)
 					}
 					d.Vector = rec[:dim:dim]
 				default:
-					return nil, segCorrupt(path, 0, "row %d vector has %d floats (vectors stored: %v, dim %d)", r, len(cr.Vector), info.Vectors, dim)
+					return nil, archiveCorrupt(path, 0, "row %d vector has %d floats (vectors stored: %v, dim %d)", r, len(cr.Vector), info.Vectors, dim)
 				}
 				a.codeRow = append(a.codeRow, r)
 				a.codes = append(a.codes, cr.Code[:]...)
 			} else if len(cr.Vector) != 0 {
-				return nil, segCorrupt(path, 0, "row %d has a vector but no code", r)
+				return nil, archiveCorrupt(path, 0, "row %d has a vector but no code", r)
 			}
 			a.docs = append(a.docs, d)
 			a.birth = append(a.birth, cr.EBirth)
@@ -532,14 +526,14 @@ func openArchive(data []byte, path string, dim int, m Metric) (a *coldArchive, e
 			break
 		}
 		if rerr != nil {
-			return nil, segCorrupt(path, 0, "read rows: %v", rerr)
+			return nil, archiveCorrupt(path, 0, "read rows: %v", rerr)
 		}
 		if k == 0 {
-			return nil, segCorrupt(path, 0, "reader made no progress at row %d", len(a.docs))
+			return nil, archiveCorrupt(path, 0, "reader made no progress at row %d", len(a.docs))
 		}
 	}
 	if uint64(len(a.docs)) != info.Rows {
-		return nil, segCorrupt(path, 0, "read %d rows, %s says %d", len(a.docs), kvArchive, info.Rows)
+		return nil, archiveCorrupt(path, 0, "read %d rows, %s says %d", len(a.docs), kvArchive, info.Rows)
 	}
 	a.death = make([]atomic.Uint64, len(a.docs))
 	for i, d := range deaths {
@@ -569,7 +563,7 @@ func (s *Store) loadArchive(name string, want *uint32) (*coldArchive, error) {
 		if release != nil {
 			release()
 		}
-		return nil, segCorrupt(path, 0, "file CRC32C %08x, manifest says %08x", crc, *want)
+		return nil, archiveCorrupt(path, 0, "file CRC32C %08x, manifest says %08x", crc, *want)
 	}
 	a, err := openArchive(data, path, s.o.Dim, s.o.Metric)
 	if release != nil {
@@ -601,7 +595,7 @@ func (s *Store) openArchives(st ManifestState) ([]*coldArchive, error) {
 			return nil, err
 		}
 		if a.meta.Rows != m.Rows {
-			return nil, segCorrupt(a.path, 0, "archive has %d rows, manifest says %d", a.meta.Rows, m.Rows)
+			return nil, archiveCorrupt(a.path, 0, "archive has %d rows, manifest says %d", a.meta.Rows, m.Rows)
 		}
 		a.meta.ID = m.ID
 		out = append(out, a)
@@ -974,7 +968,7 @@ func (a *coldArchive) search(q []float32, k, kFactor int, e uint64, filter func(
 	}
 	qn := q
 	if a.metric == Cosine {
-		qn = normalize(q)
+		qn = base.UnitVector(nil, q)
 	}
 	h := make(hitHeap, 0, k+1)
 	for _, r := range res {
@@ -987,7 +981,7 @@ func (a *coldArchive) search(q []float32, k, kFactor int, e uint64, filter func(
 		case IP:
 			dist = -asm.Dot(q, d.Vector)
 		default:
-			dist = 1 - asm.Dot(qn, normalize(d.Vector))
+			dist = 1 - asm.Dot(qn, base.UnitVector(nil, d.Vector))
 		}
 		heap.Push(&h, Hit{Doc: d, Epoch: a.birth[row], Distance: dist})
 		if len(h) > k {

@@ -83,8 +83,8 @@ func (sn *Snapshot) StorageStats() []TierStats {
 	for _, sg := range sn.v.segs {
 		warm.Bytes += int64(sg.meta.SizeBytes)
 		warm.VectorIndexBytes += sg.idxBytes
-		if sg.indexKind != "" && !slices.Contains(kinds, sg.indexKind) {
-			kinds = append(kinds, sg.indexKind)
+		if k := string(sg.indexKind); k != "" && !slices.Contains(kinds, k) {
+			kinds = append(kinds, k)
 		}
 		for _, d := range sg.docs {
 			warm.Rows++

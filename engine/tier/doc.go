@@ -1,8 +1,6 @@
 // Package tier is Strata's storage engine under the indexes: durability,
-// visibility and (in later landings) the life cycle of data across the
-// hot, warm and cold tiers (DESIGN.md "Data model", "Write path").
-//
-// The first landing was the durable core; the second adds the warm tier:
+// visibility and the life cycle of data across the hot, warm and cold
+// tiers (DESIGN.md "Data model", "Write path"). Its parts:
 //
 //   - Store: WAL (package wal) + epochs + the hot MemTable + the manifest +
 //     immutable warm segments. Every file operation goes through
@@ -24,7 +22,9 @@
 //     blocks of 512 rows. Each row is checked for visibility at the pinned
 //     epoch (and against the filter) before it may enter the top-k heap, so
 //     stale versions never take a slot (E_stale = 0 by construction).
-//     The lexical side waits for engine/bm25: LexicalIndexer is the hook.
+//     The lexical side is a hook: the LexicalIndexer of each MemTable
+//     (Options.NewLexical; the engine plugs in an engine/bm25 builder) and
+//     the BM25 section of each warm segment (LexicalSegmentBuilder).
 //
 //   - Flush (Store.Flush, or automatically past Options.MemTableSizeBytes):
 //     under the apply lock, briefly, the MemTable is frozen at the newest
@@ -176,11 +176,15 @@
 //   - Storage amplification: Snapshot.StorageStats reports bytes, bytes
 //     per vector and α_storage = bytes / raw text bytes per tier.
 //
-// Not in this landing: IVF-PQ warm segments (write backpressure:
-// backpressure.go).
+//   - Write backpressure (backpressure.go, Options.SlowdownSegments ...):
+//     too many warm segments or too much unflushed MemTable first slow
+//     every write down, then block it until flushes and compaction catch
+//     up, for at most StallTimeout, after which it fails with
+//     ErrWriteStall without writing anything.
 //
-// Document is a local, simplified type until engine/contract exists (see
-// its comment).
+// Document is the tier's storage form of a chunk version, simpler than
+// engine/contract's Document (string metadata values); the engine converts
+// at its boundary (see its comment).
 //
 // # Files in a store directory
 //

@@ -20,12 +20,12 @@ const (
 
 // Document is one chunk version as the tier stores it.
 //
-// This is a deliberately simple local type: engine/contract, which will own
-// the public Document, does not exist yet. When it lands, the tier keeps
-// this storage form and converts at its boundary. Simplifications: Metadata
-// values are strings (the contract allows string | number | bool | string
-// list; encode those as strings until then), VersionHash is supplied by the
-// caller (BLAKE3-256 of the source bytes, computed at ingest).
+// It is a deliberately simple storage form: engine/contract owns the
+// public Document and the engine converts at its boundary. Simplifications:
+// Metadata values are strings (the contract allows string | number | bool
+// | string list; the engine stores each value's JSON form), VersionHash is
+// supplied by the caller (BLAKE3-256 of the source bytes, computed at
+// ingest).
 type Document struct {
 	ID        string
 	Content   string

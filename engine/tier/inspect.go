@@ -153,7 +153,7 @@ func Inspect(b []byte) (*inspect.Info, error) {
 		in.Problemf(8, "format version 1 segment with an ivfpq or flat section")
 	}
 	if ib, ok := secs[secIVFPQ]; ok {
-		in.Add("vectorIndex", SegmentIndexIVFPQ, -1)
+		in.Add("vectorIndex", string(SegmentIndexIVFPQ), -1)
 		child, err := ivfpq.Inspect(ib)
 		if err != nil {
 			in.Problemf(secOff[secIVFPQ], "ivfpq section: %v", err)
@@ -183,7 +183,7 @@ func Inspect(b []byte) (*inspect.Info, error) {
 		}
 	}
 	if _, ok := secs[secHNSW]; ok {
-		in.Add("vectorIndex", SegmentIndexHNSW, -1)
+		in.Add("vectorIndex", string(SegmentIndexHNSW), -1)
 	}
 	if lb, ok := secs[secBM25]; ok {
 		child, err := bm25.Inspect(lb)

@@ -280,7 +280,7 @@ func OpenManifest(fs vfs.FS, dir string, o ManifestOptions) (*Manifest, error) {
 	name := strings.TrimSpace(string(cur))
 	n, ok := parseManifestName(name)
 	if !ok {
-		return nil, &wal.CorruptError{File: filepath.Join(dir, currentName), Offset: 0, Reason: fmt.Sprintf("bad manifest name %q", name)}
+		return nil, &wal.CorruptError{Kind: kindManifest, Path: filepath.Join(dir, currentName), Offset: 0, Reason: fmt.Sprintf("bad manifest name %q", name)}
 	}
 	path := filepath.Join(dir, name)
 	data, err := readAllFile(fs, path)
@@ -295,23 +295,28 @@ func OpenManifest(fs vfs.FS, dir string, o ManifestOptions) (*Manifest, error) {
 			wantType = wal.TypeManifestCheckpoint
 		}
 		if r.Type != wantType {
-			return &wal.CorruptError{File: path, Offset: r.Offset, Reason: fmt.Sprintf("record type %d, want %d", r.Type, wantType)}
+			return &wal.CorruptError{Kind: kindManifest, Path: path, Offset: r.Offset, Reason: fmt.Sprintf("record type %d, want %d", r.Type, wantType)}
 		}
 		e, err := decodeEdit(r.Payload)
 		if err == nil {
 			err = st.apply(e)
 		}
 		if err != nil {
-			return &wal.CorruptError{File: path, Offset: r.Offset, Reason: err.Error()}
+			return &wal.CorruptError{Kind: kindManifest, Path: path, Offset: r.Offset, Reason: err.Error()}
 		}
 		records++
 		return nil
 	})
 	if err != nil {
+		// Framing damage found by Scan: the file is a manifest, not a WAL
+		// segment.
+		if ce := (*wal.CorruptError)(nil); errors.As(err, &ce) && ce.Kind == wal.KindRecordLog {
+			ce.Kind = kindManifest
+		}
 		return nil, err
 	}
 	if records == 0 {
-		return nil, &wal.CorruptError{File: path, Offset: 0, Reason: "manifest has no checkpoint record"}
+		return nil, &wal.CorruptError{Kind: kindManifest, Path: path, Offset: 0, Reason: "manifest has no checkpoint record"}
 	}
 	if res.Torn {
 		o.Logger.Warn("tier: truncating torn manifest tail", "file", path, "offset", res.End, "reason", res.TornReason)

@@ -175,7 +175,7 @@ func TestManifestTornAndCorrupt(t *testing.T) {
 	rewriteFile(t, mem, path, data)
 	_, err = OpenManifest(mem, "/db", mopts(100))
 	var ce *wal.CorruptError
-	if !errors.Is(err, ErrCorrupt) || !errors.As(err, &ce) || ce.Offset != offs[1] || ce.File != path {
+	if !errors.Is(err, ErrCorrupt) || !errors.As(err, &ce) || ce.Offset != offs[1] || ce.Path != path {
 		t.Fatalf("err %v, want ErrCorrupt at %s:%d", err, path, offs[1])
 	}
 }

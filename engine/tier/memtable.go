@@ -8,31 +8,22 @@ import (
 	"sync"
 
 	"github.com/stratasearch/strata/asm"
+	"github.com/stratasearch/strata/internal/base"
 )
 
-// Metric is the vector distance the MemTable ranks by. Hits carry a
-// distance where smaller is better: L2 → squared Euclidean distance, IP →
-// −⟨q,x⟩, Cosine → 1 − cos(q,x) (vectors are normalised at insert and
-// query).
-type Metric uint8
+// Metric is the vector distance the store ranks by (base.Metric, shared
+// by every package; its numeric value is the byte written into a warm
+// segment's meta section). Hits carry a distance where smaller is better:
+// L2 → squared Euclidean distance, IP → −⟨q,x⟩, Cosine → 1 − cos(q,x)
+// (vectors are normalised at insert and query).
+type Metric = base.Metric
 
+// The metrics.
 const (
-	L2 Metric = iota + 1
-	IP
-	Cosine
+	L2     = base.L2
+	IP     = base.IP
+	Cosine = base.Cosine
 )
-
-func (m Metric) String() string {
-	switch m {
-	case L2:
-		return "l2"
-	case IP:
-		return "ip"
-	case Cosine:
-		return "cosine"
-	}
-	return "Metric(?)"
-}
 
 // epochLive is e_death of a version nobody has ended yet.
 const epochLive = math.MaxUint64
@@ -48,8 +39,8 @@ type version struct {
 
 func (v *version) visibleAt(e uint64) bool { return v.birth <= e && e < v.death }
 
-// LexicalIndexer is the hook for the MemTable's lexical (BM25) side, which
-// waits for engine/bm25's in-memory segment. Add is called under the
+// LexicalIndexer is the hook for the MemTable's lexical (BM25) side (the
+// engine's implementation feeds an engine/bm25 Builder). Add is called under the
 // MemTable's write lock for every new version, with its version number
 // (dense, from 0); a lexical search must keep only the version numbers for
 // which Snapshot.Visible reports true, during candidate generation.
@@ -112,22 +103,6 @@ func newMemTable(dim int, metric Metric, lex LexicalIndexer) *memTable {
 	return &memTable{dim: dim, metric: metric, latest: map[string]int32{}, lexical: lex}
 }
 
-func normalize(v []float32) []float32 {
-	var s float64
-	for _, x := range v {
-		s += float64(x) * float64(x)
-	}
-	out := make([]float32, len(v))
-	if s == 0 {
-		return out
-	}
-	inv := 1 / math.Sqrt(s)
-	for i, x := range v {
-		out[i] = float32(float64(x) * inv)
-	}
-	return out
-}
-
 // apply applies b at epoch e. The caller guarantees epochs are applied in
 // increasing order and e is not yet visible to readers.
 func (m *memTable) apply(b *Batch, e uint64) {
@@ -153,7 +128,7 @@ func (m *memTable) apply(b *Batch, e uint64) {
 		if doc.Vector != nil {
 			vec := doc.Vector
 			if m.metric == Cosine {
-				vec = normalize(vec)
+				vec = base.UnitVector(nil, vec)
 			}
 			v.row = int32(len(m.rowVer))
 			m.vecs = append(m.vecs, vec...)
@@ -213,7 +188,7 @@ func (m *memTable) search(q []float32, k int, e uint64, filter func(*Document) b
 		return nil
 	}
 	if m.metric == Cosine {
-		q = normalize(q)
+		q = base.UnitVector(nil, q)
 	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()

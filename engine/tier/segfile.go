@@ -15,7 +15,7 @@ import (
 
 	"github.com/stratasearch/strata/engine/hnsw"
 	"github.com/stratasearch/strata/engine/ivfpq"
-	"github.com/stratasearch/strata/engine/tier/wal"
+	"github.com/stratasearch/strata/internal/base"
 )
 
 // Warm segment container (doc.go "Warm segment file").
@@ -59,22 +59,12 @@ type segBuildOptions struct {
 	efConstruction int
 	threads        int
 	// index is SegmentIndexHNSW or SegmentIndexIVFPQ ("" = HNSW).
-	index   string
+	index   SegmentIndexType
 	ivf     ivfBuildParams
 	lexical LexicalSegmentBuilder
 	// lexicalBytes, if non-nil, is the BM25 section already built (by
 	// LexicalFlusher or LexicalMerger); lexical is then not called.
 	lexicalBytes []byte
-}
-
-func hnswMetric(m Metric) hnsw.Metric {
-	switch m {
-	case IP:
-		return hnsw.IP
-	case Cosine:
-		return hnsw.Cosine
-	}
-	return hnsw.L2
 }
 
 // buildSegment serialises rows into a segment container.
@@ -129,7 +119,7 @@ func buildSegment(rows []segRow, o segBuildOptions) ([]byte, error) {
 			b    []byte
 		}{kind, b})
 	} else if len(labels) > 0 {
-		ix, err := hnsw.New(hnsw.Options{Dim: o.dim, Metric: hnswMetric(o.metric), M: o.m,
+		ix, err := hnsw.New(hnsw.Options{Dim: o.dim, Metric: o.metric, M: o.m,
 			EfConstruction: o.efConstruction, InitialCapacity: len(labels)})
 		if err != nil {
 			return nil, fmt.Errorf("tier: segment hnsw: %w", err)
@@ -227,9 +217,9 @@ type warmSegment struct {
 	vecs      []float32
 	nprobe    int
 	kfactor   int
-	indexKind string // "hnsw", "ivfpq", "flat", or "" without vectors
-	idxBytes  int64  // bytes of the vector-index section
-	lex       []byte // BM25 section, or nil
+	indexKind SegmentIndexType // "hnsw", "ivfpq", "flat", or "" without vectors
+	idxBytes  int64            // bytes of the vector-index section
+	lex       []byte           // BM25 section, or nil
 	lexOff    int64
 	hid       []int32 // row → hnsw id, or -1
 
@@ -242,8 +232,19 @@ type warmSegment struct {
 	freeOnce sync.Once
 }
 
+// CorruptError.Kind of the tier's files (wal.KindRecordLog for the WAL).
+const (
+	kindSegment  = "segment"
+	kindArchive  = "cold archive"
+	kindManifest = "manifest"
+)
+
 func segCorrupt(path string, off int64, format string, args ...any) error {
-	return &wal.CorruptError{File: path, Offset: off, Reason: fmt.Sprintf(format, args...), Kind: "segment"}
+	return base.Corruptf(kindSegment, path, off, format, args...)
+}
+
+func archiveCorrupt(path string, off int64, format string, args ...any) error {
+	return base.Corruptf(kindArchive, path, off, format, args...)
 }
 
 // openSegment parses a segment container held in data (an mmap or a heap

@@ -12,17 +12,31 @@ import (
 
 	"github.com/stratasearch/strata/asm"
 	"github.com/stratasearch/strata/engine/ivfpq"
+	"github.com/stratasearch/strata/internal/base"
 )
+
+// SegmentIndexType names the vector index of warm segments
+// (Options.SegmentIndex).
+type SegmentIndexType string
 
 // Warm-segment vector index kinds (Options.SegmentIndex).
 const (
-	SegmentIndexHNSW  = "hnsw"
-	SegmentIndexIVFPQ = "ivfpq"
+	SegmentIndexHNSW  SegmentIndexType = "hnsw"
+	SegmentIndexIVFPQ SegmentIndexType = "ivfpq"
 	// segmentIndexFlat is what an "ivfpq" build writes for a segment with
 	// fewer than IVFMinRows vectors (or non-finite vectors): no index, an
-	// exact scan of the segment's vectors.
-	segmentIndexFlat = "flat"
+	// exact scan of the segment's vectors. It is not an Options value.
+	segmentIndexFlat SegmentIndexType = "flat"
 )
+
+// Validate reports an error unless t is SegmentIndexHNSW or
+// SegmentIndexIVFPQ.
+func (t SegmentIndexType) Validate() error {
+	if t != SegmentIndexHNSW && t != SegmentIndexIVFPQ {
+		return fmt.Errorf("tier: unknown Options.SegmentIndex %q (want hnsw or ivfpq)", string(t))
+	}
+	return nil
+}
 
 // Upper bounds of the IVF options (Validate).
 const (
@@ -36,8 +50,8 @@ const (
 // options). Validate includes them.
 func (o *Options) ValidateSegmentIndex() error {
 	var errs []error
-	if o.SegmentIndex != SegmentIndexHNSW && o.SegmentIndex != SegmentIndexIVFPQ {
-		errs = append(errs, fmt.Errorf("tier: unknown Options.SegmentIndex %q (want hnsw or ivfpq)", o.SegmentIndex))
+	if err := o.SegmentIndex.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(append(errs, o.validateIVF()...)...)
 }
@@ -158,7 +172,7 @@ func buildIVFSection(vecs []float32, dim int, metric Metric, p ivfBuildParams, t
 	if metric == Cosine {
 		x = make([]float32, len(vecs))
 		for h := 0; h < n; h++ {
-			copy(x[h*dim:], normalize(vecs[h*dim:(h+1)*dim]))
+			base.UnitVector(x[h*dim:], vecs[h*dim:(h+1)*dim])
 		}
 	}
 	nlist := p.nlist
@@ -203,7 +217,7 @@ func (w *warmSegment) openVectorArrays() {
 	for h, r := range w.vecRow {
 		v := w.docs[r].Vector
 		if w.metric == Cosine {
-			copy(vecs[h*d:], normalize(v))
+			base.UnitVector(vecs[h*d:], v)
 			continue
 		}
 		copy(vecs[h*d:], v)
@@ -289,7 +303,7 @@ func (w *warmSegment) searchIVF(q []float32, k int, allow *roaring.Bitmap) ([]Hi
 		return nil, nil
 	}
 	if w.metric == Cosine {
-		q = normalize(q)
+		q = base.UnitVector(nil, q)
 	}
 	if w.ivf != nil && allFinite(q) {
 		nprobe := w.ivfNprobe()

@@ -26,6 +26,7 @@ import (
 	"github.com/stratasearch/strata/datasets"
 	"github.com/stratasearch/strata/engine/ivfpq"
 	"github.com/stratasearch/strata/engine/tier/wal"
+	basepkg "github.com/stratasearch/strata/internal/base"
 	"github.com/stratasearch/strata/internal/inspect"
 	"github.com/stratasearch/strata/vfs"
 )
@@ -194,7 +195,7 @@ func TestIVFSegmentsVaswani(t *testing.T) {
 	st := sn.StorageStats()[1]
 	t.Logf("flushed %d vectors (d=%d) into %d ivfpq segments in %v; warm %.1f bytes/vector in files, %.1f in the ivfpq sections (float32: %d)",
 		base.N, base.D, len(segs), flushTime.Round(time.Millisecond), st.BytesPerVector(), st.IndexBytesPerVector(), 4*base.D)
-	if st.VectorIndex != SegmentIndexIVFPQ || st.IndexBytesPerVector() >= float64(2*base.D) { // < half of float32
+	if st.VectorIndex != string(SegmentIndexIVFPQ) || st.IndexBytesPerVector() >= float64(2*base.D) { // < half of float32
 		t.Fatalf("warm stats %+v", st)
 	}
 	sn.Close()
@@ -565,7 +566,7 @@ func TestIVFCrossTierModel(t *testing.T) {
 			if testing.Short() {
 				n = 120
 			}
-			kinds := map[string]int{}
+			kinds := map[SegmentIndexType]int{}
 			for i := uint64(1); i <= n; i++ {
 				b := genBatch(seed, i)
 				if _, err := s.Apply(b); err != nil {
@@ -799,8 +800,8 @@ func TestIVFSegmentRandomMutations(t *testing.T) {
 // the mean k=10 search latency (search-us).
 func BenchmarkWarmIndexVaswani(b *testing.B) {
 	base, queries := loadVaswaniUSE(b)
-	for _, kind := range []string{SegmentIndexHNSW, SegmentIndexIVFPQ} {
-		b.Run("index="+kind, func(b *testing.B) {
+	for _, kind := range []SegmentIndexType{SegmentIndexHNSW, SegmentIndexIVFPQ} {
+		b.Run("index="+string(kind), func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(4 * base.D * base.N))
 			for it := 0; it < b.N; it++ {
@@ -948,7 +949,7 @@ func TestInspectIVFSegment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !in.OK() || in.Version != segFormatVersion || tierField(t, in, "vectorIndex") != SegmentIndexIVFPQ {
+	if !in.OK() || in.Version != segFormatVersion || tierField(t, in, "vectorIndex") != string(SegmentIndexIVFPQ) {
 		t.Fatalf("problems %v, version %d", in.Problems, in.Version)
 	}
 	sec := sectionNamed(t, in, "ivfpq")
@@ -1177,8 +1178,8 @@ func TestIVFSectionIDsBeyondVectors(t *testing.T) {
 	if !errors.Is(err, ErrCorrupt) || !errors.As(err, &ce) {
 		t.Fatalf("open: %v, want ErrCorrupt", err)
 	}
-	if ce.File != "bad.sst" || ce.Offset != int64(off)+ivfNextIDOff {
-		t.Fatalf("open: %v: file %q offset %d, want bad.sst at %d (the section's nextID)", err, ce.File, ce.Offset, int64(off)+ivfNextIDOff)
+	if ce.Path != "bad.sst" || ce.Offset != int64(off)+ivfNextIDOff {
+		t.Fatalf("open: %v: file %q offset %d, want bad.sst at %d (the section's nextID)", err, ce.Path, ce.Offset, int64(off)+ivfNextIDOff)
 	}
 	// The intact segment opens.
 	sg, err = openSegment(good, "good.sst", testDim, L2)
@@ -1249,7 +1250,7 @@ func TestIVFFullKDefaults(t *testing.T) {
 					x := rows[r].doc.Vector
 					qq, xx := q, x
 					if metric == Cosine {
-						qq, xx = normalize(q), normalize(x)
+						qq, xx = basepkg.UnitVector(nil, q), basepkg.UnitVector(nil, x)
 					}
 					for j := range qq {
 						switch metric {

@@ -78,7 +78,7 @@ type Options struct {
 	// file"), so a store opened with another SegmentIndex still reads
 	// every existing segment, and stores mixing kinds work; the option
 	// only selects what new segments get.
-	SegmentIndex string
+	SegmentIndex SegmentIndexType
 	// IVF-PQ parameters of warm segments (SegmentIndex "ivfpq"; Jégou,
 	// Douze, Schmid, "Product quantization for nearest neighbor search",
 	// TPAMI 2011, with FAISS IndexRefineFlat refinement):
@@ -190,7 +190,7 @@ func (o *Options) EnsureDefaults() {
 		o.Logger = slog.Default()
 	}
 	if o.SegmentIndex == "" {
-		o.SegmentIndex = "hnsw"
+		o.SegmentIndex = SegmentIndexHNSW
 	}
 	if o.SegmentM == 0 {
 		o.SegmentM = 16

@@ -36,3 +36,20 @@ func MapFile(f *os.File) (data []byte, release func() error, err error) {
 	}
 	return mapFile(f, int(size))
 }
+
+// Open maps path (Map) and passes the mapping to open, which parses it in
+// place. If open fails the mapping is released and open's error returned
+// as is; a mapping error is returned prefixed with pkg ("hnsw: open
+// x.hnsw: no such file or directory"). On success the caller owns release
+// and calls it once the value no longer uses the bytes (its Close).
+func Open[T any](pkg, path string, open func(data []byte, path string) (T, error)) (v T, release func() error, err error) {
+	data, release, err := Map(path)
+	if err != nil {
+		return v, nil, fmt.Errorf("%s: %w", pkg, err)
+	}
+	if v, err = open(data, path); err != nil {
+		release()
+		return v, nil, err
+	}
+	return v, release, nil
+}

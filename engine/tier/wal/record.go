@@ -2,36 +2,25 @@ package wal
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash/crc32"
+
+	"github.com/stratasearch/strata/internal/base"
 )
 
 // ErrCorrupt marks a record log damaged before its tail. Errors carrying
-// it are *CorruptError values naming the file and byte offset.
-var ErrCorrupt = errors.New("wal: corrupt record log")
+// it are *CorruptError values naming the file and byte offset. It is
+// base.ErrCorrupt, shared by every format.
+var ErrCorrupt = base.ErrCorrupt
 
-// CorruptError reports damage at a byte offset of a file. It satisfies
-// errors.Is(err, ErrCorrupt).
-type CorruptError struct {
-	File   string
-	Offset int64
-	Reason string
-	// Kind names what File is when it is not a record log (package tier
-	// reuses this type for its segment files: "segment"). Empty means a
-	// record log.
-	Kind string
-}
+// CorruptError reports damage at a byte offset of a file (Kind
+// KindRecordLog for a record log; package tier uses it for its manifest
+// and segment files too). It is the type every format shares and
+// satisfies errors.Is(err, ErrCorrupt).
+type CorruptError = base.CorruptError
 
-func (e *CorruptError) Error() string {
-	if e.Kind != "" {
-		return fmt.Sprintf("tier: corrupt %s %s at byte offset %d: %s", e.Kind, e.File, e.Offset, e.Reason)
-	}
-	return fmt.Sprintf("wal: corrupt record log %s at byte offset %d: %s", e.File, e.Offset, e.Reason)
-}
-
-// Is makes errors.Is(err, ErrCorrupt) true.
-func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
+// KindRecordLog is the CorruptError.Kind of a damaged record log.
+const KindRecordLog = "wal record log"
 
 // Record framing (see doc.go for the diagram). All integers little-endian.
 const (
@@ -143,7 +132,7 @@ func Scan(data []byte, file string, firstSeq uint64, fn func(Record) error) (Sca
 		rec, size, reason := parseAt(data, off)
 		if reason == "" {
 			if rec.Seq != expect {
-				return ScanResult{}, &CorruptError{File: file, Offset: int64(off), Reason: fmt.Sprintf("sequence number %d, want %d", rec.Seq, expect)}
+				return ScanResult{}, &CorruptError{Kind: KindRecordLog, Path: file, Offset: int64(off), Reason: fmt.Sprintf("sequence number %d, want %d", rec.Seq, expect)}
 			}
 			if fn != nil {
 				if err := fn(rec); err != nil {
@@ -155,7 +144,7 @@ func Scan(data []byte, file string, firstSeq uint64, fn func(Record) error) (Sca
 			continue
 		}
 		if p, ok := findIntactAfter(data, off+1, expect); ok {
-			return ScanResult{}, &CorruptError{File: file, Offset: int64(off), Reason: fmt.Sprintf("%s, with an intact record at offset %d after it", reason, p)}
+			return ScanResult{}, &CorruptError{Kind: KindRecordLog, Path: file, Offset: int64(off), Reason: fmt.Sprintf("%s, with an intact record at offset %d after it", reason, p)}
 		}
 		return ScanResult{End: int64(off), Torn: true, TornReason: reason, LastSeq: expect - 1}, nil
 	}

@@ -211,10 +211,10 @@ func Open(o Options, afterSeq uint64, replay func(seq uint64, payload []byte) er
 	for i, sg := range segs {
 		path := filepath.Join(o.Dir, sg.name)
 		if i > 0 && prevEnd+1 != sg.firstSeq && sg.firstSeq > afterSeq+1 {
-			return nil, &CorruptError{File: path, Offset: 0, Reason: fmt.Sprintf("segment starts at sequence %d but the previous one ended at %d", sg.firstSeq, prevEnd)}
+			return nil, &CorruptError{Kind: KindRecordLog, Path: path, Offset: 0, Reason: fmt.Sprintf("segment starts at sequence %d but the previous one ended at %d", sg.firstSeq, prevEnd)}
 		}
 		if i == 0 && sg.firstSeq > afterSeq+1 {
-			return nil, &CorruptError{File: path, Offset: 0, Reason: fmt.Sprintf("oldest segment starts at sequence %d but records after %d are needed", sg.firstSeq, afterSeq)}
+			return nil, &CorruptError{Kind: KindRecordLog, Path: path, Offset: 0, Reason: fmt.Sprintf("oldest segment starts at sequence %d but records after %d are needed", sg.firstSeq, afterSeq)}
 		}
 		if i+1 < len(segs) && segs[i+1].firstSeq <= afterSeq+1 {
 			// Entirely covered by afterSeq: skip reading it.
@@ -227,7 +227,7 @@ func Open(o Options, afterSeq uint64, replay func(seq uint64, payload []byte) er
 		}
 		res, err := Scan(data, path, sg.firstSeq, func(r Record) error {
 			if r.Type != TypeBatch {
-				return &CorruptError{File: path, Offset: r.Offset, Reason: fmt.Sprintf("unexpected record type %d", r.Type)}
+				return &CorruptError{Kind: KindRecordLog, Path: path, Offset: r.Offset, Reason: fmt.Sprintf("unexpected record type %d", r.Type)}
 			}
 			if r.Seq <= afterSeq {
 				return nil
@@ -237,7 +237,7 @@ func Open(o Options, afterSeq uint64, replay func(seq uint64, payload []byte) er
 					if errors.Is(err, ErrCorrupt) {
 						// The record is intact but its content is
 						// not: report where it is.
-						return &CorruptError{File: path, Offset: r.Offset, Reason: fmt.Sprintf("record with sequence %d: %v", r.Seq, err)}
+						return &CorruptError{Kind: KindRecordLog, Path: path, Offset: r.Offset, Reason: fmt.Sprintf("record with sequence %d: %v", r.Seq, err)}
 					}
 					return fmt.Errorf("wal: replay %s seq %d: %w", path, r.Seq, err)
 				}
@@ -259,7 +259,7 @@ func Open(o Options, afterSeq uint64, replay func(seq uint64, payload []byte) er
 				return nil, err
 			}
 			if held {
-				return nil, &CorruptError{File: path, Offset: res.End,
+				return nil, &CorruptError{Kind: KindRecordLog, Path: path, Offset: res.End,
 					Reason: "damaged record in a non-final segment, with records in later segments: " + res.TornReason}
 			}
 		}

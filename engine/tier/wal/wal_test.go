@@ -262,8 +262,8 @@ func TestMidFileCorruptionIsHardError(t *testing.T) {
 		if !errors.Is(err, ErrCorrupt) || !errors.As(err, &ce) {
 			t.Fatalf("%s: err = %v, want ErrCorrupt", what, err)
 		}
-		if ce.File != name || ce.Offset != int64(at) {
-			t.Fatalf("%s: corruption reported at %s:%d, want %s:%d", what, ce.File, ce.Offset, name, at)
+		if ce.Path != name || ce.Offset != int64(at) {
+			t.Fatalf("%s: corruption reported at %s:%d, want %s:%d", what, ce.Path, ce.Offset, name, at)
 		}
 		if !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), fmt.Sprint(at)) {
 			t.Fatalf("%s: message lacks file/offset: %v", what, err)
@@ -566,7 +566,7 @@ func TestDamagedNonFinalSegment(t *testing.T) {
 	rewrite(t, m, first, damaged)
 	_, _, err = collect(t, o, 0)
 	var ce *CorruptError
-	if !errors.Is(err, ErrCorrupt) || !errors.As(err, &ce) || ce.File != first {
+	if !errors.Is(err, ErrCorrupt) || !errors.As(err, &ce) || ce.Path != first {
 		t.Fatalf("want a corruption error naming %s, got %v", first, err)
 	}
 	if got := len(fileBytes(t, m, first)); got != len(damaged) {
