@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -377,8 +376,8 @@ func (c *Collection) Backup(ctx context.Context, dir string) (BackupStats, error
 	if err := c.check(ctx); err != nil {
 		return BackupStats{}, err
 	}
-	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
-		return BackupStats{}, fmt.Errorf("engine: backup directory %s is not empty", dir)
+	if err := c.db.checkBackupDir(dir); err != nil {
+		return BackupStats{}, err
 	}
 	return c.backupInto(ctx, dir)
 }
@@ -387,14 +386,15 @@ func (c *Collection) Backup(ctx context.Context, dir string) (BackupStats, error
 // dir/collections/<name>/.
 func (c *Collection) backupInto(ctx context.Context, dir string) (BackupStats, error) {
 	cdir := filepath.Join(dir, collectionsDir, c.name)
-	if err := vfs.MkdirAllDurable(vfs.Default, cdir); err != nil {
+	fs := c.db.o.FS
+	if err := vfs.MkdirAllDurable(fs, cdir); err != nil {
 		return BackupStats{}, fmt.Errorf("engine: backup %q: %w", c.name, err)
 	}
-	cfg, err := os.ReadFile(filepath.Join(c.dir, configFile))
+	cfg, err := vfs.ReadFile(fs, filepath.Join(c.dir, configFile))
 	if err != nil {
 		return BackupStats{}, fmt.Errorf("engine: backup %q: %w", c.name, err)
 	}
-	if err := vfs.WriteFileAtomic(vfs.Default, filepath.Join(cdir, configFile), func(w io.Writer) error {
+	if err := vfs.WriteFileAtomic(fs, filepath.Join(cdir, configFile), func(w io.Writer) error {
 		_, err := w.Write(cfg)
 		return err
 	}); err != nil {
@@ -407,13 +407,21 @@ func (c *Collection) backupInto(ctx context.Context, dir string) (BackupStats, e
 	return bs, nil
 }
 
+// checkBackupDir refuses a backup directory that exists and has entries.
+func (db *DB) checkBackupDir(dir string) error {
+	if names, err := db.o.FS.List(dir); err == nil && len(names) > 0 {
+		return fmt.Errorf("engine: backup directory %s is not empty", dir)
+	}
+	return nil
+}
+
 // Backup writes a copy of every collection into dir (empty or absent);
 // each collection is consistent on its own (its own epoch, see
 // Collection.Backup). Restoring is engine.Open(dir). It returns the stats
 // per collection name.
 func (db *DB) Backup(ctx context.Context, dir string) (map[string]BackupStats, error) {
-	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
-		return nil, fmt.Errorf("engine: backup directory %s is not empty", dir)
+	if err := db.checkBackupDir(dir); err != nil {
+		return nil, err
 	}
 	out := map[string]BackupStats{}
 	for _, name := range db.Collections() {

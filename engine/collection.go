@@ -71,6 +71,7 @@ func openCollection(db *DB, name, dir string, o CollectionOptions) (*Collection,
 		memSize = 0 // automatic flush off
 	}
 	to := tier.Options{
+		FS:                db.o.FS,
 		Dir:               filepath.Join(dir, storeDir),
 		Dim:               o.Dim,
 		Metric:            c.metric,

@@ -74,30 +74,35 @@ func Open(dir string, o Options) (*DB, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
+	fs := o.FS
 	root := filepath.Join(dir, collectionsDir)
-	if err := vfs.MkdirAllDurable(vfs.Default, root); err != nil {
+	if err := vfs.MkdirAllDurable(fs, root); err != nil {
 		return nil, fmt.Errorf("engine: open %s: %w", dir, err)
 	}
 	db := &DB{dir: dir, o: o, cols: map[string]*Collection{}}
-	ents, err := os.ReadDir(root)
+	names, err := fs.List(root)
 	if err != nil {
 		return nil, fmt.Errorf("engine: open %s: %w", dir, err)
 	}
-	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
-	for _, e := range ents {
-		if !e.IsDir() {
+	sort.Strings(names)
+	for _, name := range names {
+		p := filepath.Join(root, name)
+		if fi, err := fs.Stat(p); err != nil || !fi.IsDir() {
 			continue
 		}
-		p := filepath.Join(root, e.Name())
-		if strings.HasPrefix(e.Name(), dropPrefix) {
+		if strings.HasPrefix(name, dropPrefix) {
 			// A DropCollection interrupted after its rename: finish it.
-			if err := os.RemoveAll(p); err != nil {
+			if err := vfs.RemoveAll(fs, p); err != nil {
+				db.closeAll()
+				return nil, fmt.Errorf("engine: remove dropped collection %s: %w", p, err)
+			}
+			if err := vfs.SyncDir(fs, root); err != nil {
 				db.closeAll()
 				return nil, fmt.Errorf("engine: remove dropped collection %s: %w", p, err)
 			}
 			continue
 		}
-		cfg, err := readConfig(filepath.Join(p, configFile))
+		cfg, err := readConfig(fs, filepath.Join(p, configFile))
 		if errors.Is(err, os.ErrNotExist) {
 			// CreateCollection did not finish: no config was written.
 			o.Logger.Warn("engine: ignoring collection directory without config", "dir", p)
@@ -117,8 +122,8 @@ func Open(dir string, o Options) (*DB, error) {
 	return db, nil
 }
 
-func readConfig(path string) (config, error) {
-	b, err := os.ReadFile(path)
+func readConfig(fs vfs.FS, path string) (config, error) {
+	b, err := vfs.ReadFile(fs, path)
 	if err != nil {
 		return config{}, fmt.Errorf("engine: read %s: %w", path, err)
 	}
@@ -170,11 +175,12 @@ func (db *DB) CreateCollection(name string, o CollectionOptions) (*Collection, e
 	if _, ok := db.cols[name]; ok {
 		return nil, fmt.Errorf("%w: %q", ErrExists, name)
 	}
+	fs := db.o.FS
 	p := filepath.Join(db.dir, collectionsDir, name)
-	if err := os.RemoveAll(p); err != nil { // leftovers of an unfinished create
+	if err := vfs.RemoveAll(fs, p); err != nil { // leftovers of an unfinished create
 		return nil, fmt.Errorf("engine: create %q: %w", name, err)
 	}
-	if err := vfs.MkdirAllDurable(vfs.Default, p); err != nil {
+	if err := vfs.MkdirAllDurable(fs, p); err != nil {
 		return nil, fmt.Errorf("engine: create %q: %w", name, err)
 	}
 	c, err := openCollection(db, name, p, o)
@@ -182,14 +188,14 @@ func (db *DB) CreateCollection(name string, o CollectionOptions) (*Collection, e
 		return nil, err
 	}
 	cfg := config{FormatVersion: configVersion, Name: name, Options: o}
-	err = vfs.WriteFileAtomic(vfs.Default, filepath.Join(p, configFile), func(w io.Writer) error {
+	err = vfs.WriteFileAtomic(fs, filepath.Join(p, configFile), func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(cfg)
 	})
 	if err != nil {
 		_ = c.close()
-		_ = os.RemoveAll(p)
+		_ = vfs.RemoveAll(fs, p)
 		return nil, fmt.Errorf("engine: create %q: write config: %w", name, err)
 	}
 	db.cols[name] = c
@@ -238,16 +244,20 @@ func (db *DB) DropCollection(name string) error {
 	}
 	delete(db.cols, name)
 	cerr := c.close()
+	fs := db.o.FS
 	root := filepath.Join(db.dir, collectionsDir)
 	tmp := filepath.Join(root, dropPrefix+name)
-	_ = os.RemoveAll(tmp)
-	if err := os.Rename(c.dir, tmp); err != nil {
+	_ = vfs.RemoveAll(fs, tmp)
+	if err := fs.Rename(c.dir, tmp); err != nil {
 		return fmt.Errorf("engine: drop %q: %w", name, errors.Join(err, cerr))
 	}
-	if err := vfs.SyncDir(vfs.Default, root); err != nil {
+	if err := vfs.SyncDir(fs, root); err != nil {
 		return fmt.Errorf("engine: drop %q: %w", name, err)
 	}
-	if err := os.RemoveAll(tmp); err != nil {
+	if err := vfs.RemoveAll(fs, tmp); err != nil {
+		return fmt.Errorf("engine: drop %q: %w", name, err)
+	}
+	if err := vfs.SyncDir(fs, root); err != nil {
 		return fmt.Errorf("engine: drop %q: %w", name, err)
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 	"github.com/stratasearch/strata/engine/embed"
 	"github.com/stratasearch/strata/engine/tier"
 	"github.com/stratasearch/strata/engine/tier/wal"
+	"github.com/stratasearch/strata/vfs"
 )
 
 // Options configures a DB (Open).
@@ -26,12 +27,21 @@ type Options struct {
 	// it is opened or created; Collection.SetEmbedder attaches one later.
 	// See embedding.go. Default none.
 	Embedders map[string]embed.Embedder
+	// FS is the file system every file of the DB goes through: collection
+	// directories and config files, the cursor key, each collection's
+	// store (tier.Options.FS), backups. Source files read by verification
+	// (file:// URIs) are outside the DB and always read from the operating
+	// system. Default vfs.Default.
+	FS vfs.FS
 }
 
 // EnsureDefaults fills zero fields with their defaults.
 func (o *Options) EnsureDefaults() {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.FS == nil {
+		o.FS = vfs.Default
 	}
 }
 

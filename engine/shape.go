@@ -378,8 +378,9 @@ func (c *Collection) cursorKey() ([]byte, error) {
 	s.keyOnce.Do(func() {
 		cursorKeyMu.Lock()
 		defer cursorKeyMu.Unlock()
+		fs := c.db.o.FS
 		path := filepath.Join(c.db.dir, CursorKeyFile)
-		b, err := os.ReadFile(path)
+		b, err := vfs.ReadFile(fs, path)
 		switch {
 		case err == nil && len(b) == 32:
 			s.key = b
@@ -393,13 +394,9 @@ func (c *Collection) cursorKey() ([]byte, error) {
 		}
 		key := make([]byte, 32)
 		rand.Read(key)
-		if err := vfs.WriteFileAtomic(vfs.Default, path, func(w io.Writer) error { _, err := w.Write(key); return err }); err != nil {
-			s.keyErr = fmt.Errorf("engine: write cursor key: %w", err)
-			return
-		}
 		// The key signs cursors: readable by the owner only.
-		if err := os.Chmod(path, 0o600); err != nil {
-			s.keyErr = fmt.Errorf("engine: cursor key permissions: %w", err)
+		if err := vfs.WriteFileAtomicMode(fs, path, 0o600, func(w io.Writer) error { _, err := w.Write(key); return err }); err != nil {
+			s.keyErr = fmt.Errorf("engine: write cursor key: %w", err)
 			return
 		}
 		s.key = key
