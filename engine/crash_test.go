@@ -237,7 +237,7 @@ func TestCrashDropCollection(t *testing.T) {
 func TestCrashCursorKey(t *testing.T) {
 	docs := crashDocs("c", 12)
 	var key []byte
-	var cursor string
+	var cur string
 	outcomes := map[bool]int{}
 	q := contract.Query{Text: "alpha", TopK: 3}
 	crashEach(t, 13,
@@ -248,13 +248,13 @@ func TestCrashCursorKey(t *testing.T) {
 			if res.NextCursor == "" {
 				t.Fatal("no NextCursor")
 			}
-			k, err := c.cursorKey()
+			k, err := db.CursorKey()
 			if err != nil {
 				t.Fatal(err)
 			}
 			// Each run makes its own random key: check compares the
 			// image with the key of the run that produced it.
-			key, cursor = k, res.NextCursor
+			key, cur = k, res.NextCursor
 		},
 		func(t *testing.T, db *DB, image *vfs.MemFS, at, total int) {
 			where := fmt.Sprintf("crash before op %d of %d", at, total)
@@ -271,7 +271,7 @@ func TestCrashCursorKey(t *testing.T) {
 				t.Fatalf("%s: cursor key file holds %d bytes, not the key that signed the cursor", where, len(b))
 			case present:
 				// The cursor of the crashed run verifies after the restart.
-				if _, err := c.Search(context.Background(), contract.Query{Text: q.Text, TopK: q.TopK, Cursor: cursor}); err != nil {
+				if _, err := c.Search(context.Background(), contract.Query{Text: q.Text, TopK: q.TopK, Cursor: cur}); err != nil {
 					t.Fatalf("%s: cursor after restart: %v", where, err)
 				}
 			case at == total:

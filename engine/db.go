@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/stratasearch/strata/engine/cursor"
 	"github.com/stratasearch/strata/vfs"
 )
 
@@ -62,6 +64,63 @@ type DB struct {
 	mu     sync.Mutex
 	cols   map[string]*Collection
 	closed bool
+
+	keyOnce sync.Once // CursorKeys
+	keys    [][]byte
+	keyErr  error
+}
+
+// CursorKeyFile is the file in the DB directory holding the 32-byte HMAC
+// key that signs the DB's cursors (search cursors, and the server's
+// listing cursors). It is created (written atomically, mode 0600) by the
+// first call that needs it (CursorKey; the first search that issues a
+// cursor), through Options.FS.
+const CursorKeyFile = "cursor.key"
+
+// LegacyCursorKeyFile is where the server kept the key of its listing
+// cursors before the DB owned one key. When CursorKeyFile does not exist
+// yet, it is created with this file's key, so every cursor issued before
+// stays valid; when both exist and differ (a store whose searches issued
+// cursors before), this file is only read, and its key still verifies the
+// listing cursors it signed (CursorKeys). A damaged legacy file is
+// ignored: the listing cursors it signed then stop verifying (a 400; the
+// listing restarts from its first page). The file is never written.
+const LegacyCursorKeyFile = "server/cursor.key"
+
+// CursorKey returns the HMAC key that signs the DB's cursors (see
+// CursorKeyFile), creating it on first use. Errors: ErrCorrupt naming the
+// file when it exists but is not a key (it is never replaced), I/O errors
+// (a read-only directory). The result is cached: every call returns the
+// same key, or the same error.
+func (db *DB) CursorKey() ([]byte, error) {
+	keys, err := db.CursorKeys()
+	if err != nil {
+		return nil, err
+	}
+	return keys[0], nil
+}
+
+// CursorKeys returns CursorKey followed by the older keys that still
+// verify cursors signed before (at most the key in LegacyCursorKeyFile,
+// when it differs). Sign with the first, verify with any.
+func (db *DB) CursorKeys() ([][]byte, error) {
+	db.keyOnce.Do(func() {
+		fs := db.o.FS
+		legacy := filepath.Join(db.dir, filepath.FromSlash(LegacyCursorKeyFile))
+		key, err := cursor.LoadKey(fs, filepath.Join(db.dir, CursorKeyFile), legacy)
+		if errors.Is(err, cursor.ErrCorrupt) {
+			err = fmt.Errorf("%w: %w", ErrCorrupt, err)
+		}
+		if err != nil {
+			db.keyErr = fmt.Errorf("engine: cursor key: %w", err)
+			return
+		}
+		db.keys = [][]byte{key}
+		if old, err := cursor.ReadKey(fs, legacy); err == nil && !bytes.Equal(old, key) {
+			db.keys = append(db.keys, old)
+		}
+	})
+	return db.keys, db.keyErr
 }
 
 // Open opens (or creates) the database in dir and reopens every collection

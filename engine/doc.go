@@ -285,12 +285,14 @@
 //     the same query (only TopK — the page size —, Budget and Cursor may
 //     change; anything else, including the principal or the collection, is
 //     a *contract.ValidationError at query.cursor, as is a forged or
-//     corrupted cursor). The cursor is base64url of (format version, epoch,
-//     a 16-byte query fingerprint, FNV-1a-32 hashes of the doc ids already
-//     returned, ≤ 1000 × 4 bytes), signed with HMAC-SHA256 (16 bytes) under
-//     a per-DB 32-byte key in <db dir>/cursor.key (CursorKeyFile, created
-//     atomically by the first search that issues a cursor; reopening keeps
-//     it). Page p is computed at depth = hits returned so far + TopK ≤
+//     corrupted cursor). The cursor (package engine/cursor) is base64url
+//     of (format version, epoch, a 16-byte query fingerprint, FNV-1a-64
+//     hashes of the doc ids already returned, ≤ 1000 × 8 bytes), signed
+//     with HMAC-SHA256 (16 bytes) under the DB's 32-byte key in
+//     <db dir>/cursor.key (CursorKeyFile, DB.CursorKey: created atomically
+//     through Options.FS by the first search that issues a cursor;
+//     reopening keeps it; the server signs its listing cursors with the
+//     same key). Page p is computed at depth = hits returned so far + TopK ≤
 //     MaxTopK (so a client can page through at most the top 1000) and is
 //     the next TopK hits of that list not returned before; dropped hits
 //     (stale, below min_score) count as returned. Pages are read at the
@@ -305,7 +307,7 @@
 //     the MemTable scan, and warm HNSW while the depth stays ≤ its
 //     efSearch, 64); deeper HNSW pages can differ from one big query as
 //     any two efSearch values do, still without duplicates. A seen-id hash
-//     collision (probability ≈ returned/2³² per candidate) would skip a hit.
+//     collision (probability ≈ returned/2⁶⁴ per candidate) would skip a hit.
 //   - Collapse: Query.Collapse = n keeps at most n hits per source file
 //     (SourceURI without its #fragment; hits without a SourceURI are never
 //     collapsed) in rank order; hits of earlier pages count towards their
