@@ -71,8 +71,8 @@ type request struct {
 type handlerFunc func(rq *request) (int, any, error)
 
 // New builds a server over db (which the caller keeps owning: Close does not
-// close it; Run does). It creates DataDir/server/ (idempotency records,
-// cursor key).
+// close it; Run does). It creates DataDir/server/ (idempotency records)
+// and, if missing, the DB's cursor key (engine.DB.CursorKey).
 func New(db *engine.DB, o Options) (*Server, error) {
 	o.EnsureDefaults()
 	if err := o.Validate(); err != nil {
@@ -82,10 +82,11 @@ func New(db *engine.DB, o Options) (*Server, error) {
 	if o.APIKeys != nil {
 		s.keys = newKeyring(o.APIKeys)
 	}
-	var err error
-	if s.cursors, err = loadCursorKey(filepath.Join(o.DataDir, "server", "cursor.key")); err != nil {
-		return nil, err
+	keys, err := db.CursorKeys()
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
 	}
+	s.cursors = &cursorSigner{keys: keys}
 	if s.idem, err = openIdemStore(filepath.Join(o.DataDir, "server", "idempotency"), o.IdempotencyTTL, o.Logger); err != nil {
 		return nil, err
 	}
