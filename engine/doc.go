@@ -53,7 +53,13 @@
 // (ReadSpan) themselves when Content differs from them (e.g. redaction).
 // Upsert with IfMatch(map[id]hash) is optimistic concurrency: if a stored
 // version's hash differs (or an id expected absent with "" exists), the
-// whole batch fails with ErrConflict and nothing is written. Metadata values
+// whole batch fails with a *ConflictError (errors.Is(err, ErrConflict))
+// and nothing is written; Delete takes IfMatch too. A write As(principal)
+// follows the tenancy rules (tenancy.go): a namespace the principal may not
+// name is a *NamespaceError, an id held by a document it cannot read is a
+// *IDUnavailableError on Upsert and skipped by Delete, and preconditions
+// compare against what it can see; the checks and the write are one atomic
+// step under the collection's write lock. Metadata values
 // are stored as their JSON form inside the tier's string map, so every type
 // (string, number, bool, string list) round-trips exactly.
 //
