@@ -36,7 +36,6 @@ type Server struct {
 	jobs    *jobRunner
 	m       *metrics
 	sem     chan struct{}
-	idLocks *idStripes
 
 	// beforeHandler, when set (tests), runs after authentication, limits,
 	// body reading and the idempotency check, right before the route's
@@ -78,7 +77,7 @@ func New(db *engine.DB, o Options) (*Server, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{db: db, o: o, mux: http.NewServeMux(), sem: make(chan struct{}, o.MaxConcurrency), idLocks: newIDStripes()}
+	s := &Server{db: db, o: o, mux: http.NewServeMux(), sem: make(chan struct{}, o.MaxConcurrency)}
 	if o.APIKeys != nil {
 		s.keys = newKeyring(o.APIKeys)
 	}
