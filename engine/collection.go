@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/stratasearch/strata/engine/contract"
+	"github.com/stratasearch/strata/engine/redact"
 	"github.com/stratasearch/strata/engine/text"
 	"github.com/stratasearch/strata/engine/tier"
 	"github.com/stratasearch/strata/engine/tier/wal"
@@ -191,8 +192,8 @@ func (c *Collection) Upsert(ctx context.Context, docs []contract.Document, opts 
 	for i := range docs {
 		ids[i] = docs[i].ID
 	}
-	// Redaction at ingest (redact.go), before anything derives from the
-	// text (embedding, postings, doc store).
+	// Redaction at ingest (package engine/redact), before anything
+	// derives from the text (embedding, postings, doc store).
 	docs = c.redactDocs(docs)
 	// Embedding (embedding.go): text-only documents get vectors from the
 	// live embedder, in one call, before the WAL append.
@@ -427,7 +428,7 @@ func (c *Collection) DeleteByNamespace(ctx context.Context, prefix string) (uint
 // SourceURI, without its fragment (#L10-L42), equals uri without its
 // fragment, or equals the redacted form of uri without its fragment (the
 // SourceURI Upsert stores when the Redact policy applies and uri holds a
-// secret, see redactURI; so a connector deletes by the URI it wrote
+// secret, see redact.URI; so a connector deletes by the URI it wrote
 // with). One atomic epoch; returns the epoch and the count.
 func (c *Collection) DeleteBySource(ctx context.Context, uri string) (uint64, int, error) {
 	base := stripFragment(uri)
@@ -436,7 +437,7 @@ func (c *Collection) DeleteBySource(ctx context.Context, uri string) (uint64, in
 			ErrorType: contract.ErrTypeMissing, Message: "empty source uri", ExpectedDomain: "non-empty URI"}}}
 	}
 	var bases []string
-	for _, f := range uriMatchForms(uri) {
+	for _, f := range redact.URIMatchForms(uri) {
 		if b := stripFragment(f); b != "" && (len(bases) == 0 || bases[0] != b) {
 			bases = append(bases, b)
 		}

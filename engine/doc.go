@@ -256,7 +256,7 @@
 // generic-api-key: a high-entropy value assigned to a secret-ish name),
 // plus "bearer-token" and "password-assignment" (password= / secret: /
 // api_key= with a literal value). Why not import gitleaks itself, with
-// measurements: redact.go. A redacted document gets metadata
+// measurements: package engine/redact. A redacted document gets metadata
 // MetaRedactions ("redactions", the count) and MetaRedactionRules
 // ("redaction_rules", sorted rule ids); its VersionHash, when not given, is
 // BLAKE3-256 of the Content before redaction (the source bytes). A
@@ -264,7 +264,7 @@
 // The caller's documents are never modified. Vectors supplied by the
 // caller are stored as given (embed redacted text to keep secrets out of
 // them). A SourceURI is redacted in place, every other byte kept as given
-// (redactURI): the password of its userinfo is dropped (user:pw@host →
+// (redact.URI): the password of its userinfo is dropped (user:pw@host →
 // user@host, rule RuleURIPassword; RFC 3986 §3.2.1), also when url.Parse
 // rejects the URI, under nested schemes (jdbc:postgresql://) and in
 // scheme-relative //user:pw@host; a user name that is itself a token is

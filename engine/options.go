@@ -140,7 +140,7 @@ type CollectionOptions struct {
 	// DefaultMemTableSizeBytes = 64 MiB; a negative value turns automatic
 	// flushing off.
 	MemTableSizeBytes int64 `json:"memtable_size_bytes,omitempty"`
-	// Redact is the redaction-at-ingest policy (engine/redact.go): "auto"
+	// Redact is the redaction-at-ingest policy (package engine/redact): "auto"
 	// (the default: documents whose Trust is external_unverified),
 	// "always" or "off". Credentials and high-entropy secrets are replaced
 	// by "[REDACTED:<rule-id>]" before the text reaches postings, vectors

@@ -14,6 +14,7 @@ import (
 	"github.com/stratasearch/strata/engine/bm25"
 	"github.com/stratasearch/strata/engine/contract"
 	"github.com/stratasearch/strata/engine/fusion"
+	"github.com/stratasearch/strata/engine/redact"
 	"github.com/stratasearch/strata/engine/tier"
 )
 
@@ -537,7 +538,7 @@ func compilePredicate(q *contract.Query, withFilter bool) func(*verInfo, uint32)
 	}
 	var ups []string // the prefix as given and as redaction stores it
 	if up != "" {
-		ups = uriMatchForms(up)
+		ups = redact.URIMatchForms(up)
 	}
 	return func(vi *verInfo, _ uint32) bool {
 		d := vi.doc
