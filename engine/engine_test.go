@@ -976,3 +976,22 @@ func TestFusionWindowBounded(t *testing.T) {
 		t.Fatalf("window at the bound: %v", err)
 	}
 }
+
+// TestSearchUnicodeSpaceQuery: query texts with Unicode spaces or runes
+// whose UTF-8 bytes include 0x85 / 0xA0 (Å, à) search normally; they used
+// to panic in a retriever goroutine and take the process down.
+func TestSearchUnicodeSpaceQuery(t *testing.T) {
+	c := newColl(t, CollectionOptions{Dim: 2})
+	mustUpsert(t, c, doc("a", "Ångström voilà alpha", []float32{1, 0}), doc("b", "beta", []float32{0, 1}))
+	for _, q := range []string{"Ångström", "voilà", "alpha\fbeta", "alpha\u00a0beta"} {
+		for _, m := range []contract.Mode{contract.Lexical, contract.Hybrid} {
+			res, err := c.Search(context.Background(), contract.Query{Text: q, Vector: []float32{1, 0}, Mode: m})
+			if err != nil {
+				t.Fatalf("%q %s: %v", q, m, err)
+			}
+			if q == "Ångström" && (len(res.Hits) == 0 || res.Hits[0].DocID != "a") {
+				t.Fatalf("%q %s: hits %v", q, m, ids(res.Hits))
+			}
+		}
+	}
+}
