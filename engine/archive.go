@@ -18,6 +18,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/stratasearch/strata/engine/bm25"
 	"github.com/stratasearch/strata/engine/contract"
+	"github.com/stratasearch/strata/engine/highlight"
 	"github.com/stratasearch/strata/engine/tier"
 	"github.com/stratasearch/strata/vfs"
 )
@@ -321,9 +322,9 @@ func (s *Snapshot) Search(ctx context.Context, q contract.Query) (contract.Resul
 		return res, err
 	}
 	if dq.Highlight {
-		hl := s.c.newHighlighter(dq.Text)
+		hl := highlight.New(s.c.an, dq.Text)
 		for i := range res.Hits {
-			res.Hits[i].Highlights = hl.spans(res.Hits[i].Content)
+			res.Hits[i].Highlights = hl.Spans(res.Hits[i].Content)
 		}
 	}
 	return res, nil

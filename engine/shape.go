@@ -9,15 +9,13 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/stratasearch/strata/engine/bm25"
 	"github.com/stratasearch/strata/engine/contract"
 	"github.com/stratasearch/strata/engine/cursor"
+	"github.com/stratasearch/strata/engine/highlight"
 	"github.com/stratasearch/strata/engine/tier"
 )
 
@@ -221,13 +219,13 @@ func (c *Collection) searchShaped(ctx context.Context, q contract.Query) (contra
 		depth = min(contract.MaxTopK, 4*depth)
 	}
 	if dq.Highlight {
-		hl := c.newHighlighter(dq.Text)
+		hl := highlight.New(c.an, dq.Text)
 		for i := range res.Hits {
-			res.Hits[i].Highlights = hl.spans(res.Hits[i].Content)
+			res.Hits[i].Highlights = hl.Spans(res.Hits[i].Content)
 		}
 		if st != nil {
 			for i := range st.Hits {
-				st.Hits[i].Envelope.Highlights = hl.spans(st.Hits[i].Envelope.Content)
+				st.Hits[i].Envelope.Highlights = hl.Spans(st.Hits[i].Envelope.Content)
 			}
 		}
 	}
@@ -335,73 +333,4 @@ func (s *shapeState) releaseAll() {
 		r.p.release()
 		delete(s.retained, k)
 	}
-}
-
-// highlighter marks a query's terms in contents with the collection's
-// analyzer.
-type highlighter struct {
-	c        *Collection
-	terms    map[string]bool
-	prefixes []string
-}
-
-// newHighlighter collects the scored terms of text as Search parses it
-// (bm25.ParseQuery with the collection's analyzer: should and must terms,
-// identifier parts, phrase slots, prefix* patterns; not -excluded terms).
-func (c *Collection) newHighlighter(text string) *highlighter {
-	bq := bm25.ParseQuery(text, c.an, false)
-	h := &highlighter{c: c, terms: map[string]bool{}, prefixes: bq.Prefixes}
-	for _, t := range bq.Terms() {
-		h.terms[t] = true
-	}
-	// Identifier parts are scored as should terms by ParseQuery too; a
-	// phrase keeps only its first token per position, so add the parts of
-	// quoted words as well.
-	for _, t := range c.an.Analyze(text) {
-		if !slices.Contains(bq.MustNot, t.Term) {
-			h.terms[t.Term] = true
-		}
-	}
-	return h
-}
-
-// spans returns the byte spans [Start, End) of content's tokens whose
-// analysed term is a query term (or starts with a query prefix), sorted,
-// with overlapping and touching spans merged. Token boundaries are rune
-// boundaries, so no span starts or ends inside a UTF-8 sequence.
-func (h *highlighter) spans(content string) []contract.Span {
-	if len(h.terms) == 0 && len(h.prefixes) == 0 {
-		return nil
-	}
-	var out []contract.Span
-	for _, t := range h.c.an.Analyze(content) {
-		ok := h.terms[t.Term]
-		for _, p := range h.prefixes {
-			if !ok && strings.HasPrefix(t.Term, p) {
-				ok = true
-			}
-		}
-		if ok && t.Start < t.End && t.End <= len(content) {
-			out = append(out, contract.Span{Start: t.Start, End: t.End})
-		}
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	slices.SortFunc(out, func(a, b contract.Span) int {
-		if a.Start != b.Start {
-			return a.Start - b.Start
-		}
-		return a.End - b.End
-	})
-	merged := out[:1]
-	for _, s := range out[1:] {
-		last := &merged[len(merged)-1]
-		if s.Start <= last.End {
-			last.End = max(last.End, s.End)
-			continue
-		}
-		merged = append(merged, s)
-	}
-	return merged
 }

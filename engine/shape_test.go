@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/stratasearch/strata/engine/contract"
 	"github.com/stratasearch/strata/engine/cursor"
@@ -381,50 +380,6 @@ func TestCollapseAgainstNaive(t *testing.T) {
 	}
 	if len(got) < 24 || !slices.Equal(got[:24], want) {
 		t.Errorf("collapsed pages:\n got %v\nwant %v", got, want)
-	}
-}
-
-func TestHighlightSpans(t *testing.T) {
-	codeC := newColl(t, CollectionOptions{Dim: 2})
-	proseC := newColl(t, CollectionOptions{Dim: 2, Analyzer: AnalyzerProse})
-	for _, tc := range []struct {
-		name    string
-		c       *Collection
-		query   string
-		content string
-		want    []string // highlighted substrings, in order
-	}{
-		{"snake", codeC, "userName", "var user_name = 1", []string{"user", "name"}},
-		{"camel-parts-merge", codeC, "userName", "x := getUserName()", []string{"UserName"}},
-		{"whole", codeC, "getUserName", "getUserName(u)", []string{"getUserName"}},
-		{"part-only", codeC, "user", "getUserName(u) and user", []string{"User", "user"}},
-		{"case", codeC, "HTTP", "an HTTPRequest over http", []string{"HTTP", "http"}},
-		{"prefix", codeC, "alph*", "alpha alphabet beta", []string{"alpha", "alphabet"}},
-		{"phrase", codeC, `"open file"`, "please open the file; open file now", []string{"open", "file", "open", "file"}}, // terms, not phrase-aware
-		{"excluded", codeC, "alpha -beta", "alpha beta", []string{"alpha"}},
-		{"stem", proseC, "running", "He runs and ran; running fast", []string{"runs", "running"}},
-		{"stopword", proseC, "the cat", "the cat sat", []string{"cat"}},
-		{"utf8", proseC, "café naïve", "Un café très naïve, CAFÉ", []string{"café", "naïve", "CAFÉ"}},
-		{"none", codeC, "zzz", "nothing here", nil},
-	} {
-		h := tc.c.newHighlighter(tc.query)
-		spans := h.spans(tc.content)
-		var got []string
-		for i, s := range spans {
-			if s.Start < 0 || s.End > len(tc.content) || s.Start >= s.End {
-				t.Fatalf("%s: bad span %v", tc.name, s)
-			}
-			if !utf8.RuneStart(tc.content[s.Start]) || (s.End < len(tc.content) && !utf8.RuneStart(tc.content[s.End])) {
-				t.Errorf("%s: span %v cuts a UTF-8 sequence", tc.name, s)
-			}
-			if i > 0 && s.Start <= spans[i-1].End {
-				t.Errorf("%s: spans overlap or touch: %v", tc.name, spans)
-			}
-			got = append(got, tc.content[s.Start:s.End])
-		}
-		if !slices.Equal(got, tc.want) {
-			t.Errorf("%s: %q in %q highlights %q, want %q", tc.name, tc.query, tc.content, got, tc.want)
-		}
 	}
 }
 
