@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/stratasearch/strata/engine/catalog"
 	"github.com/stratasearch/strata/engine/contract"
 	"github.com/stratasearch/strata/engine/redact"
 	"github.com/stratasearch/strata/engine/text"
@@ -26,7 +27,8 @@ type Collection struct {
 	metric tier.Metric
 	an     *text.Analyzer
 	store  *tier.Store
-	warm   warmCache
+	warm   *catalog.WarmCache // lexical catalogs of warm segment sets
+	cold   *catalog.ColdCache // and of cold archives
 	verify *verifyCache
 
 	// writeMu serialises writes, so an IfMatch check and the batch it
@@ -57,7 +59,8 @@ func openCollection(db *DB, name, dir string, o CollectionOptions) (*Collection,
 	if err != nil {
 		return nil, fmt.Errorf("engine: collection %q: %w", name, err)
 	}
-	c := &Collection{db: db, name: name, dir: dir, o: o, an: an, verify: newVerifyCache()}
+	c := &Collection{db: db, name: name, dir: dir, o: o, an: an, verify: newVerifyCache(),
+		warm: catalog.NewWarmCache(an, o.IndexedFields), cold: catalog.NewColdCache(an)}
 	switch o.Metric {
 	case "l2":
 		c.metric = tier.L2
@@ -78,7 +81,7 @@ func openCollection(db *DB, name, dir string, o CollectionOptions) (*Collection,
 		Sync:              sync,
 		SyncInterval:      o.SyncInterval,
 		NewLexical:        func() tier.LexicalIndexer { return newHotIndex(an, o.IndexedFields) },
-		LexicalSegments:   lexSegBuilder{an},
+		LexicalSegments:   catalog.Segments{An: an},
 		MemTableSizeBytes: memSize,
 		// Background compaction after each automatic flush keeps the
 		// warm segment count bounded (and writes out of the tier's
@@ -475,7 +478,7 @@ func (c *Collection) Get(ctx context.Context, id string) (contract.Document, err
 	if !ok {
 		return contract.Document{}, fmt.Errorf("%w: document %q", ErrNotFound, id)
 	}
-	meta, err := decodeMeta(d.Metadata)
+	meta, err := catalog.DecodeMeta(d.Metadata)
 	if err != nil {
 		return contract.Document{}, fmt.Errorf("engine: document %q: %w", id, err)
 	}

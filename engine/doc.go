@@ -140,26 +140,26 @@
 // store, an HNSW index, and a BM25 section: at flush, the MemTable's own
 // bm25 builder segment minus the versions not flushed (bm25.Merge, no
 // re-analysis: hotIndex.FlushLexical); at compaction, bm25.Merge of the
-// inputs' sections minus the dropped rows (lexSegBuilder.MergeLexical).
+// inputs' sections minus the dropped rows (catalog.Segments.MergeLexical).
 // Reopening maps the segments and replays only the WAL written after the
 // last flush (tier.Store.ReplayedRecords). Each MemTable gets its own
 // lexical index (tier.Options.NewLexical), so version numbers restarting
 // after a flush are harmless.
 //
 // A query numbers the rows it may return as keys: the warm segments' rows
-// in segment order (a cached per-segment-set catalog: opened BM25
-// sections, decoded metadata, metadata bitmaps, built on the first query
-// after the segment set changes), then the versions of each MemTable of
-// the snapshot (tier.Snapshot.HotLexical: while a flush builds its
-// segment, the frozen MemTable it is flushing and the active one; writes
-// continue meanwhile). Lexical
-// search is one bm25.Search over all tiers' segments, each with an Allow
-// bitmap of its rows visible at the pinned epoch that pass scope, ACL and
-// filter. Dense search is the tier's (MemTable brute force + each warm
-// segment's HNSW with the same visibility and filter during traversal);
-// its raw values are then recomputed exactly from the stored vectors, so
-// a dense score does not depend on the tier (HNSW and the MemTable kernel
-// can differ in the last float32 bit).
+// in segment order (a cached per-segment-set catalog, package
+// engine/catalog: opened BM25 sections, decoded metadata, metadata bitmaps,
+// built on the first query after the segment set changes), then the
+// versions of each MemTable of the snapshot (tier.Snapshot.HotLexical:
+// while a flush builds its segment, the frozen MemTable it is flushing and
+// the active one; writes continue meanwhile). Lexical search is one
+// bm25.Search over all tiers' segments, each with an Allow bitmap of its
+// rows visible at the pinned epoch that pass scope, ACL and filter. Dense
+// search is the tier's (MemTable brute force + each warm segment's HNSW
+// with the same visibility and filter during traversal); its raw values are
+// then recomputed exactly from the stored vectors, so a dense score does
+// not depend on the tier (HNSW and the MemTable kernel can differ in the
+// last float32 bit).
 //
 // # Hybrid default
 //

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stratasearch/strata/engine/catalog"
 	"github.com/stratasearch/strata/engine/embed"
 	"github.com/stratasearch/strata/engine/tier"
 	"github.com/stratasearch/strata/engine/tier/wal"
@@ -49,18 +50,18 @@ func (o *Options) EnsureDefaults() {
 // whose key is not its model name.
 func (o *Options) Validate() error { return errors.Join(o.validateEmbedders()...) }
 
-// FieldType is the type of an indexed metadata field.
-type FieldType string
+// FieldType is the type of an indexed metadata field (catalog.FieldType).
+type FieldType = catalog.FieldType
 
 // Indexed metadata field types.
 const (
 	// FieldKeyword is a string (or string-list) field matched by eq, in,
 	// prefix and exists.
-	FieldKeyword FieldType = "keyword"
+	FieldKeyword = catalog.FieldKeyword
 	// FieldBool is a boolean field matched by eq, in and exists.
-	FieldBool FieldType = "bool"
+	FieldBool = catalog.FieldBool
 	// FieldNumber is a numeric field matched by eq, in, range and exists.
-	FieldNumber FieldType = "number"
+	FieldNumber = catalog.FieldNumber
 )
 
 // Analyzer names.
