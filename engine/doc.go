@@ -3,7 +3,14 @@
 // segments) with BM25 and dense search across both tiers, answering typed
 // retrieval queries (package contract) with verified, budgeted envelopes.
 // The server (cmd/searchd) is a thin layer over it (DESIGN.md "Embedded
-// library").
+// library"): the tenancy rules on writes are the engine's (As).
+//
+// The root is the facade; standalone subsystems have their packages:
+// engine/catalog (the lexical catalog: rows, metadata codec, filter
+// bitmaps, warm and cold BM25 views), engine/cursor (signed search cursors
+// and the DB's cursor key), engine/highlight (query-term spans),
+// engine/redact (secret redaction at ingest). Every file of a DB goes
+// through Options.FS (package vfs).
 //
 // # Tour
 //
