@@ -98,6 +98,7 @@ func crashEach(t *testing.T, seed uint64, setup func(db *DB), run func(db *DB), 
 	if total == 0 {
 		t.Fatal("the operation did no file-system operation")
 	}
+	t.Logf("%d crash points (file-system operations of the call, and after the last)", total+1)
 	rng := rand.New(rand.NewPCG(seed, 1))
 	for at := 0; at <= total; at++ {
 		image, _ := once(at, rng)
