@@ -9,16 +9,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"runtime"
-	"sync"
 	"sync/atomic"
-	"weak"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/stratasearch/strata/engine/bm25"
+	"github.com/stratasearch/strata/engine/catalog"
 	"github.com/stratasearch/strata/engine/contract"
+	"github.com/stratasearch/strata/engine/highlight"
 	"github.com/stratasearch/strata/engine/tier"
 	"github.com/stratasearch/strata/vfs"
 )
@@ -116,78 +114,6 @@ type coldQuery struct {
 	statsAllow []*roaring.Bitmap
 }
 
-// coldCatalog is the engine's view of one cold archive: its BM25 segment
-// (built in memory from the archived contents on the first cold query and
-// cached while the archive lives) and per-row infos.
-type coldCatalog struct {
-	seg   *bm25.Segment
-	infos []verInfo
-	byDoc map[*tier.Document]uint32 // row
-}
-
-type coldCache struct {
-	mu   sync.Mutex
-	cats map[uint64]*coldCatalog // by archive id
-}
-
-// coldCaches holds each open collection's coldCache, keyed weakly so a
-// collection's entry goes away with it.
-var coldCaches sync.Map // weak.Pointer[Collection] → *coldCache
-
-func (c *Collection) coldCache() *coldCache {
-	k := weak.Make(c)
-	if v, ok := coldCaches.Load(k); ok {
-		return v.(*coldCache)
-	}
-	v, loaded := coldCaches.LoadOrStore(k, &coldCache{cats: map[uint64]*coldCatalog{}})
-	if !loaded {
-		runtime.AddCleanup(c, func(k weak.Pointer[Collection]) { coldCaches.Delete(k) }, k)
-	}
-	return v.(*coldCache)
-}
-
-// coldCatalogs returns the catalogs of the snapshot's archives (same
-// order as sn.ColdArchives), building missing ones; catalogs of archives
-// no longer in the snapshot are dropped from the cache.
-func (c *Collection) coldCatalogs(arch []tier.ColdArchive) ([]*coldCatalog, error) {
-	cc := c.coldCache()
-	cc.mu.Lock()
-	defer cc.mu.Unlock()
-	out := make([]*coldCatalog, len(arch))
-	live := map[uint64]bool{}
-	for i, a := range arch {
-		live[a.ID] = true
-		cat := cc.cats[a.ID]
-		if cat == nil || (len(a.Docs) > 0 && len(cat.infos) > 0 && cat.infos[0].doc != a.Docs[0]) {
-			b, err := lexSegBuilder{c.an}.BuildLexical(a.Docs)
-			if err != nil {
-				return nil, fmt.Errorf("engine: cold archive %s: %w", a.Path, err)
-			}
-			seg, err := bm25.Open(b, a.Path)
-			if err != nil {
-				return nil, fmt.Errorf("engine: cold archive %s: lexical index: %w", a.Path, err)
-			}
-			cat = &coldCatalog{seg: seg, byDoc: make(map[*tier.Document]uint32, len(a.Docs))}
-			for r, d := range a.Docs {
-				meta, err := decodeMeta(d.Metadata)
-				if err != nil {
-					return nil, fmt.Errorf("engine: cold archive %s row %d (id %q): %w", a.Path, r, d.ID, err)
-				}
-				cat.infos = append(cat.infos, verInfo{doc: d, meta: meta})
-				cat.byDoc[d] = uint32(r)
-			}
-			cc.cats[a.ID] = cat
-		}
-		out[i] = cat
-	}
-	for id := range cc.cats {
-		if !live[id] {
-			delete(cc.cats, id)
-		}
-	}
-	return out, nil
-}
-
 // addCold extends a search with the snapshot's cold archives (called by
 // Search only when q.Tiers includes cold). Their rows get keys after
 // every hot and warm key; each archive becomes one more BM25 view (global
@@ -202,7 +128,7 @@ func (c *Collection) addCold(q *contract.Query, cq *coldQuery) error {
 	if len(arch) == 0 {
 		return nil
 	}
-	cats, err := c.coldCatalogs(arch)
+	cats, err := c.cold.Get(arch)
 	if err != nil {
 		return err
 	}
@@ -219,24 +145,24 @@ func (c *Collection) addCold(q *contract.Query, cq *coldQuery) error {
 		if cq.statsAllow != nil {
 			stats = roaring.New()
 		}
-		for r := range cat.infos {
+		for r := range cat.Rows {
 			k := uint32(len(infos))
-			infos = append(infos, cat.infos[r])
-			byDoc[cat.infos[r].doc] = k
+			infos = append(infos, cat.Rows[r])
+			byDoc[cat.Rows[r].Doc] = k
 			if !cq.sn.VisibleColdRow(i, uint32(r)) {
 				continue
 			}
-			if stats != nil && (tenancy == nil || tenancy(&cat.infos[r])) {
+			if stats != nil && (tenancy == nil || tenancy(&cat.Rows[r])) {
 				stats.Add(uint32(r))
 			}
-			if pred == nil || pred(&cat.infos[r], k) {
+			if pred == nil || pred(&cat.Rows[r], k) {
 				allow.Add(uint32(r))
 				if cq.allowDoc != nil {
-					cq.allowDoc[cat.infos[r].doc] = struct{}{}
+					cq.allowDoc[cat.Rows[r].Doc] = struct{}{}
 				}
 			}
 		}
-		cq.views = append(cq.views, bm25.View{Seg: cat.seg, Allow: allow})
+		cq.views = append(cq.views, bm25.View{Seg: cat.Seg, Allow: allow})
 		cq.bases = append(cq.bases, coldBase[i])
 		if stats != nil {
 			cq.statsAllow = append(cq.statsAllow, stats)
@@ -254,10 +180,10 @@ func (c *Collection) addCold(q *contract.Query, cq *coldQuery) error {
 	return nil
 }
 
-func sumRows(cats []*coldCatalog) int {
+func sumRows(cats []*catalog.Cold) int {
 	n := 0
 	for _, c := range cats {
-		n += len(c.infos)
+		n += len(c.Rows)
 	}
 	return n
 }
@@ -322,9 +248,9 @@ func (s *Snapshot) Search(ctx context.Context, q contract.Query) (contract.Resul
 		return res, err
 	}
 	if dq.Highlight {
-		hl := s.c.newHighlighter(dq.Text)
+		hl := highlight.New(s.c.an, dq.Text)
 		for i := range res.Hits {
-			res.Hits[i].Highlights = hl.spans(res.Hits[i].Content)
+			res.Hits[i].Highlights = hl.Spans(res.Hits[i].Content)
 		}
 	}
 	return res, nil
@@ -342,7 +268,7 @@ func (s *Snapshot) Get(ctx context.Context, id string) (contract.Document, error
 	if !ok {
 		return contract.Document{}, fmt.Errorf("%w: document %q", ErrNotFound, id)
 	}
-	meta, err := decodeMeta(d.Metadata)
+	meta, err := catalog.DecodeMeta(d.Metadata)
 	if err != nil {
 		return contract.Document{}, fmt.Errorf("engine: document %q: %w", id, err)
 	}
@@ -377,8 +303,8 @@ func (c *Collection) Backup(ctx context.Context, dir string) (BackupStats, error
 	if err := c.check(ctx); err != nil {
 		return BackupStats{}, err
 	}
-	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
-		return BackupStats{}, fmt.Errorf("engine: backup directory %s is not empty", dir)
+	if err := c.db.checkBackupDir(dir); err != nil {
+		return BackupStats{}, err
 	}
 	return c.backupInto(ctx, dir)
 }
@@ -387,14 +313,15 @@ func (c *Collection) Backup(ctx context.Context, dir string) (BackupStats, error
 // dir/collections/<name>/.
 func (c *Collection) backupInto(ctx context.Context, dir string) (BackupStats, error) {
 	cdir := filepath.Join(dir, collectionsDir, c.name)
-	if err := vfs.MkdirAllDurable(vfs.Default, cdir); err != nil {
+	fs := c.db.o.FS
+	if err := vfs.MkdirAllDurable(fs, cdir); err != nil {
 		return BackupStats{}, fmt.Errorf("engine: backup %q: %w", c.name, err)
 	}
-	cfg, err := os.ReadFile(filepath.Join(c.dir, configFile))
+	cfg, err := vfs.ReadFile(fs, filepath.Join(c.dir, configFile))
 	if err != nil {
 		return BackupStats{}, fmt.Errorf("engine: backup %q: %w", c.name, err)
 	}
-	if err := vfs.WriteFileAtomic(vfs.Default, filepath.Join(cdir, configFile), func(w io.Writer) error {
+	if err := vfs.WriteFileAtomic(fs, filepath.Join(cdir, configFile), func(w io.Writer) error {
 		_, err := w.Write(cfg)
 		return err
 	}); err != nil {
@@ -407,13 +334,21 @@ func (c *Collection) backupInto(ctx context.Context, dir string) (BackupStats, e
 	return bs, nil
 }
 
+// checkBackupDir refuses a backup directory that exists and has entries.
+func (db *DB) checkBackupDir(dir string) error {
+	if names, err := db.o.FS.List(dir); err == nil && len(names) > 0 {
+		return fmt.Errorf("engine: backup directory %s is not empty", dir)
+	}
+	return nil
+}
+
 // Backup writes a copy of every collection into dir (empty or absent);
 // each collection is consistent on its own (its own epoch, see
 // Collection.Backup). Restoring is engine.Open(dir). It returns the stats
 // per collection name.
 func (db *DB) Backup(ctx context.Context, dir string) (map[string]BackupStats, error) {
-	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
-		return nil, fmt.Errorf("engine: backup directory %s is not empty", dir)
+	if err := db.checkBackupDir(dir); err != nil {
+		return nil, err
 	}
 	out := map[string]BackupStats{}
 	for _, name := range db.Collections() {

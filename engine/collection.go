@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -10,7 +9,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/stratasearch/strata/engine/catalog"
 	"github.com/stratasearch/strata/engine/contract"
+	"github.com/stratasearch/strata/engine/redact"
 	"github.com/stratasearch/strata/engine/text"
 	"github.com/stratasearch/strata/engine/tier"
 )
@@ -25,7 +26,8 @@ type Collection struct {
 	metric tier.Metric
 	an     *text.Analyzer
 	store  *tier.Store
-	warm   warmCache
+	warm   *catalog.WarmCache // lexical catalogs of warm segment sets
+	cold   *catalog.ColdCache // and of cold archives
 	verify *verifyCache
 
 	// writeMu serialises writes, so an IfMatch check and the batch it
@@ -60,19 +62,21 @@ func openCollection(db *DB, name, dir string, o CollectionOptions) (*Collection,
 	if err != nil {
 		return nil, fmt.Errorf("engine: collection %q: %w", name, err)
 	}
-	c := &Collection{db: db, name: name, dir: dir, o: o, metric: metric, an: an, verify: newVerifyCache()}
+	c := &Collection{db: db, name: name, dir: dir, o: o, metric: metric, an: an, verify: newVerifyCache(),
+		warm: catalog.NewWarmCache(an, o.IndexedFields), cold: catalog.NewColdCache(an)}
 	memSize := o.MemTableSizeBytes
 	if memSize < 0 {
 		memSize = 0 // automatic flush off
 	}
 	to := tier.Options{
+		FS:                db.o.FS,
 		Dir:               filepath.Join(dir, storeDir),
 		Dim:               o.Dim,
 		Metric:            c.metric,
 		Sync:              sync,
 		SyncInterval:      o.SyncInterval,
 		NewLexical:        func() tier.LexicalIndexer { return newHotIndex(an, o.IndexedFields) },
-		LexicalSegments:   lexSegBuilder{an},
+		LexicalSegments:   catalog.Segments{An: an},
 		MemTableSizeBytes: memSize,
 		// Background compaction after each automatic flush keeps the
 		// warm segment count bounded (and writes out of the tier's
@@ -126,18 +130,21 @@ func (c *Collection) check(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// WriteOption modifies one Upsert.
+// WriteOption modifies one Upsert or Delete (IfMatch, As, CountInto).
 type WriteOption func(*writeOpts)
 
 type writeOpts struct {
-	ifMatch map[string]string
+	ifMatch   map[string]string
+	principal *contract.Principal // tenancy.go
+	count     *int
 }
 
-// IfMatch makes an Upsert conditional (optimistic concurrency): for every
-// id in expected, the version stored when the batch is applied must have
-// exactly that version hash (64 lowercase hex digits), or the whole batch
-// fails with ErrConflict and nothing is written. An expected "" means the
-// id must not exist.
+// IfMatch makes an Upsert or Delete conditional (optimistic concurrency):
+// for every id in expected, the version stored when the batch is applied
+// must have exactly that version hash (64 lowercase hex digits), or the
+// whole batch fails with a *ConflictError (errors.Is(err, ErrConflict))
+// and nothing is written. An expected "" means the id must not exist
+// (or, with As, not be readable by the principal).
 func IfMatch(expected map[string]string) WriteOption {
 	return func(w *writeOpts) { w.ifMatch = expected }
 }
@@ -154,9 +161,12 @@ func (c *Collection) validateOpts() contract.ValidateOptions {
 // without a VersionHash gets BLAKE3-256 of its Content. Documents with
 // content and no vector are embedded by the collection's live embedder, in
 // one call, before the WAL append (embedding.go; ErrNoEmbedder when the
-// collection records a model and none is attached). Errors: validation,
-// ErrConflict (IfMatch), ErrClosed, the context's error, tier write errors
-// (tier.ErrReadOnly after an I/O failure).
+// collection records a model and none is attached). With As(p) the
+// tenancy rules apply (tenancy.go): namespaces p may not name fail with
+// *NamespaceError, ids held by documents p cannot read with
+// *IDUnavailableError. Errors: validation, *ConflictError (IfMatch),
+// ErrClosed, the context's error, tier write errors (tier.ErrReadOnly
+// after an I/O failure).
 func (c *Collection) Upsert(ctx context.Context, docs []contract.Document, opts ...WriteOption) (uint64, error) {
 	if err := c.check(ctx); err != nil {
 		return 0, err
@@ -168,8 +178,20 @@ func (c *Collection) Upsert(ctx context.Context, docs []contract.Document, opts 
 	if err := c.validateDocs(docs); err != nil {
 		return 0, err
 	}
-	// Redaction at ingest (redact.go), before anything derives from the
-	// text (embedding, postings, doc store).
+	p := wo.principal
+	if p != nil {
+		for i := range docs {
+			if !p.AllowsNamespace(docs[i].Namespace) {
+				return 0, &NamespaceError{Index: i, Namespace: docs[i].Namespace, Allowed: p.Namespaces}
+			}
+		}
+	}
+	ids := make([]string, len(docs))
+	for i := range docs {
+		ids[i] = docs[i].ID
+	}
+	// Redaction at ingest (package engine/redact), before anything
+	// derives from the text (embedding, postings, doc store).
 	docs = c.redactDocs(docs)
 	// Embedding (embedding.go): text-only documents get vectors from the
 	// live embedder, in one call, before the WAL append.
@@ -190,19 +212,17 @@ func (c *Collection) Upsert(ctx context.Context, docs []contract.Document, opts 
 	if c.closed.Load() {
 		return 0, ErrClosed
 	}
-	if len(wo.ifMatch) > 0 {
+	if len(wo.ifMatch) > 0 || p != nil {
 		sn := c.store.Snapshot()
 		defer sn.Close()
-		for _, id := range sortedKeys(wo.ifMatch) {
-			want := wo.ifMatch[id]
-			got := ""
-			if d, _, ok := sn.Get(id); ok {
-				got = hex.EncodeToString(d.VersionHash[:])
-			}
-			if got != want {
-				// The stored hash is not in the message: a caller that may
-				// not read the document must not learn its version.
-				return 0, fmt.Errorf("%w: id %q: the stored version differs from the expected %q", ErrConflict, id, want)
+		if err := checkIfMatch(sn, p, ids, wo.ifMatch); err != nil {
+			return 0, err
+		}
+		if p != nil {
+			for i, id := range ids {
+				if _, hidden := visibleVersion(sn, p, id); hidden {
+					return 0, &IDUnavailableError{Index: i, ID: id}
+				}
 			}
 		}
 	}
@@ -280,11 +300,19 @@ func fieldDomain(ft FieldType) string {
 
 // Delete removes ids as one atomic batch (one epoch) and returns the epoch.
 // Deleting an absent id is not an error. After it returns, no lexical,
-// dense or filtered search and no Get returns them. Errors: an empty or
-// empty-id list (*contract.ValidationError), ErrClosed, context, tier.
-func (c *Collection) Delete(ctx context.Context, ids []string) (uint64, error) {
+// dense or filtered search and no Get returns them. With As(p), ids held
+// by documents p cannot read are skipped, as absent ones (tenancy.go); when
+// nothing is left to delete the current epoch is returned. IfMatch makes it
+// conditional, CountInto reports how many documents went. Errors: an empty
+// or empty-id list (*contract.ValidationError), *ConflictError (IfMatch),
+// ErrClosed, context, tier.
+func (c *Collection) Delete(ctx context.Context, ids []string, opts ...WriteOption) (uint64, error) {
 	if err := c.check(ctx); err != nil {
 		return 0, err
+	}
+	var wo writeOpts
+	for _, o := range opts {
+		o(&wo)
 	}
 	var fes []contract.FieldError
 	if len(ids) == 0 {
@@ -300,16 +328,55 @@ func (c *Collection) Delete(ctx context.Context, ids []string) (uint64, error) {
 	if len(fes) > 0 {
 		return 0, &contract.ValidationError{Errors: fes}
 	}
-	var b tier.Batch
-	for _, id := range ids {
-		b.Delete(id)
-	}
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
 	if c.closed.Load() {
 		return 0, ErrClosed
 	}
-	return c.store.Apply(&b)
+	p := wo.principal
+	var b tier.Batch
+	if len(wo.ifMatch) == 0 && p == nil && wo.count == nil {
+		for _, id := range ids {
+			b.Delete(id)
+		}
+		return c.store.Apply(&b)
+	}
+	sn := c.store.Snapshot()
+	defer sn.Close()
+	if err := checkIfMatch(sn, p, ids, wo.ifMatch); err != nil {
+		return 0, err
+	}
+	seen := make(map[string]bool, len(ids))
+	n := 0
+	for _, id := range ids {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		d, _, ok := sn.Get(id)
+		if !ok {
+			if p == nil {
+				b.Delete(id) // absent: a no-op, as without options
+			}
+			continue
+		}
+		if p != nil && !p.CanRead(d.Namespace, d.ACL) {
+			continue
+		}
+		b.Delete(id)
+		n++
+	}
+	if b.Len() == 0 {
+		if wo.count != nil {
+			*wo.count = 0
+		}
+		return sn.Epoch(), nil
+	}
+	e, err := c.store.Apply(&b)
+	if err == nil && wo.count != nil {
+		*wo.count = n
+	}
+	return e, err
 }
 
 // deleteWhere deletes, as one batch, every live document for which match
@@ -359,7 +426,7 @@ func (c *Collection) DeleteByNamespace(ctx context.Context, prefix string) (uint
 // SourceURI, without its fragment (#L10-L42), equals uri without its
 // fragment, or equals the redacted form of uri without its fragment (the
 // SourceURI Upsert stores when the Redact policy applies and uri holds a
-// secret, see redactURI; so a connector deletes by the URI it wrote
+// secret, see redact.URI; so a connector deletes by the URI it wrote
 // with). One atomic epoch; returns the epoch and the count.
 func (c *Collection) DeleteBySource(ctx context.Context, uri string) (uint64, int, error) {
 	base := stripFragment(uri)
@@ -368,7 +435,7 @@ func (c *Collection) DeleteBySource(ctx context.Context, uri string) (uint64, in
 			ErrorType: contract.ErrTypeMissing, Message: "empty source uri", ExpectedDomain: "non-empty URI"}}}
 	}
 	var bases []string
-	for _, f := range uriMatchForms(uri) {
+	for _, f := range redact.URIMatchForms(uri) {
 		if b := stripFragment(f); b != "" && (len(bases) == 0 || bases[0] != b) {
 			bases = append(bases, b)
 		}
@@ -406,7 +473,7 @@ func (c *Collection) Get(ctx context.Context, id string) (contract.Document, err
 	if !ok {
 		return contract.Document{}, fmt.Errorf("%w: document %q", ErrNotFound, id)
 	}
-	meta, err := decodeMeta(d.Metadata)
+	meta, err := catalog.DecodeMeta(d.Metadata)
 	if err != nil {
 		return contract.Document{}, fmt.Errorf("engine: document %q: %w", id, err)
 	}

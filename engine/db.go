@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/stratasearch/strata/engine/cursor"
 	"github.com/stratasearch/strata/internal/base"
 	"github.com/stratasearch/strata/vfs"
 )
@@ -65,6 +67,63 @@ type DB struct {
 	mu     sync.Mutex
 	cols   map[string]*Collection
 	closed bool
+
+	keyOnce sync.Once // CursorKeys
+	keys    [][]byte
+	keyErr  error
+}
+
+// CursorKeyFile is the file in the DB directory holding the 32-byte HMAC
+// key that signs the DB's cursors (search cursors, and the server's
+// listing cursors). It is created (written atomically, mode 0600) by the
+// first call that needs it (CursorKey; the first search that issues a
+// cursor), through Options.FS.
+const CursorKeyFile = "cursor.key"
+
+// LegacyCursorKeyFile is where the server kept the key of its listing
+// cursors before the DB owned one key. When CursorKeyFile does not exist
+// yet, it is created with this file's key, so every cursor issued before
+// stays valid; when both exist and differ (a store whose searches issued
+// cursors before), this file is only read, and its key still verifies the
+// listing cursors it signed (CursorKeys). A damaged legacy file is
+// ignored: the listing cursors it signed then stop verifying (a 400; the
+// listing restarts from its first page). The file is never written.
+const LegacyCursorKeyFile = "server/cursor.key"
+
+// CursorKey returns the HMAC key that signs the DB's cursors (see
+// CursorKeyFile), creating it on first use. Errors: ErrCorrupt naming the
+// file when it exists but is not a key (it is never replaced), I/O errors
+// (a read-only directory). The result is cached: every call returns the
+// same key, or the same error.
+func (db *DB) CursorKey() ([]byte, error) {
+	keys, err := db.CursorKeys()
+	if err != nil {
+		return nil, err
+	}
+	return keys[0], nil
+}
+
+// CursorKeys returns CursorKey followed by the older keys that still
+// verify cursors signed before (at most the key in LegacyCursorKeyFile,
+// when it differs). Sign with the first, verify with any.
+func (db *DB) CursorKeys() ([][]byte, error) {
+	db.keyOnce.Do(func() {
+		fs := db.o.FS
+		legacy := filepath.Join(db.dir, filepath.FromSlash(LegacyCursorKeyFile))
+		key, err := cursor.LoadKey(fs, filepath.Join(db.dir, CursorKeyFile), legacy)
+		if errors.Is(err, cursor.ErrCorrupt) {
+			err = fmt.Errorf("%w: %w", ErrCorrupt, err)
+		}
+		if err != nil {
+			db.keyErr = fmt.Errorf("engine: cursor key: %w", err)
+			return
+		}
+		db.keys = [][]byte{key}
+		if old, err := cursor.ReadKey(fs, legacy); err == nil && !bytes.Equal(old, key) {
+			db.keys = append(db.keys, old)
+		}
+	})
+	return db.keys, db.keyErr
 }
 
 // Open opens (or creates) the database in dir and reopens every collection
@@ -77,30 +136,35 @@ func Open(dir string, o Options) (*DB, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
+	fs := o.FS
 	root := filepath.Join(dir, collectionsDir)
-	if err := vfs.MkdirAllDurable(vfs.Default, root); err != nil {
+	if err := vfs.MkdirAllDurable(fs, root); err != nil {
 		return nil, fmt.Errorf("engine: open %s: %w", dir, err)
 	}
 	db := &DB{dir: dir, o: o, cols: map[string]*Collection{}}
-	ents, err := os.ReadDir(root)
+	names, err := fs.List(root)
 	if err != nil {
 		return nil, fmt.Errorf("engine: open %s: %w", dir, err)
 	}
-	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
-	for _, e := range ents {
-		if !e.IsDir() {
+	sort.Strings(names)
+	for _, name := range names {
+		p := filepath.Join(root, name)
+		if fi, err := fs.Stat(p); err != nil || !fi.IsDir() {
 			continue
 		}
-		p := filepath.Join(root, e.Name())
-		if strings.HasPrefix(e.Name(), dropPrefix) {
+		if strings.HasPrefix(name, dropPrefix) {
 			// A DropCollection interrupted after its rename: finish it.
-			if err := os.RemoveAll(p); err != nil {
+			if err := vfs.RemoveAll(fs, p); err != nil {
+				db.closeAll()
+				return nil, fmt.Errorf("engine: remove dropped collection %s: %w", p, err)
+			}
+			if err := vfs.SyncDir(fs, root); err != nil {
 				db.closeAll()
 				return nil, fmt.Errorf("engine: remove dropped collection %s: %w", p, err)
 			}
 			continue
 		}
-		cfg, err := readConfig(filepath.Join(p, configFile))
+		cfg, err := readConfig(fs, filepath.Join(p, configFile))
 		if errors.Is(err, os.ErrNotExist) {
 			// CreateCollection did not finish: no config was written.
 			o.Logger.Warn("engine: ignoring collection directory without config", "dir", p)
@@ -130,8 +194,8 @@ type CorruptError = base.CorruptError
 // kindConfig is the CorruptError.Kind of a collection config file.
 const kindConfig = "collection config"
 
-func readConfig(path string) (config, error) {
-	b, err := os.ReadFile(path)
+func readConfig(fs vfs.FS, path string) (config, error) {
+	b, err := vfs.ReadFile(fs, path)
 	if err != nil {
 		return config{}, fmt.Errorf("engine: read %s: %w", path, err)
 	}
@@ -191,11 +255,12 @@ func (db *DB) CreateCollection(name string, o CollectionOptions) (*Collection, e
 	if _, ok := db.cols[name]; ok {
 		return nil, fmt.Errorf("%w: %q", ErrExists, name)
 	}
+	fs := db.o.FS
 	p := filepath.Join(db.dir, collectionsDir, name)
-	if err := os.RemoveAll(p); err != nil { // leftovers of an unfinished create
+	if err := vfs.RemoveAll(fs, p); err != nil { // leftovers of an unfinished create
 		return nil, fmt.Errorf("engine: create %q: %w", name, err)
 	}
-	if err := vfs.MkdirAllDurable(vfs.Default, p); err != nil {
+	if err := vfs.MkdirAllDurable(fs, p); err != nil {
 		return nil, fmt.Errorf("engine: create %q: %w", name, err)
 	}
 	c, err := openCollection(db, name, p, o)
@@ -203,14 +268,14 @@ func (db *DB) CreateCollection(name string, o CollectionOptions) (*Collection, e
 		return nil, err
 	}
 	cfg := config{FormatVersion: configVersion, Name: name, Options: o}
-	err = vfs.WriteFileAtomic(vfs.Default, filepath.Join(p, configFile), func(w io.Writer) error {
+	err = vfs.WriteFileAtomic(fs, filepath.Join(p, configFile), func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(cfg)
 	})
 	if err != nil {
 		_ = c.close()
-		_ = os.RemoveAll(p)
+		_ = vfs.RemoveAll(fs, p)
 		return nil, fmt.Errorf("engine: create %q: write config: %w", name, err)
 	}
 	db.cols[name] = c
@@ -259,16 +324,20 @@ func (db *DB) DropCollection(name string) error {
 	}
 	delete(db.cols, name)
 	cerr := c.close()
+	fs := db.o.FS
 	root := filepath.Join(db.dir, collectionsDir)
 	tmp := filepath.Join(root, dropPrefix+name)
-	_ = os.RemoveAll(tmp)
-	if err := os.Rename(c.dir, tmp); err != nil {
+	_ = vfs.RemoveAll(fs, tmp)
+	if err := fs.Rename(c.dir, tmp); err != nil {
 		return fmt.Errorf("engine: drop %q: %w", name, errors.Join(err, cerr))
 	}
-	if err := vfs.SyncDir(vfs.Default, root); err != nil {
+	if err := vfs.SyncDir(fs, root); err != nil {
 		return fmt.Errorf("engine: drop %q: %w", name, err)
 	}
-	if err := os.RemoveAll(tmp); err != nil {
+	if err := vfs.RemoveAll(fs, tmp); err != nil {
+		return fmt.Errorf("engine: drop %q: %w", name, err)
+	}
+	if err := vfs.SyncDir(fs, root); err != nil {
 		return fmt.Errorf("engine: drop %q: %w", name, err)
 	}
 	return nil

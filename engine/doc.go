@@ -3,7 +3,14 @@
 // segments) with BM25 and dense search across both tiers, answering typed
 // retrieval queries (package contract) with verified, budgeted envelopes.
 // The server (cmd/searchd) is a thin layer over it (DESIGN.md "Embedded
-// library").
+// library"): the tenancy rules on writes are the engine's (As).
+//
+// The root is the facade; standalone subsystems have their packages:
+// engine/catalog (the lexical catalog: rows, metadata codec, filter
+// bitmaps, warm and cold BM25 views), engine/cursor (signed search cursors
+// and the DB's cursor key), engine/highlight (query-term spans),
+// engine/redact (secret redaction at ingest). Every file of a DB goes
+// through Options.FS (package vfs).
 //
 // # Tour
 //
@@ -53,7 +60,13 @@
 // (ReadSpan) themselves when Content differs from them (e.g. redaction).
 // Upsert with IfMatch(map[id]hash) is optimistic concurrency: if a stored
 // version's hash differs (or an id expected absent with "" exists), the
-// whole batch fails with ErrConflict and nothing is written. Metadata values
+// whole batch fails with a *ConflictError (errors.Is(err, ErrConflict))
+// and nothing is written; Delete takes IfMatch too. A write As(principal)
+// follows the tenancy rules (tenancy.go): a namespace the principal may not
+// name is a *NamespaceError, an id held by a document it cannot read is a
+// *IDUnavailableError on Upsert and skipped by Delete, and preconditions
+// compare against what it can see; the checks and the write are one atomic
+// step under the collection's write lock. Metadata values
 // are stored as their JSON form inside the tier's string map, so every type
 // (string, number, bool, string list) round-trips exactly.
 //
@@ -135,27 +148,27 @@
 // "ivfpq"), and a BM25 section: at flush, the MemTable's own
 // bm25 builder segment minus the versions not flushed (bm25.Merge, no
 // re-analysis: hotIndex.FlushLexical); at compaction, bm25.Merge of the
-// inputs' sections minus the dropped rows (lexSegBuilder.MergeLexical).
+// inputs' sections minus the dropped rows (catalog.Segments.MergeLexical).
 // Reopening maps the segments and replays only the WAL written after the
 // last flush (tier.Store.ReplayedRecords). Each MemTable gets its own
 // lexical index (tier.Options.NewLexical), so version numbers restarting
 // after a flush are harmless.
 //
 // A query numbers the rows it may return as keys: the warm segments' rows
-// in segment order (a cached per-segment-set catalog: opened BM25
-// sections, decoded metadata, metadata bitmaps, built on the first query
-// after the segment set changes), then the versions of each MemTable of
-// the snapshot (tier.Snapshot.HotLexical: while a flush builds its
-// segment, the frozen MemTable it is flushing and the active one; writes
-// continue meanwhile). Lexical
-// search is one bm25.Search over all tiers' segments, each with an Allow
-// bitmap of its rows visible at the pinned epoch that pass scope, ACL and
-// filter. Dense search is the tier's (MemTable brute force + each warm
-// segment's vector index with the same visibility and filter applied
-// while it generates candidates);
-// its raw values are then recomputed exactly from the stored vectors, so
-// a dense score does not depend on the tier (HNSW and the MemTable kernel
-// can differ in the last float32 bit).
+// in segment order (a cached per-segment-set catalog, package
+// engine/catalog: opened BM25 sections, decoded metadata, metadata bitmaps,
+// built on the first query after the segment set changes), then the
+// versions of each MemTable of the snapshot (tier.Snapshot.HotLexical:
+// while a flush builds its segment, the frozen MemTable it is flushing and
+// the active one; writes continue meanwhile). Lexical search is one
+// bm25.Search over all tiers' segments, each with an Allow bitmap of its
+// rows visible at the pinned epoch that pass scope, ACL and filter. Dense
+// search is the tier's (MemTable brute force + each warm segment's vector
+// index, HNSW or IVF-PQ, with the same visibility and filter applied while
+// it generates candidates); its raw values are
+// then recomputed exactly from the stored vectors, so a dense score does
+// not depend on the tier (HNSW and the MemTable kernel can differ in the
+// last float32 bit).
 //
 // # Hybrid default
 //
@@ -252,7 +265,7 @@
 // generic-api-key: a high-entropy value assigned to a secret-ish name),
 // plus "bearer-token" and "password-assignment" (password= / secret: /
 // api_key= with a literal value). Why not import gitleaks itself, with
-// measurements: redact.go. A redacted document gets metadata
+// measurements: package engine/redact. A redacted document gets metadata
 // MetaRedactions ("redactions", the count) and MetaRedactionRules
 // ("redaction_rules", sorted rule ids); its VersionHash, when not given, is
 // BLAKE3-256 of the Content before redaction (the source bytes). A
@@ -260,7 +273,7 @@
 // The caller's documents are never modified. Vectors supplied by the
 // caller are stored as given (embed redacted text to keep secrets out of
 // them). A SourceURI is redacted in place, every other byte kept as given
-// (redactURI): the password of its userinfo is dropped (user:pw@host →
+// (redact.URI): the password of its userinfo is dropped (user:pw@host →
 // user@host, rule RuleURIPassword; RFC 3986 §3.2.1), also when url.Parse
 // rejects the URI, under nested schemes (jdbc:postgresql://) and in
 // scheme-relative //user:pw@host; a user name that is itself a token is
@@ -287,12 +300,14 @@
 //     the same query (only TopK — the page size —, Budget and Cursor may
 //     change; anything else, including the principal or the collection, is
 //     a *contract.ValidationError at query.cursor, as is a forged or
-//     corrupted cursor). The cursor is base64url of (format version, epoch,
-//     a 16-byte query fingerprint, FNV-1a-32 hashes of the doc ids already
-//     returned, ≤ 1000 × 4 bytes), signed with HMAC-SHA256 (16 bytes) under
-//     a per-DB 32-byte key in <db dir>/cursor.key (CursorKeyFile, created
-//     atomically by the first search that issues a cursor; reopening keeps
-//     it). Page p is computed at depth = hits returned so far + TopK ≤
+//     corrupted cursor). The cursor (package engine/cursor) is base64url
+//     of (format version, epoch, a 16-byte query fingerprint, FNV-1a-64
+//     hashes of the doc ids already returned, ≤ 1000 × 8 bytes), signed
+//     with HMAC-SHA256 (16 bytes) under the DB's 32-byte key in
+//     <db dir>/cursor.key (CursorKeyFile, DB.CursorKey: created atomically
+//     through Options.FS by the first search that issues a cursor;
+//     reopening keeps it; the server signs its listing cursors with the
+//     same key). Page p is computed at depth = hits returned so far + TopK ≤
 //     MaxTopK (so a client can page through at most the top 1000) and is
 //     the next TopK hits of that list not returned before; dropped hits
 //     (stale, below min_score) count as returned. Pages are read at the
@@ -307,7 +322,7 @@
 //     the MemTable scan, and warm HNSW while the depth stays ≤ its
 //     efSearch, 64); deeper HNSW pages can differ from one big query as
 //     any two efSearch values do, still without duplicates. A seen-id hash
-//     collision (probability ≈ returned/2³² per candidate) would skip a hit.
+//     collision (probability ≈ returned/2⁶⁴ per candidate) would skip a hit.
 //   - Collapse: Query.Collapse = n keeps at most n hits per source file
 //     (SourceURI without its #fragment; hits without a SourceURI are never
 //     collapsed) in rank order; hits of earlier pages count towards their

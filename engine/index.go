@@ -1,29 +1,26 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"github.com/RoaringBitmap/roaring/v2"
 	"sort"
-	"strconv"
 	"sync"
 	"time"
 
+	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/stratasearch/strata/engine/bm25"
+	"github.com/stratasearch/strata/engine/catalog"
 	"github.com/stratasearch/strata/engine/contract"
 	"github.com/stratasearch/strata/engine/text"
 	"github.com/stratasearch/strata/engine/tier"
 	"github.com/zeebo/blake3"
 )
 
-// verInfo is what the engine keeps per MemTable version (indexed by the
-// tier's dense version number, which is also the version's local doc id in
-// the BM25 builder).
-type verInfo struct {
-	doc  *tier.Document            // shared with the tier; read-only
-	meta map[string]contract.Value // decoded metadata
-}
+// verInfo is what the engine keeps per row (catalog.Row); a MemTable
+// version's is indexed by the tier's dense version number, which is also
+// the version's local doc id in the BM25 builder.
+type verInfo = catalog.Row
 
 // hotIndex implements tier.LexicalIndexer: every new MemTable version is
 // analysed and appended to an in-memory bm25.Builder (local id = version
@@ -40,26 +37,26 @@ type hotIndex struct {
 	b     *bm25.Builder
 	infos []verInfo
 	byDoc map[*tier.Document]uint32
-	fi    *fieldIndex
+	fi    *catalog.FieldIndex
 	err   error // sticky: a version the builder could not take
 }
 
 func newHotIndex(an *text.Analyzer, fields map[string]FieldType) *hotIndex {
 	return &hotIndex{an: an, b: bm25.NewBuilder(bm25.Options{}), byDoc: map[*tier.Document]uint32{},
-		fi: newFieldIndex(fields)}
+		fi: catalog.NewFieldIndex(fields)}
 }
 
-// filterBitmap compiles f over the indexed fields (see fieldIndex.compile).
+// filterBitmap compiles f over the indexed fields (catalog.FieldIndex.Compile).
 func (h *hotIndex) filterBitmap(f *contract.Filter) (*roaring.Bitmap, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.fi.compile(f, uint32(len(h.infos)))
+	return h.fi.Compile(f, uint32(len(h.infos)))
 }
 
 // Add implements tier.LexicalIndexer.
 func (h *hotIndex) Add(version uint32, doc *tier.Document) {
 	toks := h.an.Analyze(doc.Content)
-	meta, merr := decodeMeta(doc.Metadata)
+	meta, merr := catalog.DecodeMeta(doc.Metadata)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.err != nil {
@@ -73,7 +70,7 @@ func (h *hotIndex) Add(version uint32, doc *tier.Document) {
 		h.err = fmt.Errorf("engine: lexical index out of step: got version %d, want %d", version, len(h.infos))
 		return
 	}
-	lid, err := h.b.Add(extID(doc.ID), toks)
+	lid, err := h.b.Add(catalog.ExtID(doc.ID), toks)
 	if err == nil && lid != version {
 		err = fmt.Errorf("bm25 local id %d for version %d", lid, version)
 	}
@@ -81,21 +78,9 @@ func (h *hotIndex) Add(version uint32, doc *tier.Document) {
 		h.err = fmt.Errorf("engine: lexical index: %w", err)
 		return
 	}
-	h.infos = append(h.infos, verInfo{doc: doc, meta: meta})
+	h.infos = append(h.infos, verInfo{Doc: doc, Meta: meta})
 	h.byDoc[doc] = version
-	h.fi.add(version, meta)
-}
-
-// extID is the BM25 external id of a document: a 64-bit FNV-1a hash of
-// its id. bm25 breaks score ties by external id, so the same documents tie
-// in the same order whichever tier (and local id) holds them.
-func extID(id string) uint64 {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(id); i++ {
-		h ^= uint64(id[i])
-		h *= 1099511628211
-	}
-	return h
+	h.fi.Add(version, meta)
 }
 
 // versionOf returns the version number of a stored document.
@@ -119,106 +104,6 @@ func (h *hotIndex) view() (*bm25.Segment, []verInfo, error) {
 		return nil, nil, fmt.Errorf("engine: seal lexical index: %w", err)
 	}
 	return seg, h.infos[:len(h.infos):len(h.infos)], nil
-}
-
-// encodeMeta turns contract metadata into the tier's string map: each
-// value is stored as its JSON form, so every type round-trips exactly.
-func encodeMeta(m map[string]contract.Value) (map[string]string, error) {
-	if len(m) == 0 {
-		return nil, nil
-	}
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		b, err := v.MarshalJSON()
-		if err != nil {
-			return nil, fmt.Errorf("metadata %q: %w", k, err)
-		}
-		out[k] = string(b)
-	}
-	return out, nil
-}
-
-func decodeMeta(m map[string]string) (map[string]contract.Value, error) {
-	if len(m) == 0 {
-		return nil, nil
-	}
-	out := make(map[string]contract.Value, len(m))
-	for k, s := range m {
-		if v, ok := decodeValueFast(s); ok {
-			out[k] = v
-			continue
-		}
-		var v contract.Value
-		if err := json.Unmarshal([]byte(s), &v); err != nil {
-			return nil, fmt.Errorf("metadata %q: %w", k, err)
-		}
-		out[k] = v
-	}
-	return out, nil
-}
-
-// decodeValueFast decodes the common stored forms without encoding/json
-// (opening a warm segment decodes every row's metadata): a string with no
-// escape, control character or invalid UTF-8, true / false, and a plain
-// JSON number. ok is false for anything else (json.Unmarshal decides);
-// whenever ok is true the result equals json.Unmarshal's
-// (FuzzDecodeValueFast).
-func decodeValueFast(s string) (contract.Value, bool) {
-	switch {
-	case s == "true":
-		return contract.Bool(true), true
-	case s == "false":
-		return contract.Bool(false), true
-	case len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"':
-		body := s[1 : len(s)-1]
-		for i := 0; i < len(body); i++ {
-			if c := body[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
-				return contract.Value{}, false
-			}
-		}
-		return contract.String(body), true
-	case len(s) > 0 && len(s) <= 32:
-		// JSON number grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-		i := 0
-		if s[i] == '-' {
-			i++
-		}
-		digits := func() int {
-			j := i
-			for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-				i++
-			}
-			return i - j
-		}
-		start := i
-		if n := digits(); n == 0 || (n > 1 && s[start] == '0') {
-			return contract.Value{}, false
-		}
-		if i < len(s) && s[i] == '.' {
-			i++
-			if digits() == 0 {
-				return contract.Value{}, false
-			}
-		}
-		if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-			i++
-			if i < len(s) && (s[i] == '+' || s[i] == '-') {
-				i++
-			}
-			if digits() == 0 {
-				return contract.Value{}, false
-			}
-		}
-		if i != len(s) {
-			return contract.Value{}, false
-		}
-		f, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return contract.Value{}, false
-		}
-		return contract.Number(f), true
-	}
-	return contract.Value{}, false
 }
 
 func trustToTier(t contract.Trust) tier.Trust {
@@ -256,7 +141,7 @@ func VersionHash(source []byte) string {
 // toTier converts a validated contract document into the tier's storage
 // form. An empty VersionHash becomes BLAKE3-256 of Content.
 func toTier(d *contract.Document) (tier.Document, error) {
-	meta, err := encodeMeta(d.Metadata)
+	meta, err := catalog.EncodeMeta(d.Metadata)
 	if err != nil {
 		return tier.Document{}, err
 	}
@@ -314,3 +199,36 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(ks)
 	return ks
 }
+
+// FlushLexical implements tier.LexicalFlusher: the MemTable's sealed BM25
+// segment with every version not in versions (ascending) dropped, so the
+// flushed segment's row r is versions[r]. No re-analysis.
+func (h *hotIndex) FlushLexical(versions []uint32) ([]byte, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.err != nil {
+		return nil, h.err
+	}
+	seg, err := h.b.Segment()
+	if err != nil {
+		return nil, fmt.Errorf("engine: seal lexical index: %w", err)
+	}
+	n := uint32(seg.NumDocs())
+	del := roaring.New()
+	del.AddRange(0, uint64(n))
+	prev := int64(-1)
+	for _, v := range versions {
+		if int64(v) <= prev || v >= n {
+			return nil, fmt.Errorf("engine: flush lexical: version %d out of order or beyond %d", v, n)
+		}
+		prev = int64(v)
+		del.Remove(v)
+	}
+	var buf bytes.Buffer
+	if _, err := bm25.Merge(&buf, []*bm25.Segment{seg}, []*roaring.Bitmap{del}); err != nil {
+		return nil, fmt.Errorf("engine: flush lexical: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+var _ tier.LexicalFlusher = (*hotIndex)(nil)

@@ -10,10 +10,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stratasearch/strata/engine/catalog"
 	"github.com/stratasearch/strata/engine/embed"
 	"github.com/stratasearch/strata/engine/tier"
 	"github.com/stratasearch/strata/engine/tier/wal"
 	"github.com/stratasearch/strata/internal/base"
+	"github.com/stratasearch/strata/vfs"
 )
 
 // Options configures a DB (Open).
@@ -27,6 +29,12 @@ type Options struct {
 	// it is opened or created; Collection.SetEmbedder attaches one later.
 	// See embedding.go. Default none.
 	Embedders map[string]embed.Embedder
+	// FS is the file system every file of the DB goes through: collection
+	// directories and config files, the cursor key, each collection's
+	// store (tier.Options.FS), backups. Source files read by verification
+	// (file:// URIs) are outside the DB and always read from the operating
+	// system. Default vfs.Default.
+	FS vfs.FS
 }
 
 // EnsureDefaults fills zero fields with their defaults.
@@ -34,24 +42,27 @@ func (o *Options) EnsureDefaults() {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
 }
 
 // Validate reports every problem with o: an Embedders entry that is nil or
 // whose key is not its model name.
 func (o *Options) Validate() error { return errors.Join(o.validateEmbedders()...) }
 
-// FieldType is the type of an indexed metadata field.
-type FieldType string
+// FieldType is the type of an indexed metadata field (catalog.FieldType).
+type FieldType = catalog.FieldType
 
 // Indexed metadata field types.
 const (
 	// FieldKeyword is a string (or string-list) field matched by eq, in,
 	// prefix and exists.
-	FieldKeyword FieldType = "keyword"
+	FieldKeyword = catalog.FieldKeyword
 	// FieldBool is a boolean field matched by eq, in and exists.
-	FieldBool FieldType = "bool"
+	FieldBool = catalog.FieldBool
 	// FieldNumber is a numeric field matched by eq, in, range and exists.
-	FieldNumber FieldType = "number"
+	FieldNumber = catalog.FieldNumber
 )
 
 // Analyzer names the lexical analyzer (CollectionOptions.Analyzer).
@@ -203,7 +214,7 @@ type CollectionOptions struct {
 	// DefaultMemTableSizeBytes = 64 MiB; a negative value turns automatic
 	// flushing off.
 	MemTableSizeBytes int64 `json:"memtable_size_bytes,omitempty"`
-	// Redact is the redaction-at-ingest policy (engine/redact.go): "auto"
+	// Redact is the redaction-at-ingest policy (package engine/redact): "auto"
 	// (the default: documents whose Trust is external_unverified),
 	// "always" or "off". Credentials and high-entropy secrets are replaced
 	// by "[REDACTED:<rule-id>]" before the text reaches postings, vectors

@@ -70,7 +70,7 @@ func (c *Collection) denseRerank(sn *tier.Snapshot, keyOf func(*tier.Document) (
 			r.err = fmt.Errorf("engine: hit version %d beyond the index (%d)", h.Key, len(infos))
 			return r
 		}
-		raw, fs, ok := ds.score(infos[h.Key].doc.Vector)
+		raw, fs, ok := ds.score(infos[h.Key].Doc.Vector)
 		if !ok {
 			continue // no vector: absent from the dense list (MaxNorm gives 0)
 		}

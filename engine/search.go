@@ -14,6 +14,7 @@ import (
 	"github.com/stratasearch/strata/engine/bm25"
 	"github.com/stratasearch/strata/engine/contract"
 	"github.com/stratasearch/strata/engine/fusion"
+	"github.com/stratasearch/strata/engine/redact"
 	"github.com/stratasearch/strata/engine/tier"
 )
 
@@ -148,13 +149,13 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 		}
 		hots = append(hots, h)
 	}
-	wc, err := c.warmCatalog(sn)
+	wc, err := c.warm.Get(sn)
 	if err != nil {
 		release()
 		return res, nil, err
 	}
-	nW := uint32(len(wc.infos))
-	infos := wc.infos[:len(wc.infos):len(wc.infos)]
+	nW := uint32(len(wc.Rows))
+	infos := wc.Rows[:len(wc.Rows):len(wc.Rows)]
 	hotSegs := make([]*bm25.Segment, len(hots))
 	hotBase := make([]uint32, len(hots))
 	for i, h := range hots {
@@ -176,7 +177,7 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 				return hotBase[i] + v, true
 			}
 		}
-		k, ok := wc.byDoc[d]
+		k, ok := wc.ByDoc[d]
 		return k, ok
 	}
 
@@ -189,7 +190,7 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 		fbm, ok := roaring.New(), true
 		if nW > 0 {
 			var wb *roaring.Bitmap
-			if wb, ok = wc.fi.compile(q.Filter, nW); ok {
+			if wb, ok = wc.Fields.Compile(q.Filter, nW); ok {
 				fbm.Or(wb)
 			}
 		}
@@ -208,11 +209,11 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 		scope := pred
 		pred = func(vi *verInfo, v uint32) bool { return filterBM.Contains(v) && (scope == nil || scope(vi, v)) }
 	}
-	views := make([]bm25.View, 0, len(wc.segs)+len(hots))
-	bases := make([]uint32, 0, len(wc.segs)+len(hots))
-	for i, sg := range wc.segs {
+	views := make([]bm25.View, 0, len(wc.Segs)+len(hots))
+	bases := make([]uint32, 0, len(wc.Segs)+len(hots))
+	for i, sg := range wc.Segs {
 		views = append(views, bm25.View{Seg: sg, Allow: roaring.New()})
-		bases = append(bases, wc.bases[i])
+		bases = append(bases, wc.Bases[i])
 	}
 	for i, seg := range hotSegs {
 		views = append(views, bm25.View{Seg: seg, Allow: roaring.New()})
@@ -243,10 +244,10 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 			for k := lo; k < hi; k++ {
 				local := k - lo
 				var vis bool
-				if p < len(wc.segs) {
+				if p < len(wc.Segs) {
 					vis = sn.VisibleRow(p, local)
 				} else {
-					vis = sn.VisibleHot(p-len(wc.segs), local)
+					vis = sn.VisibleHot(p-len(wc.Segs), local)
 				}
 				if !vis {
 					continue
@@ -257,7 +258,7 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 				if pred == nil || pred(&infos[k], k) {
 					allow.Add(local)
 					if pred != nil {
-						allowDoc[infos[k].doc] = struct{}{}
+						allowDoc[infos[k].Doc] = struct{}{}
 					}
 				}
 			}
@@ -416,7 +417,7 @@ func compileTenancy(q *contract.Query) func(*verInfo) bool {
 		return nil
 	}
 	return func(vi *verInfo) bool {
-		d := vi.doc
+		d := vi.Doc
 		return strings.HasPrefix(d.Namespace, ns) && (p == nil || p.CanRead(d.Namespace, d.ACL))
 	}
 }
@@ -537,10 +538,10 @@ func compilePredicate(q *contract.Query, withFilter bool) func(*verInfo, uint32)
 	}
 	var ups []string // the prefix as given and as redaction stores it
 	if up != "" {
-		ups = uriMatchForms(up)
+		ups = redact.URIMatchForms(up)
 	}
 	return func(vi *verInfo, _ uint32) bool {
-		d := vi.doc
+		d := vi.Doc
 		if ns != "" && !strings.HasPrefix(d.Namespace, ns) {
 			return false
 		}
@@ -550,7 +551,7 @@ func compilePredicate(q *contract.Query, withFilter bool) func(*verInfo, uint32)
 		if p != nil && !p.CanRead(d.Namespace, d.ACL) {
 			return false
 		}
-		if f != nil && !f.Match(vi.meta) {
+		if f != nil && !f.Match(vi.Meta) {
 			return false
 		}
 		return true
@@ -705,7 +706,7 @@ func envelopeOf(infos []verInfo, v uint32) (contract.Envelope, error) {
 		return contract.Envelope{}, fmt.Errorf("engine: hit version %d beyond the index (%d)", v, len(infos))
 	}
 	vi := &infos[v]
-	d := vi.doc
+	d := vi.Doc
 	return contract.Envelope{
 		DocID:       d.ID,
 		Content:     d.Content,
@@ -714,7 +715,7 @@ func envelopeOf(infos []verInfo, v uint32) (contract.Envelope, error) {
 		Timestamp:   time.Unix(0, d.UpdatedUnixNano).UTC(),
 		Trust:       trustFromTier(d.Trust),
 		Namespace:   d.Namespace,
-		Metadata:    vi.meta,
+		Metadata:    vi.Meta,
 	}, nil
 }
 

@@ -5,35 +5,19 @@ package engine
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base64"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"hash/fnv"
 	"io"
-	"os"
-	"path/filepath"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/stratasearch/strata/engine/bm25"
 	"github.com/stratasearch/strata/engine/contract"
+	"github.com/stratasearch/strata/engine/cursor"
+	"github.com/stratasearch/strata/engine/highlight"
 	"github.com/stratasearch/strata/engine/tier"
-	"github.com/stratasearch/strata/internal/base"
-	"github.com/stratasearch/strata/vfs"
 )
-
-// CursorKeyFile is the file in the DB directory holding the 32-byte HMAC
-// key that signs search cursors. It is created (random, written
-// atomically) by the first search of the DB that needs it.
-const CursorKeyFile = "cursor.key"
 
 // Cursor retention: the snapshot (pinned epoch) a NextCursor was issued
 // at is kept for CursorRetention after its page, at most
@@ -44,19 +28,9 @@ const (
 	maxRetainedSnapshots = 32
 )
 
-const (
-	cursorVersion = 2
-	cursorMACLen  = 16
-	cursorHdrLen  = 1 + 8 + 16 + 2
-)
-
-// shapeState is a collection's shaping state: the cursor key and the
-// snapshots retained for open cursors.
+// shapeState is a collection's shaping state: the snapshots retained for
+// open cursors.
 type shapeState struct {
-	keyOnce sync.Once
-	key     []byte
-	keyErr  error
-
 	mu       sync.Mutex
 	retained map[uint64]*retainedSnap
 }
@@ -145,7 +119,7 @@ func (sh *shaper) page(hits []contract.Envelope) []contract.Envelope {
 			}
 			perFile[f]++
 		}
-		if sh.seen[idHash(h.DocID)] {
+		if sh.seen[cursor.IDHash(h.DocID)] {
 			continue
 		}
 		if len(out) == sh.topK {
@@ -156,14 +130,6 @@ func (sh *shaper) page(hits []contract.Envelope) []contract.Envelope {
 		sh.pageIDs = append(sh.pageIDs, h.DocID)
 	}
 	return out
-}
-
-// idHash is the 64-bit FNV-1a hash a cursor records for a returned id
-// (32 bits collided on real ids: doc-1079599 / doc-1262382).
-func idHash(id string) uint64 {
-	h := fnv.New64a()
-	io.WriteString(h, id)
-	return h.Sum64()
 }
 
 // searchShaped runs a search through the shaping steps: it checks the
@@ -180,15 +146,15 @@ func (c *Collection) searchShaped(ctx context.Context, q contract.Query) (contra
 		return res, nil, err
 	}
 	var fp [16]byte
-	var cur cursorData
+	var cur cursor.Data
 	if q.Cursor != "" {
 		fp = c.fingerprint(&dq)
-		key, err := c.cursorKey()
+		key, err := c.db.CursorKey()
 		if err != nil {
 			return res, nil, err
 		}
-		cur, err = decodeCursor(q.Cursor, key)
-		if err == nil && cur.fp != fp {
+		cur, err = cursor.Decode(q.Cursor, key)
+		if err == nil && cur.Fingerprint != fp {
 			err = errors.New("the cursor belongs to a different query (text, vector, scope, filter, mode or options differ; only top_k, budget_ms and cursor may change between pages)")
 		}
 		if err != nil {
@@ -197,12 +163,12 @@ func (c *Collection) searchShaped(ctx context.Context, q contract.Query) (contra
 				Message: err.Error(), ExpectedDomain: "the next_cursor of a previous result of this query"}}}
 		}
 	}
-	sh := &shaper{topK: dq.TopK, collapse: dq.Collapse, seen: make(map[uint64]bool, len(cur.seen))}
-	for _, h := range cur.seen {
+	sh := &shaper{topK: dq.TopK, collapse: dq.Collapse, seen: make(map[uint64]bool, len(cur.Seen))}
+	for _, h := range cur.Seen {
 		sh.seen[h] = true
 	}
-	if len(cur.seen)+dq.TopK > contract.MaxTopK {
-		sh.topK = max(0, contract.MaxTopK-len(cur.seen))
+	if len(cur.Seen)+dq.TopK > contract.MaxTopK {
+		sh.topK = max(0, contract.MaxTopK-len(cur.Seen))
 	}
 	if sh.topK == 0 {
 		res.Epoch = c.store.Epoch()
@@ -210,7 +176,7 @@ func (c *Collection) searchShaped(ctx context.Context, q contract.Query) (contra
 	}
 	// The snapshot: the one retained for the cursor's epoch, else the
 	// newest (documented: the pages then come from different epochs).
-	sh.pin = c.shape.take(cur.epoch, q.Cursor != "")
+	sh.pin = c.shape.take(cur.Epoch, q.Cursor != "")
 	if sh.pin == nil {
 		sh.pin = newPinned(c.store.Snapshot())
 	}
@@ -229,7 +195,7 @@ func (c *Collection) searchShaped(ctx context.Context, q contract.Query) (contra
 	if q.Budget > 0 {
 		deadline = time.Now().Add(q.Budget)
 	}
-	depth := min(contract.MaxTopK, len(cur.seen)+sh.topK)
+	depth := min(contract.MaxTopK, len(cur.Seen)+sh.topK)
 	if sh.collapse > 0 {
 		depth = min(contract.MaxTopK, 4*depth)
 	}
@@ -253,28 +219,28 @@ func (c *Collection) searchShaped(ctx context.Context, q contract.Query) (contra
 		depth = min(contract.MaxTopK, 4*depth)
 	}
 	if dq.Highlight {
-		hl := c.newHighlighter(dq.Text)
+		hl := highlight.New(c.an, dq.Text)
 		for i := range res.Hits {
-			res.Hits[i].Highlights = hl.spans(res.Hits[i].Content)
+			res.Hits[i].Highlights = hl.Spans(res.Hits[i].Content)
 		}
 		if st != nil {
 			for i := range st.Hits {
-				st.Hits[i].Envelope.Highlights = hl.spans(st.Hits[i].Envelope.Content)
+				st.Hits[i].Envelope.Highlights = hl.Spans(st.Hits[i].Envelope.Content)
 			}
 		}
 	}
-	total := len(cur.seen) + len(sh.pageIDs)
+	total := len(cur.Seen) + len(sh.pageIDs)
 	// A key that cannot be created (read-only directory) only means no
 	// NextCursor; it fails the search that presents a cursor instead.
-	if key, err := c.cursorKey(); err == nil && len(sh.pageIDs) == sh.topK && total < contract.MaxTopK && (sh.rest || sh.fetched >= depth) {
+	if key, err := c.db.CursorKey(); err == nil && len(sh.pageIDs) == sh.topK && total < contract.MaxTopK && (sh.rest || sh.fetched >= depth) {
 		if q.Cursor == "" {
 			fp = c.fingerprint(&dq)
 		}
-		seen := append([]uint64(nil), cur.seen...)
+		seen := append([]uint64(nil), cur.Seen...)
 		for _, id := range sh.pageIDs {
-			seen = append(seen, idHash(id))
+			seen = append(seen, cursor.IDHash(id))
 		}
-		res.NextCursor = encodeCursor(cursorData{epoch: res.Epoch, fp: fp, seen: seen}, key)
+		res.NextCursor = cursor.Encode(cursor.Data{Epoch: res.Epoch, Fingerprint: fp, Seen: seen}, key)
 		c.shape.retain(res.Epoch, sh.pin)
 	}
 	return res, st, nil
@@ -367,173 +333,4 @@ func (s *shapeState) releaseAll() {
 		r.p.release()
 		delete(s.retained, k)
 	}
-}
-
-// cursorKeyMu serialises the creation of CursorKeyFile between collections.
-var cursorKeyMu sync.Mutex
-
-// cursorKey returns the DB's cursor HMAC key, creating CursorKeyFile
-// (32 random bytes, written atomically) on first use.
-func (c *Collection) cursorKey() ([]byte, error) {
-	s := &c.shape
-	s.keyOnce.Do(func() {
-		cursorKeyMu.Lock()
-		defer cursorKeyMu.Unlock()
-		path := filepath.Join(c.db.dir, CursorKeyFile)
-		b, err := os.ReadFile(path)
-		switch {
-		case err == nil && len(b) == 32:
-			s.key = b
-			return
-		case err == nil:
-			s.keyErr = base.Corruptf("cursor key", path, 0, "cursor key is %d bytes, want 32", len(b))
-			return
-		case !errors.Is(err, os.ErrNotExist):
-			s.keyErr = fmt.Errorf("engine: read cursor key: %w", err)
-			return
-		}
-		key := make([]byte, 32)
-		rand.Read(key)
-		if err := vfs.WriteFileAtomic(vfs.Default, path, func(w io.Writer) error { _, err := w.Write(key); return err }); err != nil {
-			s.keyErr = fmt.Errorf("engine: write cursor key: %w", err)
-			return
-		}
-		// The key signs cursors: readable by the owner only.
-		if err := os.Chmod(path, 0o600); err != nil {
-			s.keyErr = fmt.Errorf("engine: cursor key permissions: %w", err)
-			return
-		}
-		s.key = key
-	})
-	return s.key, s.keyErr
-}
-
-// cursorData is a cursor's content. Layout (before base64url, no padding):
-//
-//	+---------+----------+------------------+---------+-------------+-----------------+
-//	| ver (1) | epoch u64| fingerprint (16) | n u16   | n × u32 ids | HMAC-SHA256[:16]|
-//	+---------+----------+------------------+---------+-------------+-----------------+
-//
-// little-endian; ids are FNV-1a-64 hashes (8 bytes each; version 1 had
-// 32-bit ones and is refused) of the doc ids already returned;
-// the MAC covers every byte before it.
-type cursorData struct {
-	epoch uint64
-	fp    [16]byte
-	seen  []uint64
-}
-
-func encodeCursor(cd cursorData, key []byte) string {
-	b := make([]byte, cursorHdrLen, cursorHdrLen+8*len(cd.seen)+cursorMACLen)
-	b[0] = cursorVersion
-	binary.LittleEndian.PutUint64(b[1:], cd.epoch)
-	copy(b[9:], cd.fp[:])
-	binary.LittleEndian.PutUint16(b[25:], uint16(len(cd.seen)))
-	for _, h := range cd.seen {
-		b = binary.LittleEndian.AppendUint64(b, h)
-	}
-	m := hmac.New(sha256.New, key)
-	m.Write(b)
-	b = append(b, m.Sum(nil)[:cursorMACLen]...)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-func decodeCursor(s string, key []byte) (cursorData, error) {
-	var cd cursorData
-	b, err := base64.RawURLEncoding.Strict().DecodeString(s)
-	if err != nil {
-		return cd, errors.New("the cursor is not base64url")
-	}
-	if len(b) < cursorHdrLen+cursorMACLen {
-		return cd, errors.New("the cursor is truncated")
-	}
-	body, mac := b[:len(b)-cursorMACLen], b[len(b)-cursorMACLen:]
-	m := hmac.New(sha256.New, key)
-	m.Write(body)
-	if !hmac.Equal(mac, m.Sum(nil)[:cursorMACLen]) {
-		return cd, errors.New("the cursor's signature does not verify (forged, corrupted, or from another database)")
-	}
-	if body[0] != cursorVersion {
-		return cd, fmt.Errorf("cursor version %d is not supported", body[0])
-	}
-	n := int(binary.LittleEndian.Uint16(body[25:]))
-	if len(body) != cursorHdrLen+8*n || n > contract.MaxTopK {
-		return cd, errors.New("the cursor's length does not match its count")
-	}
-	cd.epoch = binary.LittleEndian.Uint64(body[1:])
-	copy(cd.fp[:], body[9:25])
-	cd.seen = make([]uint64, n)
-	for i := range cd.seen {
-		cd.seen[i] = binary.LittleEndian.Uint64(body[cursorHdrLen+8*i:])
-	}
-	return cd, nil
-}
-
-// highlighter marks a query's terms in contents with the collection's
-// analyzer.
-type highlighter struct {
-	c        *Collection
-	terms    map[string]bool
-	prefixes []string
-}
-
-// newHighlighter collects the scored terms of text as Search parses it
-// (bm25.ParseQuery with the collection's analyzer: should and must terms,
-// identifier parts, phrase slots, prefix* patterns; not -excluded terms).
-func (c *Collection) newHighlighter(text string) *highlighter {
-	bq := bm25.ParseQuery(text, c.an, false)
-	h := &highlighter{c: c, terms: map[string]bool{}, prefixes: bq.Prefixes}
-	for _, t := range bq.Terms() {
-		h.terms[t] = true
-	}
-	// Identifier parts are scored as should terms by ParseQuery too; a
-	// phrase keeps only its first token per position, so add the parts of
-	// quoted words as well.
-	for _, t := range c.an.Analyze(text) {
-		if !slices.Contains(bq.MustNot, t.Term) {
-			h.terms[t.Term] = true
-		}
-	}
-	return h
-}
-
-// spans returns the byte spans [Start, End) of content's tokens whose
-// analysed term is a query term (or starts with a query prefix), sorted,
-// with overlapping and touching spans merged. Token boundaries are rune
-// boundaries, so no span starts or ends inside a UTF-8 sequence.
-func (h *highlighter) spans(content string) []contract.Span {
-	if len(h.terms) == 0 && len(h.prefixes) == 0 {
-		return nil
-	}
-	var out []contract.Span
-	for _, t := range h.c.an.Analyze(content) {
-		ok := h.terms[t.Term]
-		for _, p := range h.prefixes {
-			if !ok && strings.HasPrefix(t.Term, p) {
-				ok = true
-			}
-		}
-		if ok && t.Start < t.End && t.End <= len(content) {
-			out = append(out, contract.Span{Start: t.Start, End: t.End})
-		}
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	slices.SortFunc(out, func(a, b contract.Span) int {
-		if a.Start != b.Start {
-			return a.Start - b.Start
-		}
-		return a.End - b.End
-	})
-	merged := out[:1]
-	for _, s := range out[1:] {
-		last := &merged[len(merged)-1]
-		if s.Start <= last.End {
-			last.End = max(last.End, s.End)
-			continue
-		}
-		merged = append(merged, s)
-	}
-	return merged
 }

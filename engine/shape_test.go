@@ -10,9 +10,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/stratasearch/strata/engine/contract"
+	"github.com/stratasearch/strata/engine/cursor"
 )
 
 // shapeCorpus upserts n documents over nFiles source files; every
@@ -188,7 +188,7 @@ func TestCursorExhaustsAndValidates(t *testing.T) {
 	}
 	// The key survives reopening: the cursor still verifies (at the
 	// newest epoch: the retained snapshot died with the DB).
-	key1, _ := c.cursorKey()
+	key1, _ := c.db.CursorKey()
 	db.Close()
 	db3, err := Open(dir, Options{})
 	if err != nil {
@@ -199,7 +199,7 @@ func TestCursorExhaustsAndValidates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if key3, err := c3.cursorKey(); err != nil || !slices.Equal(key1, key3) {
+	if key3, err := c3.db.CursorKey(); err != nil || !slices.Equal(key1, key3) {
 		t.Errorf("cursor key after reopen differs (%v)", err)
 	}
 	if _, err := c3.Search(ctx, contract.Query{Text: "alpha", TopK: 5, Cursor: res.NextCursor}); err != nil {
@@ -217,7 +217,7 @@ func TestCursorWindowBound(t *testing.T) {
 	q := contract.Query{Text: "alpha", TopK: 10}
 	dq := q
 	dq.EnsureDefaults()
-	key, err := c.cursorKey()
+	key, err := c.db.CursorKey()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +225,7 @@ func TestCursorWindowBound(t *testing.T) {
 	for i := range seen {
 		seen[i] = uint64(i)
 	}
-	q.Cursor = encodeCursor(cursorData{epoch: c.Epoch(), fp: c.fingerprint(&dq), seen: seen}, key)
+	q.Cursor = cursor.Encode(cursor.Data{Epoch: c.Epoch(), Fingerprint: c.fingerprint(&dq), Seen: seen}, key)
 	res := mustSearch(t, c, q)
 	if len(res.Hits) != 5 || res.NextCursor != "" {
 		t.Errorf("995 returned + page 10: %d hits, next %q; want 5 and none (MaxTopK window)", len(res.Hits), res.NextCursor)
@@ -383,50 +383,6 @@ func TestCollapseAgainstNaive(t *testing.T) {
 	}
 }
 
-func TestHighlightSpans(t *testing.T) {
-	codeC := newColl(t, CollectionOptions{Dim: 2})
-	proseC := newColl(t, CollectionOptions{Dim: 2, Analyzer: AnalyzerProse})
-	for _, tc := range []struct {
-		name    string
-		c       *Collection
-		query   string
-		content string
-		want    []string // highlighted substrings, in order
-	}{
-		{"snake", codeC, "userName", "var user_name = 1", []string{"user", "name"}},
-		{"camel-parts-merge", codeC, "userName", "x := getUserName()", []string{"UserName"}},
-		{"whole", codeC, "getUserName", "getUserName(u)", []string{"getUserName"}},
-		{"part-only", codeC, "user", "getUserName(u) and user", []string{"User", "user"}},
-		{"case", codeC, "HTTP", "an HTTPRequest over http", []string{"HTTP", "http"}},
-		{"prefix", codeC, "alph*", "alpha alphabet beta", []string{"alpha", "alphabet"}},
-		{"phrase", codeC, `"open file"`, "please open the file; open file now", []string{"open", "file", "open", "file"}}, // terms, not phrase-aware
-		{"excluded", codeC, "alpha -beta", "alpha beta", []string{"alpha"}},
-		{"stem", proseC, "running", "He runs and ran; running fast", []string{"runs", "running"}},
-		{"stopword", proseC, "the cat", "the cat sat", []string{"cat"}},
-		{"utf8", proseC, "café naïve", "Un café très naïve, CAFÉ", []string{"café", "naïve", "CAFÉ"}},
-		{"none", codeC, "zzz", "nothing here", nil},
-	} {
-		h := tc.c.newHighlighter(tc.query)
-		spans := h.spans(tc.content)
-		var got []string
-		for i, s := range spans {
-			if s.Start < 0 || s.End > len(tc.content) || s.Start >= s.End {
-				t.Fatalf("%s: bad span %v", tc.name, s)
-			}
-			if !utf8.RuneStart(tc.content[s.Start]) || (s.End < len(tc.content) && !utf8.RuneStart(tc.content[s.End])) {
-				t.Errorf("%s: span %v cuts a UTF-8 sequence", tc.name, s)
-			}
-			if i > 0 && s.Start <= spans[i-1].End {
-				t.Errorf("%s: spans overlap or touch: %v", tc.name, spans)
-			}
-			got = append(got, tc.content[s.Start:s.End])
-		}
-		if !slices.Equal(got, tc.want) {
-			t.Errorf("%s: %q in %q highlights %q, want %q", tc.name, tc.query, tc.content, got, tc.want)
-		}
-	}
-}
-
 func TestHighlightInSearch(t *testing.T) {
 	c := newColl(t, CollectionOptions{Dim: 2})
 	mustUpsert(t, c, doc("a", "func getUserName() string { return user_name }", nil),
@@ -461,23 +417,6 @@ func TestHighlightInSearch(t *testing.T) {
 			}
 		}
 	}
-}
-
-func FuzzDecodeCursor(f *testing.F) {
-	key := []byte("0123456789abcdef0123456789abcdef")
-	f.Add(encodeCursor(cursorData{epoch: 7, seen: []uint64{1, 2, 3}}, key))
-	f.Add(encodeCursor(cursorData{}, key))
-	f.Add("")
-	f.Add("AAAA")
-	f.Fuzz(func(t *testing.T, s string) {
-		cd, err := decodeCursor(s, key)
-		if err != nil {
-			return
-		}
-		if got := encodeCursor(cd, key); got != s {
-			t.Fatalf("a verified cursor does not re-encode to itself")
-		}
-	})
 }
 
 // Paging with a cursor, collapsing by source file, highlighting query

@@ -2,18 +2,11 @@ package server
 
 import (
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"strings"
-
-	"github.com/stratasearch/strata/vfs"
 )
 
 // Listing cursors.
@@ -24,12 +17,14 @@ import (
 //
 //	base64url(JSON {"v":1,"c":collection,"p":principal,"a":after}) "." base64url(HMAC-SHA256(key, payload))
 //
-// with the 32-byte key in DataDir/server/cursor.key (created with
-// crypto/rand on first start, mode 0600, written atomically). A cursor
-// whose MAC does not verify, or that names another collection or principal,
-// is a 400. Cursors carry no epoch: a page reads the newest epoch, so an id
-// written between pages appears if it sorts after the cursor, and every id
-// live throughout the walk appears exactly once.
+// with the DB's cursor key (engine.DB.CursorKey: DataDir/cursor.key, the
+// key that signs search cursors too; the two formats cannot be taken for
+// one another). Cursors signed before the DB owned the key, with
+// DataDir/server/cursor.key, still verify (engine.DB.CursorKeys). A cursor
+// whose MAC does not verify, or that names another collection or
+// principal, is a 400. Cursors carry no epoch: a page reads the newest
+// epoch, so an id written between pages appears if it sorts after the
+// cursor, and every id live throughout the walk appears exactly once.
 
 type cursorPayload struct {
 	V int    `json:"v"`
@@ -38,41 +33,13 @@ type cursorPayload struct {
 	A string `json:"a"`
 }
 
-type cursorSigner struct{ key []byte }
+// cursorSigner signs with keys[0] and verifies with any of keys.
+type cursorSigner struct{ keys [][]byte }
 
-// loadCursorKey reads (or creates) the HMAC key.
-func loadCursorKey(path string) (*cursorSigner, error) {
-	data, err := os.ReadFile(path)
-	if err == nil {
-		if len(data) != 32 {
-			return nil, fmt.Errorf("server: cursor key %s: %d bytes, want 32", path, len(data))
-		}
-		return &cursorSigner{key: data}, nil
-	}
-	if !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("server: cursor key: %w", err)
-	}
-	key := make([]byte, 32)
-	if _, err := rand.Read(key); err != nil {
-		return nil, fmt.Errorf("server: cursor key: %w", err)
-	}
-	if err := vfs.MkdirAllDurable(vfs.Default, filepath.Dir(path)); err != nil {
-		return nil, fmt.Errorf("server: cursor key: %w", err)
-	}
-	if err := vfs.WriteFileAtomic(vfs.Default, path, func(w io.Writer) error {
-		_, err := w.Write(key)
-		return err
-	}); err != nil {
-		return nil, fmt.Errorf("server: cursor key: %w", err)
-	}
-	if err := os.Chmod(path, 0o600); err != nil {
-		return nil, fmt.Errorf("server: cursor key: %w", err)
-	}
-	return &cursorSigner{key: key}, nil
-}
+func (cs *cursorSigner) mac(payload []byte) []byte { return mac(cs.keys[0], payload) }
 
-func (cs *cursorSigner) mac(payload []byte) []byte {
-	m := hmac.New(sha256.New, cs.key)
+func mac(key, payload []byte) []byte {
+	m := hmac.New(sha256.New, key)
 	m.Write(payload)
 	return m.Sum(nil)
 }
@@ -91,11 +58,15 @@ func (cs *cursorSigner) decode(cur, collection, principal string) (string, error
 	}
 	enc := base64.RawURLEncoding
 	payload, err1 := enc.DecodeString(p)
-	mac, err2 := enc.DecodeString(m)
+	sig, err2 := enc.DecodeString(m)
 	if err1 != nil || err2 != nil {
 		return "", errors.New("malformed cursor")
 	}
-	if !hmac.Equal(mac, cs.mac(payload)) {
+	ok = false
+	for _, k := range cs.keys {
+		ok = ok || hmac.Equal(sig, mac(k, payload))
+	}
+	if !ok {
 		return "", errors.New("cursor signature does not verify")
 	}
 	var cp cursorPayload

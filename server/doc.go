@@ -37,8 +37,8 @@
 //
 // with S = validation_error (400) | unauthorized (401) | forbidden (403) |
 // not_found (404) | method_not_allowed (405, with Allow) | conflict (409:
-// Idempotency-Key in flight, collection exists, job finished, a concurrent
-// change under tenancy) | precondition_failed (412: If-Match, engine.ErrConflict)
+// Idempotency-Key in flight, collection exists, job finished, an id held
+// by an invisible document) | precondition_failed (412: If-Match, engine.ErrConflict)
 // | payload_too_large (413) | unsupported_media_type (415) |
 // idempotency_key_reused (422) | too_many_requests (429, Retry-After) |
 // internal_error (500) | unavailable (503: read-only store, shutting down) |
@@ -91,13 +91,10 @@
 //     and "ACL does not name you", and nothing is written;
 //   - a delete counts invisible ids as absent and deletes nothing of them.
 //
-// The upsert pins every id's observed version with engine.IfMatch (a
-// concurrent change by any writer makes it 409 "changed concurrently"),
-// and both the upsert's and the delete's check-then-write run under
-// per-id write stripes (locks.go), so two server requests cannot
-// interleave between one's check and its write. engine.Collection.Delete
-// takes no precondition, so a delete is not pinned against writers
-// outside the server (index jobs, embedding programs).
+// These rules are the engine's (engine.As; engine/tenancy.go), so an
+// embedded caller writing for a principal gets the same ones: the check
+// and the write are one atomic step under the collection's write lock,
+// against every writer (server requests, index jobs, embedding programs).
 //
 // Residual leak (by design): document ids are one key space per
 // collection. An upsert of a fresh id succeeds while an id held by an

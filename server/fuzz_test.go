@@ -58,7 +58,7 @@ func fmtLoc(loc []any) string {
 // FuzzCursor: decoding arbitrary text never panics and never accepts a
 // cursor that was not signed; signed cursors round-trip.
 func FuzzCursor(f *testing.F) {
-	cs := &cursorSigner{key: bytes.Repeat([]byte{7}, 32)}
+	cs := &cursorSigner{keys: [][]byte{bytes.Repeat([]byte{7}, 32)}}
 	good := cs.encode("docs", "alice", "id-17")
 	f.Add(good, "id")
 	f.Add("", "")

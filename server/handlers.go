@@ -283,85 +283,28 @@ func (s *Server) upsert(rq *request) (int, any, error) {
 	if len(fes) > 0 {
 		return 0, nil, validation(fes...)
 	}
-	p := rq.caller.principal
-	if p != nil {
-		for i, d := range docs {
-			if !p.AllowsNamespace(d.Namespace) {
-				return 0, nil, newErr(http.StatusForbidden, StatusForbidden, contract.ErrTypeNamespaceForbidden,
-					"the API key may not write this namespace", []any{"documents", i, "namespace"}, clip(d.Namespace), strings.Join(p.Namespaces, " | "))
-			}
-		}
-	}
-	// Under tenancy the check below and the write hold the ids' write
-	// stripes, so no other server write of these ids runs in between; the
-	// engine's IfMatch re-checks every pinned version atomically anyway.
-	unlock := s.idLocks.lock(c.Name(), docIDs(docs), p != nil)
-	defer unlock()
-	expected := make(map[string]string, len(user))
-	for id, h := range user {
-		expected[id] = h
-	}
-	if p != nil {
-		// What the caller may see of each id: a document it cannot read
-		// (another namespace, or an ACL that does not name it) is treated
-		// exactly as an absent one for If-Match, and cannot be written.
-		seen := make([]string, len(docs)) // visible stored hash, "" = none
-		hidden := make([]bool, len(docs))
-		for i, d := range docs {
-			old, err := c.Get(rq.ctx, d.ID)
-			switch {
-			case errors.Is(err, engine.ErrNotFound):
-			case err != nil:
-				return 0, nil, err
-			case p.CanRead(old.Namespace, old.ACL):
-				seen[i] = old.VersionHash
-			default:
-				hidden[i] = true
-			}
-		}
-		// 1. The caller's own preconditions, against what it can see: a
-		// hidden document answers exactly as an absent one (412 unless the
-		// expectation is "" = must not exist).
-		for i, d := range docs {
-			if h, ok := user[d.ID]; ok && inBatch[d.ID] == i && seen[i] != h {
-				return 0, nil, mismatch(i, userLoc[d.ID], h)
-			}
-		}
-		// 2. An id held by a document the caller cannot read is not
-		// available: one uniform 409 (see the package doc, "Tenancy").
-		for i, d := range docs {
-			if hidden[i] {
-				return 0, nil, idUnavailable(i, d.ID)
-			}
-		}
-		// 3. Pin every id's observed version (IfMatch) so a concurrent
-		// change by any writer fails the batch instead of being overwritten.
-		for i, d := range docs {
-			if _, ok := expected[d.ID]; !ok {
-				expected[d.ID] = seen[i]
-			}
-		}
-	}
-	var wopts []engine.WriteOption
-	if len(expected) > 0 {
-		wopts = append(wopts, engine.IfMatch(expected))
+	// The tenancy rules (namespaces, ids held by documents the key cannot
+	// read, preconditions against what it can see) are the engine's
+	// (engine.As), checked and applied atomically.
+	wopts := []engine.WriteOption{engine.As(rq.caller.principal)}
+	if len(user) > 0 {
+		wopts = append(wopts, engine.IfMatch(user))
 	}
 	epoch, err := c.Upsert(rq.ctx, docs, wopts...)
-	if errors.Is(err, engine.ErrConflict) {
-		// Never pass the engine's text on (it names stored state): find the
-		// caller's precondition that fails now, against what it can see.
-		for i, d := range docs {
-			h, ok := user[d.ID]
-			if !ok || inBatch[d.ID] != i {
-				continue
-			}
-			cur := ""
-			if old, gerr := c.Get(rq.ctx, d.ID); gerr == nil && (p == nil || p.CanRead(old.Namespace, old.ACL)) {
-				cur = old.VersionHash
-			}
-			if cur != h {
-				return 0, nil, mismatch(i, userLoc[d.ID], h)
-			}
+	var nsErr *engine.NamespaceError
+	var idErr *engine.IDUnavailableError
+	var cfErr *engine.ConflictError
+	switch {
+	case errors.As(err, &nsErr):
+		return 0, nil, newErr(http.StatusForbidden, StatusForbidden, contract.ErrTypeNamespaceForbidden,
+			"the API key may not write this namespace", []any{"documents", nsErr.Index, "namespace"}, clip(nsErr.Namespace), strings.Join(nsErr.Allowed, " | "))
+	case errors.As(err, &idErr):
+		return 0, nil, idUnavailable(idErr.Index, idErr.ID)
+	case errors.As(err, &cfErr):
+		// Never pass the engine's text on: the 412 names the caller's own
+		// precondition, not the stored state.
+		if loc, ok := userLoc[cfErr.ID]; ok && cfErr.Index >= 0 {
+			return 0, nil, mismatch(cfErr.Index, loc, cfErr.Expected)
 		}
 		return 0, nil, newErr(http.StatusConflict, StatusConflict, contract.ErrTypeConflict, "a document changed concurrently; retry", []any{"documents"}, nil, "")
 	}
@@ -434,37 +377,14 @@ func (s *Server) doDelete(rq *request, c *engine.Collection, ids []string) (int,
 	}
 	// Ids the caller cannot read (absent, another namespace, or an ACL
 	// that does not name it) are treated alike: not found, not deleted,
-	// no existence leak. The check and the delete hold the ids' write
-	// stripes, so no server write can swap a document the caller may
-	// delete for one it may not in between.
-	unlock := s.idLocks.lock(c.Name(), ids, true)
-	defer unlock()
-	kept := ids[:0:0]
-	seen := map[string]bool{}
-	for _, id := range ids {
-		if seen[id] {
-			continue
-		}
-		seen[id] = true
-		old, err := c.Get(rq.ctx, id)
-		if errors.Is(err, engine.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return 0, nil, err
-		}
-		if p.CanRead(old.Namespace, old.ACL) {
-			kept = append(kept, id)
-		}
-	}
-	if len(kept) == 0 {
-		return http.StatusOK, DeleteResponse{Epoch: c.Epoch(), Count: 0}, nil
-	}
-	epoch, err := c.Delete(rq.ctx, kept)
+	// no existence leak (engine.As; the check and the delete are one
+	// atomic step).
+	var n int
+	epoch, err := c.Delete(rq.ctx, ids, engine.As(p), engine.CountInto(&n))
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, DeleteResponse{Epoch: epoch, Count: len(kept)}, nil
+	return http.StatusOK, DeleteResponse{Epoch: epoch, Count: n}, nil
 }
 
 func (s *Server) deleteDocument(rq *request) (int, any, error) {

@@ -30,8 +30,8 @@ const (
 type Options struct {
 	// DataDir is the store directory (searchd --data). The server keeps its
 	// own state under DataDir/server/: idempotency/ (one file per completed
-	// Idempotency-Key) and cursor.key (32 random bytes, 0600, the HMAC key of
-	// listing cursors). Index jobs keep ingest manifests in
+	// Idempotency-Key). Listing cursors are signed with the DB's cursor key
+	// (engine.DB.CursorKey). Index jobs keep ingest manifests in
 	// DataDir/ingest/<collection>.manifest.json (shared with `searchd index`).
 	// Required.
 	DataDir string

@@ -9,9 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/stratasearch/strata/engine"
 	"github.com/stratasearch/strata/engine/contract"
@@ -256,44 +254,6 @@ func TestACLDeleteEnforced(t *testing.T) {
 		t.Fatalf("owner delete: %+v", one)
 	}
 	a.must(http.StatusNotFound, "GET", "/v1/collections/docs/documents/a-private", nil, nil)
-}
-
-// Low 7: tenancy-checked writes of the same id are serialised from the
-// check to the write (idStripes); different ids do not wait.
-func TestIDStripes(t *testing.T) {
-	l := newIDStripes()
-	unlock := l.lock("docs", []string{"x", "y"}, true)
-	got := make(chan struct{})
-	go func() {
-		u := l.lock("docs", []string{"y"}, true)
-		close(got)
-		u()
-	}()
-	select {
-	case <-got:
-		t.Fatal("second lock of the same id did not wait")
-	case <-time.After(50 * time.Millisecond):
-	}
-	unlock()
-	select {
-	case <-got:
-	case <-time.After(5 * time.Second):
-		t.Fatal("second lock never acquired")
-	}
-	l.lock("docs", []string{"x"}, false)() // off: no-op
-	// Many overlapping batches in random orders: no deadlock.
-	var wg sync.WaitGroup
-	for g := 0; g < 8; g++ {
-		wg.Add(1)
-		go func(g int) {
-			defer wg.Done()
-			for i := 0; i < 200; i++ {
-				ids := []string{string(rune('a' + (g+i)%7)), string(rune('a' + (g*3+i)%11)), "z"}
-				l.lock("docs", ids, true)()
-			}
-		}(g)
-	}
-	wg.Wait()
 }
 
 // Low 2: with API keys /metrics needs an admin key; /healthz stays open

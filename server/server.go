@@ -36,7 +36,6 @@ type Server struct {
 	jobs    *jobRunner
 	m       *metrics
 	sem     chan struct{}
-	idLocks *idStripes
 
 	// beforeHandler, when set (tests), runs after authentication, limits,
 	// body reading and the idempotency check, right before the route's
@@ -71,21 +70,22 @@ type request struct {
 type handlerFunc func(rq *request) (int, any, error)
 
 // New builds a server over db (which the caller keeps owning: Close does not
-// close it; Run does). It creates DataDir/server/ (idempotency records,
-// cursor key).
+// close it; Run does). It creates DataDir/server/ (idempotency records)
+// and, if missing, the DB's cursor key (engine.DB.CursorKey).
 func New(db *engine.DB, o Options) (*Server, error) {
 	o.EnsureDefaults()
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{db: db, o: o, mux: http.NewServeMux(), sem: make(chan struct{}, o.MaxConcurrency), idLocks: newIDStripes()}
+	s := &Server{db: db, o: o, mux: http.NewServeMux(), sem: make(chan struct{}, o.MaxConcurrency)}
 	if o.APIKeys != nil {
 		s.keys = newKeyring(o.APIKeys)
 	}
-	var err error
-	if s.cursors, err = loadCursorKey(filepath.Join(o.DataDir, "server", "cursor.key")); err != nil {
-		return nil, err
+	keys, err := db.CursorKeys()
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
 	}
+	s.cursors = &cursorSigner{keys: keys}
 	if s.idem, err = openIdemStore(filepath.Join(o.DataDir, "server", "idempotency"), o.IdempotencyTTL, o.Logger); err != nil {
 		return nil, err
 	}

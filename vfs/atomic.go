@@ -3,6 +3,7 @@ package vfs
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 )
 
@@ -12,7 +13,13 @@ import (
 // sequence of Tantivy's mmap_directory atomic_write and pebble's
 // CURRENT-file update). write produces the content. On error the temp
 // file is removed (best effort) and name is unchanged.
-func WriteFileAtomic(fs FS, name string, write func(w io.Writer) error) (err error) {
+func WriteFileAtomic(fs FS, name string, write func(w io.Writer) error) error {
+	return writeFileAtomic(fs, name, 0, write)
+}
+
+// writeFileAtomic is WriteFileAtomic; a non-zero mode is applied to the
+// temp file (Chmod) before write runs.
+func writeFileAtomic(fs FS, name string, mode os.FileMode, write func(w io.Writer) error) (err error) {
 	tmp := name + ".tmp"
 	f, err := fs.Create(tmp)
 	if err != nil {
@@ -23,6 +30,12 @@ func WriteFileAtomic(fs FS, name string, write func(w io.Writer) error) (err err
 			fs.Remove(tmp)
 		}
 	}()
+	if mode != 0 {
+		if err = Chmod(fs, tmp, mode); err != nil {
+			f.Close()
+			return fmt.Errorf("vfs: atomic write %s: chmod: %w", name, err)
+		}
+	}
 	if err = write(f); err != nil {
 		f.Close()
 		return fmt.Errorf("vfs: atomic write %s: %w", name, err)

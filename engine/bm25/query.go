@@ -3,6 +3,7 @@ package bm25
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/stratasearch/strata/engine/text"
 )
@@ -71,8 +72,11 @@ func ParseQuery(q string, a *text.Analyzer, conjunctive bool) Query {
 	i := 0
 	for i < len(q) {
 		c := q[i]
-		if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
-			i++
+		// Words are separated by Unicode spaces, decoded as runes: a byte
+		// test would split a multi-byte rune ending in 0x85 or 0xA0 (Å,
+		// à) and miss \f, \v, NBSP.
+		if r, size := utf8.DecodeRuneInString(q[i:]); unicode.IsSpace(r) {
+			i += size
 			continue
 		}
 		if c == '"' {
@@ -105,8 +109,12 @@ func ParseQuery(q string, a *text.Analyzer, conjunctive bool) Query {
 			continue
 		}
 		j := i
-		for j < len(q) && !unicode.IsSpace(rune(q[j])) && q[j] != '"' {
-			j++
+		for j < len(q) {
+			r, size := utf8.DecodeRuneInString(q[j:])
+			if unicode.IsSpace(r) || r == '"' {
+				break
+			}
+			j += size
 		}
 		word := q[i:j]
 		i = j

@@ -1,4 +1,4 @@
-package engine
+package catalog
 
 import (
 	"strconv"
@@ -8,12 +8,29 @@ import (
 	"github.com/stratasearch/strata/engine/contract"
 )
 
-// fieldIndex holds the per-value bitmaps of the collection's IndexedFields
-// over MemTable versions: keyword and bool fields get one roaring bitmap per
-// value (a list value's every element), number fields a column of (version,
-// value) pairs in version order, and every indexed field a bitmap of the
-// versions where it is present. Guarded by hotIndex.mu.
-type fieldIndex struct {
+// FieldType is the type of an indexed metadata field
+// (engine.CollectionOptions.IndexedFields).
+type FieldType string
+
+// Indexed metadata field types.
+const (
+	// FieldKeyword is a string (or string-list) field matched by eq, in,
+	// prefix and exists.
+	FieldKeyword FieldType = "keyword"
+	// FieldBool is a boolean field matched by eq, in and exists.
+	FieldBool FieldType = "bool"
+	// FieldNumber is a numeric field matched by eq, in, range and exists.
+	FieldNumber FieldType = "number"
+)
+
+// FieldIndex holds the per-value bitmaps of a collection's indexed fields
+// over rows (MemTable versions, or a catalog's keys): keyword and bool
+// fields get one roaring bitmap per value (a list value's every element),
+// number fields a column of (row, value) pairs in row order, and every
+// indexed field a bitmap of the rows where it is present. Not safe for
+// concurrent use while rows are added (the hot index guards it with its
+// mutex; a catalog's is complete before it is shared).
+type FieldIndex struct {
 	types   map[string]FieldType
 	values  map[string]map[string]*roaring.Bitmap // keyword / bool: field → value → versions
 	nums    map[string]*numColumn
@@ -25,8 +42,9 @@ type numColumn struct {
 	vals []float64
 }
 
-func newFieldIndex(types map[string]FieldType) *fieldIndex {
-	fi := &fieldIndex{types: types, values: map[string]map[string]*roaring.Bitmap{},
+// NewFieldIndex returns an empty index of the fields in types.
+func NewFieldIndex(types map[string]FieldType) *FieldIndex {
+	fi := &FieldIndex{types: types, values: map[string]map[string]*roaring.Bitmap{},
 		nums: map[string]*numColumn{}, present: map[string]*roaring.Bitmap{}}
 	for f, t := range types {
 		fi.present[f] = roaring.New()
@@ -39,7 +57,7 @@ func newFieldIndex(types map[string]FieldType) *fieldIndex {
 	return fi
 }
 
-func (fi *fieldIndex) addValue(f, key string, v uint32) {
+func (fi *FieldIndex) addValue(f, key string, v uint32) {
 	m := fi.values[f]
 	b := m[key]
 	if b == nil {
@@ -49,8 +67,8 @@ func (fi *fieldIndex) addValue(f, key string, v uint32) {
 	b.Add(v)
 }
 
-// add indexes version v's metadata.
-func (fi *fieldIndex) add(v uint32, meta map[string]contract.Value) {
+// Add indexes row v's metadata (rows are added in ascending order).
+func (fi *FieldIndex) Add(v uint32, meta map[string]contract.Value) {
 	for f, t := range fi.types {
 		val, ok := meta[f]
 		if !ok {
@@ -80,17 +98,17 @@ func (fi *fieldIndex) add(v uint32, meta map[string]contract.Value) {
 	}
 }
 
-// compile turns f into the bitmap of versions < n it matches, with
+// Compile turns f into the bitmap of rows < n it matches, with
 // contract.Filter.Match's semantics, when every leaf names an indexed
 // field; ok is false otherwise (the caller then evaluates Match per
-// version). Cost: bitmap operations on the touched values, plus a scan of
+// row). Cost: bitmap operations on the touched values, plus a scan of
 // the column for number leaves.
-func (fi *fieldIndex) compile(f *contract.Filter, n uint32) (*roaring.Bitmap, bool) {
+func (fi *FieldIndex) Compile(f *contract.Filter, n uint32) (*roaring.Bitmap, bool) {
 	switch f.Op {
 	case contract.OpAnd, contract.OpOr:
 		var acc *roaring.Bitmap
 		for i := range f.Children {
-			b, ok := fi.compile(&f.Children[i], n)
+			b, ok := fi.Compile(&f.Children[i], n)
 			if !ok {
 				return nil, false
 			}
@@ -116,7 +134,7 @@ func (fi *fieldIndex) compile(f *contract.Filter, n uint32) (*roaring.Bitmap, bo
 		if len(f.Children) != 1 {
 			return nil, false
 		}
-		b, ok := fi.compile(&f.Children[0], n)
+		b, ok := fi.Compile(&f.Children[0], n)
 		if !ok {
 			return nil, false
 		}
@@ -170,7 +188,7 @@ func (fi *fieldIndex) compile(f *contract.Filter, n uint32) (*roaring.Bitmap, bo
 }
 
 // eq is the bitmap of versions whose field equals want (Match's eq).
-func (fi *fieldIndex) eq(field string, t FieldType, want contract.Value) *roaring.Bitmap {
+func (fi *FieldIndex) eq(field string, t FieldType, want contract.Value) *roaring.Bitmap {
 	key, ok := "", false
 	switch t {
 	case FieldKeyword:

@@ -1,4 +1,4 @@
-package engine
+package redact
 
 import "testing"
 
@@ -15,8 +15,8 @@ func TestRedactURIPortQueryAt(t *testing.T) {
 		"https://example.com:8443#contact=bob@example.com",
 		"http://localhost:3000?next=/login&user=a@b.org",
 	} {
-		if got, n, rules := redactURI(uri); got != uri || n != 0 {
-			t.Errorf("redactURI(%q) = %q, %d %v; want it unchanged", uri, got, n, rules)
+		if got, n, rules := URI(uri); got != uri || n != 0 {
+			t.Errorf("URI(%q) = %q, %d %v; want it unchanged", uri, got, n, rules)
 		}
 	}
 }
@@ -28,11 +28,11 @@ func TestRedactURIPortQueryAt(t *testing.T) {
 // ":rule]" as a password: https://[REDACTED@github.com/….
 func TestRedactURIIdempotent(t *testing.T) {
 	uri := "https://ghp_abcdefghijklmnopqrstuvwxyz0123456789@github.com/x/y.git"
-	r1, n1, _ := redactURI(uri)
+	r1, n1, _ := URI(uri)
 	if n1 == 0 {
-		t.Fatalf("redactURI(%q): nothing redacted", uri)
+		t.Fatalf("URI(%q): nothing redacted", uri)
 	}
-	if r2, n2, rules := redactURI(r1); r2 != r1 || n2 != 0 {
-		t.Errorf("redactURI(%q) = %q, %d %v; want the redacted form unchanged", r1, r2, n2, rules)
+	if r2, n2, rules := URI(r1); r2 != r1 || n2 != 0 {
+		t.Errorf("URI(%q) = %q, %d %v; want the redacted form unchanged", r1, r2, n2, rules)
 	}
 }

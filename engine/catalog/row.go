@@ -1,0 +1,131 @@
+package catalog
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/stratasearch/strata/engine/contract"
+	"github.com/stratasearch/strata/engine/tier"
+)
+
+// Row is what a catalog keeps per row (a warm or cold row, or a MemTable
+// version): the stored document, shared with the tier and read-only, and
+// its decoded metadata.
+type Row struct {
+	Doc  *tier.Document
+	Meta map[string]contract.Value
+}
+
+// ExtID is the BM25 external id of a document: a 64-bit FNV-1a hash of
+// its id. bm25 breaks score ties by external id, so the same documents tie
+// in the same order whichever tier (and local id) holds them.
+func ExtID(id string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(id); i++ {
+		h ^= uint64(id[i])
+		h *= 1099511628211
+	}
+	return h
+}
+
+// EncodeMeta turns contract metadata into the tier's string map: each
+// value is stored as its JSON form, so every type round-trips exactly.
+func EncodeMeta(m map[string]contract.Value) (map[string]string, error) {
+	if len(m) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		b, err := v.MarshalJSON()
+		if err != nil {
+			return nil, fmt.Errorf("metadata %q: %w", k, err)
+		}
+		out[k] = string(b)
+	}
+	return out, nil
+}
+
+// DecodeMeta is EncodeMeta's inverse.
+func DecodeMeta(m map[string]string) (map[string]contract.Value, error) {
+	if len(m) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]contract.Value, len(m))
+	for k, s := range m {
+		if v, ok := decodeValueFast(s); ok {
+			out[k] = v
+			continue
+		}
+		var v contract.Value
+		if err := json.Unmarshal([]byte(s), &v); err != nil {
+			return nil, fmt.Errorf("metadata %q: %w", k, err)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// decodeValueFast decodes the common stored forms without encoding/json
+// (opening a warm segment decodes every row's metadata): a string with no
+// escape, control character or invalid UTF-8, true / false, and a plain
+// JSON number. ok is false for anything else (json.Unmarshal decides);
+// whenever ok is true the result equals json.Unmarshal's
+// (FuzzDecodeValueFast).
+func decodeValueFast(s string) (contract.Value, bool) {
+	switch {
+	case s == "true":
+		return contract.Bool(true), true
+	case s == "false":
+		return contract.Bool(false), true
+	case len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"':
+		body := s[1 : len(s)-1]
+		for i := 0; i < len(body); i++ {
+			if c := body[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+				return contract.Value{}, false
+			}
+		}
+		return contract.String(body), true
+	case len(s) > 0 && len(s) <= 32:
+		// JSON number grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+		i := 0
+		if s[i] == '-' {
+			i++
+		}
+		digits := func() int {
+			j := i
+			for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+				i++
+			}
+			return i - j
+		}
+		start := i
+		if n := digits(); n == 0 || (n > 1 && s[start] == '0') {
+			return contract.Value{}, false
+		}
+		if i < len(s) && s[i] == '.' {
+			i++
+			if digits() == 0 {
+				return contract.Value{}, false
+			}
+		}
+		if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+			i++
+			if i < len(s) && (s[i] == '+' || s[i] == '-') {
+				i++
+			}
+			if digits() == 0 {
+				return contract.Value{}, false
+			}
+		}
+		if i != len(s) {
+			return contract.Value{}, false
+		}
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return contract.Value{}, false
+		}
+		return contract.Number(f), true
+	}
+	return contract.Value{}, false
+}

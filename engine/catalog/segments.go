@@ -1,0 +1,59 @@
+package catalog
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/stratasearch/strata/engine/bm25"
+	"github.com/stratasearch/strata/engine/text"
+	"github.com/stratasearch/strata/engine/tier"
+)
+
+// Segments implements tier.LexicalSegmentBuilder and tier.LexicalMerger:
+// the BM25 section of a warm segment is a bm25 segment over the rows'
+// analysed contents (analyzer An), local doc id = row, external id =
+// ExtID(document id).
+type Segments struct{ An *text.Analyzer }
+
+// BuildLexical implements tier.LexicalSegmentBuilder.
+func (l Segments) BuildLexical(docs []*tier.Document) ([]byte, error) {
+	b := bm25.NewBuilder(bm25.Options{})
+	for i, d := range docs {
+		lid, err := b.Add(ExtID(d.ID), l.An.Analyze(d.Content))
+		if err != nil {
+			return nil, fmt.Errorf("engine: lexical segment row %d: %w", i, err)
+		}
+		if lid != uint32(i) {
+			return nil, fmt.Errorf("engine: lexical segment: bm25 local id %d for row %d", lid, i)
+		}
+	}
+	var buf bytes.Buffer
+	if _, err := b.WriteTo(&buf); err != nil {
+		return nil, fmt.Errorf("engine: lexical segment: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// MergeLexical implements tier.LexicalMerger: bm25.Merge of the input
+// segments' BM25 sections without their deleted rows.
+func (l Segments) MergeLexical(sections [][]byte, paths []string, deleted []*roaring.Bitmap) ([]byte, error) {
+	segs := make([]*bm25.Segment, len(sections))
+	for i, b := range sections {
+		s, err := bm25.Open(b, paths[i])
+		if err != nil {
+			return nil, fmt.Errorf("engine: merge lexical sections: %w", err)
+		}
+		segs[i] = s
+	}
+	var buf bytes.Buffer
+	if _, err := bm25.Merge(&buf, segs, deleted); err != nil {
+		return nil, fmt.Errorf("engine: merge lexical sections: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+var (
+	_ tier.LexicalMerger         = Segments{}
+	_ tier.LexicalSegmentBuilder = Segments{}
+)
