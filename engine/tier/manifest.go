@@ -327,7 +327,7 @@ func openManifest(fs vfs.FS, dir string, o ManifestOptions, readOnly bool) (*Man
 		// was durable (nothing depended on it yet). Anything else
 		// holding data means CURRENT was lost.
 		if evidence := storeEvidence(fs, dir); evidence != "" {
-			return nil, &wal.CorruptError{File: curPath, Offset: 0,
+			return nil, &wal.CorruptError{File: curPath, Offset: 0, Kind: "CURRENT",
 				Reason: "missing, but the directory holds store data (" + evidence + "); restore CURRENT (it names the live MANIFEST-<n>)"}
 		}
 		if readOnly {
@@ -341,13 +341,13 @@ func openManifest(fs vfs.FS, dir string, o ManifestOptions, readOnly bool) (*Man
 	name := strings.TrimSpace(string(cur))
 	n, ok := parseManifestName(name)
 	if !ok {
-		return nil, &wal.CorruptError{File: curPath, Offset: 0, Reason: fmt.Sprintf("bad manifest name %q", name)}
+		return nil, &wal.CorruptError{File: curPath, Offset: 0, Kind: "CURRENT", Reason: fmt.Sprintf("bad manifest name %q", name)}
 	}
 	path := filepath.Join(dir, name)
 	data, err := readAllFile(fs, path)
 	if err != nil {
 		if _, serr := fs.Stat(path); serr != nil {
-			return nil, &wal.CorruptError{File: curPath, Offset: 0, Reason: fmt.Sprintf("names %s, which cannot be read: %v", name, err)}
+			return nil, &wal.CorruptError{File: curPath, Offset: 0, Kind: "CURRENT", Reason: fmt.Sprintf("names %s, which cannot be read: %v", name, err)}
 		}
 		return nil, fmt.Errorf("tier: read %s: %w", path, err)
 	}
