@@ -352,7 +352,9 @@ const (
 	appendGarbage
 )
 
-func (d damage) String() string { return [...]string{"flip", "truncate", "delete", "zero", "append"}[d] }
+func (d damage) String() string {
+	return [...]string{"flip", "truncate", "delete", "zero", "append"}[d]
+}
 
 // apply damages r in fs: flip xors the byte in the middle of the range,
 // truncate cuts the file there, zero clears up to 32 bytes from the start
