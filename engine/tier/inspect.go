@@ -312,7 +312,7 @@ func editSummary(e Edit) string {
 // also checking the store directory around it: every segment and archive
 // of the resulting set must exist there with the size the manifest
 // recorded (a problem otherwise); segment or archive files the manifest
-// does not list, which Open deletes, and a CURRENT naming another manifest
+// does not list, which Open removes or quarantines, and a CURRENT naming another manifest
 // (this one is then stale) are warnings. Errors: only reading path.
 func InspectManifestFiles(path string) (*inspect.Info, error) {
 	b, err := os.ReadFile(path)
@@ -343,7 +343,7 @@ func InspectManifestFiles(path string) (*inspect.Info, error) {
 		for _, e := range ents {
 			n := e.Name()
 			if (strings.HasPrefix(n, "seg-") || isColdFile(n)) && !listed[n] {
-				in.Warnf(-1, "%s is not in the manifest (Open deletes it)", n)
+				in.Warnf(-1, "%s is not in the manifest (Open removes it if provably garbage, else moves it to quarantine/)", n)
 			}
 		}
 	}
