@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"weak"
@@ -410,8 +412,18 @@ func (c *Collection) backupInto(ctx context.Context, dir string) (BackupStats, e
 // Backup writes a copy of every collection into dir (empty or absent);
 // each collection is consistent on its own (its own epoch, see
 // Collection.Backup). Restoring is engine.Open(dir). It returns the stats
-// per collection name.
+// per collection name. With a collection unavailable (Unavailable) it
+// refuses (ErrUnavailable) rather than write a backup that silently lacks
+// it.
 func (db *DB) Backup(ctx context.Context, dir string) (map[string]BackupStats, error) {
+	if bad := db.Unavailable(); len(bad) > 0 {
+		var names []string
+		for n := range bad {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return nil, fmt.Errorf("%w: %s could not be opened; a backup would lack it", ErrUnavailable, strings.Join(names, ", "))
+	}
 	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
 		return nil, fmt.Errorf("engine: backup directory %s is not empty", dir)
 	}

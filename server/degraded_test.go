@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -17,8 +18,9 @@ import (
 // (its CURRENT removed after a flush) does not stop the server. The other
 // collection serves; the damaged one answers 503 collection_unavailable
 // with the reason; /healthz says degraded and names it (open mode; with
-// API keys only for an admin key); /metrics counts it; its files are left
-// as they were.
+// API keys only for an admin key); /metrics counts it; CreateCollection
+// cannot replace it and DB.Backup refuses rather than skip it; its files
+// are left as they were.
 func TestCorruptCollectionDegrades(t *testing.T) {
 	dir := t.TempDir()
 	db, err := engine.Open(dir, engine.Options{Logger: quietLogger()})
@@ -120,6 +122,9 @@ func TestCorruptCollectionDegrades(t *testing.T) {
 	}
 	if _, err := db.CreateCollection("bad", engine.CollectionOptions{Dim: 4}); err == nil {
 		t.Fatal("CreateCollection replaced the unavailable collection")
+	}
+	if _, err := db.Backup(ctx, filepath.Join(t.TempDir(), "bk")); !errors.Is(err, engine.ErrUnavailable) {
+		t.Fatalf("Backup with an unavailable collection: %v", err)
 	}
 	for _, p := range segs {
 		if _, err := os.Stat(p); err != nil {
