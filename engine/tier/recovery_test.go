@@ -239,6 +239,17 @@ func TestTruncatedWALIsRefused(t *testing.T) {
 			}
 			return walDir
 		}},
+		{"delete the WAL directory", func(t *testing.T, fs *vfs.MemFS, walDir string, segs []string) string {
+			for _, n := range segs {
+				if err := fs.Remove(filepath.Join(walDir, n)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := fs.Remove(walDir); err != nil {
+				t.Fatal(err)
+			}
+			return walDir
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			mem := vfs.NewCrashableMem()
@@ -248,11 +259,12 @@ func TestTruncatedWALIsRefused(t *testing.T) {
 			sort.Strings(segs)
 			file := tc.damage(t, mem, walDir, segs)
 			o := recoveryOptions(mem, "/db")
+			_, cerr := Check(o)
 			_, err := Open(o)
 			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), file) {
 				t.Fatalf("Open after the WAL lost records: %v; want ErrCorrupt naming %s", err, file)
 			}
-			if _, cerr := Check(o); cerr == nil || cerr.Error() != err.Error() {
+			if cerr == nil || cerr.Error() != err.Error() {
 				t.Fatalf("Check: %v, Open: %v", cerr, err)
 			}
 			var lb logBuffer

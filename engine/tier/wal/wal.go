@@ -332,10 +332,10 @@ func recoverLog(o Options, afterSeq uint64, replay func(seq uint64, payload []by
 	fs := o.FS
 	names, err := fs.List(o.Dir)
 	if err != nil {
-		if _, serr := fs.Stat(o.Dir); serr != nil && o.SyncedSeq <= afterSeq {
-			return &recovery{last: afterSeq}, nil // no directory: an empty log
+		if _, serr := fs.Stat(o.Dir); serr == nil {
+			return nil, fmt.Errorf("wal: list %s: %w", o.Dir, err)
 		}
-		return nil, fmt.Errorf("wal: list %s: %w", o.Dir, err)
+		names = nil // no directory (Check): an empty log
 	}
 	var segs []segment
 	for _, n := range names {
