@@ -282,3 +282,36 @@ func TestManifestReadsVersion3(t *testing.T) {
 		t.Fatalf("state %+v", st)
 	}
 }
+
+// TestInspectManifestFinalEdit: the manifest inspector applies Open's
+// rule to the final edit: cut short by the end of the file it is a torn
+// write (a warning); whole but failing its checksum it is a problem.
+func TestInspectManifestFinalEdit(t *testing.T) {
+	b := wal.AppendRecord(nil, wal.TypeManifestCheckpoint, 1, encodeEdit(Edit{NextSegmentID: 1}))
+	b = wal.AppendRecord(b, wal.TypeManifestEdit, 2, encodeEdit(Edit{DurableEpoch: 3, SyncedEpoch: 3}))
+	cut := b[:len(b)-3]
+	in, _ := InspectManifest(cut)
+	if !in.OK() || len(in.Warnings) != 1 {
+		t.Fatalf("cut final edit: problems %v, warnings %v", in.Problems, in.Warnings)
+	}
+	flipped := append([]byte(nil), b...)
+	flipped[len(flipped)-1] ^= 0xff
+	in, _ = InspectManifest(flipped)
+	if in.OK() {
+		t.Fatalf("damaged final edit not a problem: warnings %v", in.Warnings)
+	}
+	for _, d := range [][]byte{cut, flipped} {
+		mem := vfs.NewCrashableMem()
+		mem.MkdirAll("/db", 0o755)
+		rewriteFile(t, mem, "/db/MANIFEST-000001", d)
+		rewriteFile(t, mem, "/db/CURRENT", []byte("MANIFEST-000001\n"))
+		in, _ := InspectManifest(d)
+		m, err := OpenManifest(mem, "/db", ManifestOptions{Logger: quietLog})
+		if (err == nil) != in.OK() {
+			t.Fatalf("OpenManifest %v, inspector OK %v", err, in.OK())
+		}
+		if err == nil {
+			m.Close()
+		}
+	}
+}
