@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"sort"
+	"strings"
 	"sync/atomic"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -345,8 +347,18 @@ func (db *DB) checkBackupDir(dir string) error {
 // Backup writes a copy of every collection into dir (empty or absent);
 // each collection is consistent on its own (its own epoch, see
 // Collection.Backup). Restoring is engine.Open(dir). It returns the stats
-// per collection name.
+// per collection name. With a collection unavailable (Unavailable) it
+// refuses (ErrUnavailable) rather than write a backup that silently lacks
+// it.
 func (db *DB) Backup(ctx context.Context, dir string) (map[string]BackupStats, error) {
+	if bad := db.Unavailable(); len(bad) > 0 {
+		var names []string
+		for n := range bad {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return nil, fmt.Errorf("%w: %s could not be opened; a backup would lack it", ErrUnavailable, strings.Join(names, ", "))
+	}
 	if err := db.checkBackupDir(dir); err != nil {
 		return nil, err
 	}

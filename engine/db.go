@@ -41,6 +41,10 @@ var (
 	// ErrCorrupt of every format (hnsw, ivfpq, bm25, tier, wal, datasets),
 	// so it also matches their corruption errors.
 	ErrCorrupt = base.ErrCorrupt
+	// ErrUnavailable: a collection found on disk could not be opened (a
+	// corrupt config or store; the message gives the reason). The rest of
+	// the database serves; DB.Unavailable lists such collections.
+	ErrUnavailable = errors.New("engine: collection unavailable")
 )
 
 const (
@@ -64,8 +68,10 @@ type DB struct {
 	dir string
 	o   Options
 
-	mu     sync.Mutex
-	cols   map[string]*Collection
+	mu   sync.Mutex
+	cols map[string]*Collection
+	// broken holds the collections Open could not open (name → reason).
+	broken map[string]error
 	closed bool
 
 	keyOnce sync.Once // CursorKeys
@@ -127,7 +133,10 @@ func (db *DB) CursorKeys() ([][]byte, error) {
 }
 
 // Open opens (or creates) the database in dir and reopens every collection
-// found there, replaying each one's WAL. Layout:
+// found there, replaying each one's WAL. A collection that cannot be
+// opened (a corrupt config or store) does not stop the others: it is
+// logged, left untouched on disk, and reported by Unavailable, and
+// Collection returns ErrUnavailable with the reason for it. Layout:
 //
 //	dir/collections/<name>/collection.json   config (written atomically)
 //	dir/collections/<name>/store/            the tier store (WAL, MANIFEST, ...)
@@ -141,7 +150,7 @@ func Open(dir string, o Options) (*DB, error) {
 	if err := vfs.MkdirAllDurable(fs, root); err != nil {
 		return nil, fmt.Errorf("engine: open %s: %w", dir, err)
 	}
-	db := &DB{dir: dir, o: o, cols: map[string]*Collection{}}
+	db := &DB{dir: dir, o: o, cols: map[string]*Collection{}, broken: map[string]error{}}
 	names, err := fs.List(root)
 	if err != nil {
 		return nil, fmt.Errorf("engine: open %s: %w", dir, err)
@@ -171,17 +180,37 @@ func Open(dir string, o Options) (*DB, error) {
 			continue
 		}
 		if err != nil {
-			db.closeAll()
-			return nil, err
+			db.markBroken(name, err)
+			continue
 		}
 		c, err := openCollection(db, cfg.Name, p, cfg.Options)
 		if err != nil {
-			db.closeAll()
-			return nil, err
+			db.markBroken(cfg.Name, err)
+			continue
 		}
 		db.cols[cfg.Name] = c
 	}
 	return db, nil
+}
+
+func (db *DB) markBroken(name string, err error) {
+	db.o.Logger.Error("engine: collection unavailable; serving the others", "collection", name, "err", err)
+	db.broken[name] = err
+}
+
+// Unavailable returns the collections found on disk that Open could not
+// open, with the reason for each (nil when there is none).
+func (db *DB) Unavailable() map[string]error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if len(db.broken) == 0 {
+		return nil
+	}
+	out := make(map[string]error, len(db.broken))
+	for n, err := range db.broken {
+		out[n] = err
+	}
+	return out
 }
 
 // CorruptError is the type of every corruption error, whatever the format
@@ -256,6 +285,11 @@ func (db *DB) CreateCollection(name string, o CollectionOptions) (*Collection, e
 		return nil, fmt.Errorf("%w: %q", ErrExists, name)
 	}
 	fs := db.o.FS
+	if err, ok := db.broken[name]; ok {
+		// Its directory holds data that could not be opened: never
+		// replaced by a new collection.
+		return nil, fmt.Errorf("%w: %q: %w", ErrUnavailable, name, err)
+	}
 	p := filepath.Join(db.dir, collectionsDir, name)
 	if err := vfs.RemoveAll(fs, p); err != nil { // leftovers of an unfinished create
 		return nil, fmt.Errorf("engine: create %q: %w", name, err)
@@ -282,7 +316,8 @@ func (db *DB) CreateCollection(name string, o CollectionOptions) (*Collection, e
 	return c, nil
 }
 
-// Collection returns the open collection name, or ErrNotFound.
+// Collection returns the open collection name, or ErrUnavailable (with
+// the reason) for one Open could not open, or ErrNotFound.
 func (db *DB) Collection(name string) (*Collection, error) {
 	db.mu.Lock()
 	defer db.mu.Unlock()
@@ -291,6 +326,9 @@ func (db *DB) Collection(name string) (*Collection, error) {
 	}
 	c, ok := db.cols[name]
 	if !ok {
+		if err, ok := db.broken[name]; ok {
+			return nil, fmt.Errorf("%w: collection %q: %w", ErrUnavailable, name, err)
+		}
 		return nil, fmt.Errorf("%w: collection %q", ErrNotFound, name)
 	}
 	return c, nil
@@ -311,7 +349,8 @@ func (db *DB) Collections() []string {
 // DropCollection closes collection name and deletes its directory: it is
 // renamed away first (atomic), so a crash leaves it either present or gone;
 // Open finishes an interrupted removal. Later calls on the dropped
-// *Collection return ErrClosed.
+// *Collection return ErrClosed. An unavailable collection is not dropped
+// (ErrUnavailable).
 func (db *DB) DropCollection(name string) error {
 	db.mu.Lock()
 	defer db.mu.Unlock()
@@ -320,6 +359,11 @@ func (db *DB) DropCollection(name string) error {
 	}
 	c, ok := db.cols[name]
 	if !ok {
+		if err, ok := db.broken[name]; ok {
+			// Not deleted through the API: an operator inspects it
+			// (searchd inspect) and restores or removes it by hand.
+			return fmt.Errorf("%w: collection %q: %w", ErrUnavailable, name, err)
+		}
 		return fmt.Errorf("%w: collection %q", ErrNotFound, name)
 	}
 	delete(db.cols, name)

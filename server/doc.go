@@ -5,7 +5,7 @@
 //
 // # Routes
 //
-//	GET    /healthz                                   200 {"status":"ok"}, 503 when a store turned read-only (DB.Err)
+//	GET    /healthz                                   200 {"status":"ok"}, 200 {"status":"degraded",…} when a collection could not be opened, 503 when a store turned read-only (DB.Err)
 //	GET    /metrics                                   Prometheus text format (see metrics)               (admin, with API keys)
 //	GET    /v1/openapi.json                           the OpenAPI 3.0 document (embedded openapi.json)
 //	GET    /v1/collections                            list (stats and source_roots for admin keys only)
@@ -71,7 +71,12 @@
 // With Options.APIKeys every request but /healthz and /v1/openapi.json
 // needs "Authorization: Bearer <key>" (401 otherwise); /metrics needs an
 // admin key (403 for others: its gauges span tenants). /healthz answers
-// {"status":"ok"} or a 503 without detail. A key maps to a
+// {"status":"ok"} or a 503 without detail; when a collection found on disk
+// could not be opened (engine.DB.Unavailable: a corrupt config or store)
+// the others serve, that collection's routes answer 503
+// "collection_unavailable" with the reason, and /healthz answers 200
+// {"status":"degraded","unavailable_collections":n}, plus
+// "unavailable":[{"collection","reason"}] in open mode or for an admin key. A key maps to a
 // contract.Principal (name, groups, namespace prefixes), which goes into
 // every Query so the engine's ACL pre-filter applies while candidates are
 // generated (a tenant gets its full top-k even when another tenant's

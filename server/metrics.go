@@ -25,6 +25,7 @@ import (
 //	strata_write_stalls_total{collection}             counter (writes blocked at the stop bound)
 //	strata_write_stall_seconds_total{collection}      counter
 //	strata_store_read_only                            gauge (1 when DB.Err() != nil)
+//	strata_collections_unavailable                    gauge (collections on disk that could not be opened)
 //
 // plus the Go runtime and process collectors. route is the matched
 // ServeMux pattern ("POST /v1/collections/{name}/search"), or "unmatched".
@@ -80,6 +81,7 @@ var (
 	descStallSec = prometheus.NewDesc("strata_write_stall_seconds_total", "Time writes spent blocked by backpressure.", []string{"collection"}, nil)
 	descReadOnly = prometheus.NewDesc("strata_store_read_only", "1 when a collection store turned read-only after an I/O failure.", nil, nil)
 	descJobs     = prometheus.NewDesc("strata_jobs", "Remembered jobs by state.", []string{"state"}, nil)
+	descUnavail  = prometheus.NewDesc("strata_collections_unavailable", "Collections found on disk that could not be opened (corrupt config or store); the others serve.", nil, nil)
 )
 
 func (c *dbCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -91,6 +93,7 @@ func (c *dbCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descStallSec
 	ch <- descReadOnly
 	ch <- descJobs
+	ch <- descUnavail
 }
 
 func (c *dbCollector) Collect(ch chan<- prometheus.Metric) {
@@ -112,6 +115,7 @@ func (c *dbCollector) Collect(ch chan<- prometheus.Metric) {
 		ro = 1
 	}
 	ch <- prometheus.MustNewConstMetric(descReadOnly, prometheus.GaugeValue, ro)
+	ch <- prometheus.MustNewConstMetric(descUnavail, prometheus.GaugeValue, float64(len(c.db.Unavailable())))
 	counts := c.jobs()
 	for _, st := range []JobState{JobQueued, JobRunning, JobDone, JobFailed, JobCancelled} {
 		ch <- prometheus.MustNewConstMetric(descJobs, prometheus.GaugeValue, float64(counts[st]), string(st))

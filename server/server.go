@@ -528,6 +528,10 @@ func (s *Server) mapErr(err error) *apiError {
 		return newErr(http.StatusPreconditionFailed, StatusPrecondition, contract.ErrTypeConflict, "version mismatch", []any{"header", "If-Match"}, nil, "the stored version hash")
 	case errors.Is(err, engine.ErrBadName):
 		return newErr(http.StatusBadRequest, StatusValidation, contract.ErrTypeInvalidFormat, err.Error(), []any{"path", "name"}, nil, "1..128 of [A-Za-z0-9_.-]")
+	case errors.Is(err, engine.ErrUnavailable):
+		// The collection's data could not be opened: the reason, with
+		// paths relative to the data directory.
+		return newErr(http.StatusServiceUnavailable, StatusUnavailable, "collection_unavailable", s.relPaths(err.Error()), nil, nil, "an openable collection")
 	case errors.Is(err, tier.ErrWriteStall):
 		return newErr(http.StatusServiceUnavailable, StatusUnavailable, "write_stall", err.Error(), nil, nil, "")
 	case errors.Is(err, tier.ErrReadOnly), errors.Is(err, engine.ErrClosed):
@@ -550,7 +554,52 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 			"a collection store is read-only after an I/O failure (see the server log)", nil, nil, "a writable store"))
 		return
 	}
+	if bad := s.db.Unavailable(); len(bad) > 0 {
+		// Degraded: the other collections serve. With API keys only an
+		// admin key sees which collections and why (/healthz is
+		// unauthenticated); others get the count.
+		detail := s.keys == nil
+		if !detail {
+			if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+				c, ok := s.keys.lookup(strings.TrimSpace(tok))
+				detail = ok && c.admin
+			}
+		}
+		type unavailable struct {
+			Collection string `json:"collection"`
+			Reason     string `json:"reason"`
+		}
+		body := struct {
+			Status      string        `json:"status"`
+			Count       int           `json:"unavailable_collections"`
+			Unavailable []unavailable `json:"unavailable,omitempty"`
+		}{Status: "degraded", Count: len(bad)}
+		if detail {
+			for _, n := range sortedKeysOf(bad) {
+				body.Unavailable = append(body.Unavailable, unavailable{n, s.relPaths(bad[n].Error())})
+			}
+		}
+		writeJSON(w, http.StatusOK, body)
+		return
+	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// relPaths shortens the data directory out of an error text.
+func (s *Server) relPaths(msg string) string {
+	if s.o.DataDir == "" {
+		return msg
+	}
+	return strings.ReplaceAll(msg, filepath.Clean(s.o.DataDir)+string(filepath.Separator), "")
+}
+
+func sortedKeysOf(m map[string]error) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func sortedStrings(ss []string) []string {

@@ -30,7 +30,20 @@ import (
 // fails (exit status 1) when any file has a problem: a checksum mismatch,
 // a bad magic or version, a section out of bounds, a truncated file. A
 // file named explicitly that is not a Strata file is an error; under a
-// directory it is listed as skipped.
+// directory it is listed as skipped, except that a file named like a
+// store file (seg-*.sst, cold-*.parquet) is a problem when its contents
+// are not that format.
+//
+// Every store directory found under a directory argument (one holding
+// CURRENT, MANIFEST-*, wal/ segments, or segment or archive files) is
+// also checked as a whole by tier.Check, the validation the store's Open
+// runs, without changing anything: a report of format "store" fails
+// exactly when opening the store would be refused (a missing CURRENT
+// beside data, a CURRENT naming a missing manifest, a damaged edit, a
+// missing or damaged segment or archive, a WAL missing or damaging a
+// record the manifest knows was synced), and lists as warnings what Open
+// would repair (torn tails after the synced epoch, unreferenced files it
+// quarantines or removes).
 func runInspect(args []string) error {
 	fl := flag.NewFlagSet("inspect", flag.ContinueOnError)
 	asJSON := fl.Bool("json", false, "print a JSON array of reports instead of tables")
@@ -68,6 +81,7 @@ func runInspect(args []string) error {
 			return fmt.Errorf("inspect: %w", err)
 		}
 		infos = append(infos, found...)
+		infos = append(infos, checkStores(found)...)
 	}
 	checkWALDirs(infos)
 	out := os.Stdout
@@ -123,6 +137,91 @@ func checkWALDirs(infos []*inspect.Info) {
 	for d, segs := range byDir {
 		wal.CheckSegments(segs, durable[filepath.Dir(d)])
 	}
+}
+
+// checkStores runs tier.Check on every store directory among the files of
+// infos (found under a directory argument), one "store" Info each, in
+// path order.
+func checkStores(infos []*inspect.Info) []*inspect.Info {
+	dirs := map[string]bool{}
+	for _, in := range infos {
+		base, dir := filepath.Base(in.Path), filepath.Dir(in.Path)
+		switch {
+		case filepath.Base(dir) == quarantineDirName:
+			// Set aside by recovery; not part of the store.
+		case base == "CURRENT", strings.HasPrefix(base, "MANIFEST-"), isStoreDataName(base):
+			dirs[dir] = true
+		case strings.HasPrefix(base, "wal-") && strings.HasSuffix(base, ".log") && filepath.Base(dir) == "wal":
+			dirs[filepath.Dir(dir)] = true
+		}
+	}
+	var sorted []string
+	for d := range dirs {
+		sorted = append(sorted, d)
+	}
+	sort.Strings(sorted)
+	var out []*inspect.Info
+	for _, d := range sorted {
+		out = append(out, checkStore(d))
+	}
+	return out
+}
+
+// quarantineDirName is the store subdirectory where recovery sets files
+// aside (engine/tier).
+const quarantineDirName = "quarantine"
+
+func isStoreDataName(base string) bool {
+	return (strings.HasPrefix(base, "seg-") && strings.HasSuffix(base, ".sst")) ||
+		(strings.HasPrefix(base, "cold-") && strings.HasSuffix(base, ".parquet"))
+}
+
+// checkStore checks one store directory with tier.Check. The vector
+// dimension and metric come from the collection config beside it
+// (../collection.json, the engine's layout) when there is one; otherwise
+// tier.Check reads them from the store's files.
+func checkStore(dir string) *inspect.Info {
+	in := &inspect.Info{Path: dir, Format: "store"}
+	o := tier.Options{Dir: dir}
+	if b, err := os.ReadFile(filepath.Join(filepath.Dir(dir), "collection.json")); err == nil {
+		var cfg struct {
+			Options struct {
+				Dim    int    `json:"dim"`
+				Metric string `json:"metric"`
+			} `json:"options"`
+		}
+		if json.Unmarshal(b, &cfg) == nil && cfg.Options.Dim > 0 {
+			o.Dim = cfg.Options.Dim
+			switch cfg.Options.Metric {
+			case "l2":
+				o.Metric = tier.L2
+			case "ip":
+				o.Metric = tier.IP
+			default:
+				o.Metric = tier.Cosine
+			}
+		}
+	}
+	r, err := tier.Check(o)
+	if err != nil {
+		off := int64(-1)
+		var ce *wal.CorruptError
+		if errors.As(err, &ce) {
+			off = ce.Offset
+		}
+		in.Problemf(off, "the store would not open: %v", err)
+		return in
+	}
+	in.Add("durableEpoch", r.DurableEpoch, -1)
+	in.Add("syncedEpoch", r.SyncedEpoch, -1)
+	in.Add("segments", r.Segments, -1)
+	in.Add("archives", r.Archives, -1)
+	in.Add("walRecords", r.WALRecords, -1)
+	in.Add("lastEpoch", r.LastEpoch, -1)
+	for _, w := range r.Warnings {
+		in.Warnf(-1, "%s", w)
+	}
+	return in
 }
 
 // formatUnknown marks a file found under a directory that is not a Strata
@@ -217,6 +316,14 @@ func inspectBytes(name string, b []byte) (*inspect.Info, error) {
 		return tier.InspectManifest(b)
 	case name == "CURRENT":
 		return tier.InspectCurrent(b)
+	case isStoreDataName(name):
+		// Named like a segment or archive, but without its magic.
+		in := &inspect.Info{Format: "STRATSEG", Size: int64(len(b))}
+		if strings.HasPrefix(name, "cold-") {
+			in.Format = "parquet"
+		}
+		in.Problemf(0, "named like a store %s file, but it does not start with its magic", in.Format)
+		return in, nil
 	case name == "LOCK":
 		return &inspect.Info{Format: "LOCK", Size: int64(len(b))}, nil
 	case name == "collection.json":

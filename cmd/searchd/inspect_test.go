@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -85,7 +86,7 @@ func TestCLIInspect(t *testing.T) {
 			}
 		}
 	}
-	want := map[string]int{"STRATSEG": 2, "MANIFEST": 1, "CURRENT": 1, "LOCK": 1, "wal": 1, "collection.json": 1}
+	want := map[string]int{"STRATSEG": 2, "MANIFEST": 1, "CURRENT": 1, "LOCK": 1, "wal": 1, "collection.json": 1, "store": 1}
 	for f, n := range want {
 		if formats[f] != n {
 			t.Errorf("%d %s files, want %d (all: %v)", formats[f], f, n, formats)
@@ -102,7 +103,8 @@ func TestCLIInspect(t *testing.T) {
 	}
 
 	// One flipped byte in a segment's doc store: exit status 1 (an
-	// error), the damaged section named at its offset.
+	// error), the damaged section named at its offset; the segment and
+	// the store (which would not open) have problems.
 	b, err := os.ReadFile(seg)
 	if err != nil {
 		t.Fatal(err)
@@ -125,7 +127,7 @@ func TestCLIInspect(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err = capture(t, func() error { return runInspect([]string{dir}) })
-	if err == nil || !strings.Contains(err.Error(), "1 of") {
+	if err == nil || !strings.Contains(err.Error(), "2 of") {
 		t.Fatalf("corrupt segment: err %v\n%s", err, out)
 	}
 	if !strings.Contains(out, "MISMATCH") || !strings.Contains(out, fmt.Sprintf("at byte %d: section docs CRC32C mismatch", docs.Offset)) {
@@ -216,4 +218,83 @@ func FuzzInspectJSON(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestCLIInspectStoreDamage: inspect fails (and names the file) exactly
+// when opening the store would be refused, also for damage no single
+// file's inspector sees: a segment whose magic is broken, CURRENT naming
+// a missing manifest, an emptied or deleted WAL segment of a closed
+// store. An undamaged store passes, and so does one whose only damage
+// recovery repairs without loss (garbage after the last synced WAL
+// record).
+func TestCLIInspectStoreDamage(t *testing.T) {
+	store := func(dir string) string { return filepath.Join(dir, "collections", "c", "store") }
+	newestWAL := func(t *testing.T, dir string) string {
+		ws, _ := filepath.Glob(filepath.Join(store(dir), "wal", "wal-*.log"))
+		if len(ws) == 0 {
+			t.Fatal("no WAL segment")
+		}
+		return ws[len(ws)-1]
+	}
+	for _, tc := range []struct {
+		name   string
+		damage func(t *testing.T, dir string) string // returns the file the report must name
+		fails  bool
+	}{
+		{"sound", func(t *testing.T, dir string) string { return "" }, false},
+		{"segment magic", func(t *testing.T, dir string) string {
+			segs, _ := filepath.Glob(filepath.Join(store(dir), "seg-*.sst"))
+			b, _ := os.ReadFile(segs[0])
+			b[0] ^= 0xff
+			os.WriteFile(segs[0], b, 0o644)
+			return segs[0]
+		}, true},
+		{"CURRENT names a missing manifest", func(t *testing.T, dir string) string {
+			p := filepath.Join(store(dir), "CURRENT")
+			os.WriteFile(p, []byte("MANIFEST-000009\n"), 0o644)
+			return p
+		}, true},
+		{"emptied WAL", func(t *testing.T, dir string) string {
+			p := newestWAL(t, dir)
+			os.Truncate(p, 0)
+			return p
+		}, true},
+		{"deleted WAL", func(t *testing.T, dir string) string {
+			p := newestWAL(t, dir)
+			os.Remove(p)
+			return filepath.Base(p)
+		}, true},
+		{"garbage after the last WAL record", func(t *testing.T, dir string) string {
+			p := newestWAL(t, dir)
+			f, _ := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+			f.Write([]byte("garbage after the synced tail"))
+			f.Close()
+			return ""
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := inspectStore(t)
+			file := tc.damage(t, dir)
+			out, err := capture(t, func() error { return runInspect([]string{dir}) })
+			st, oerr := tier.Open(tier.Options{Dir: store(dir), Dim: 8, Metric: tier.Cosine, Logger: slog.New(slog.DiscardHandler)})
+			if oerr == nil {
+				st.Close()
+			}
+			if (oerr != nil) != tc.fails {
+				t.Fatalf("setup: Open error %v, want failure %v", oerr, tc.fails)
+			}
+			if !tc.fails {
+				if err != nil {
+					t.Fatalf("inspect failed on a store that opens: %v\n%s", err, out)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("inspect exited 0 on a store Open refuses (%v)\n%s", oerr, out)
+			}
+			if !strings.Contains(out, "the store would not open") || !strings.Contains(out, file) {
+				t.Fatalf("report does not name %s:\n%s", file, out)
+			}
+		})
+	}
 }

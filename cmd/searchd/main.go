@@ -6,7 +6,7 @@
 //	searchd search "query" [--data DIR] [--top-k 5] [--mode lexical|dense|hybrid] [--scope PREFIX] [--json]
 //	searchd serve [--data DIR] [--addr 127.0.0.1:7700] [--api-keys FILE] [--embedder URL]   the HTTP/JSON API
 //	searchd loadtest [--duration 30s] [--clients 8] [--url URL]   loopback load test of the API
-//	searchd inspect [--json] FILE|DIR...                header, sections and checksums of Strata files
+//	searchd inspect [--json] FILE|DIR...                header, sections and checksums of Strata files; a store under DIR is validated as opening it would
 //	searchd version
 //	searchd demo [-skip-code] [-skip-ir]                quality demo on real input
 //
@@ -36,7 +36,7 @@ func usage() {
 commands:
   index    index a directory tree into the embedded store (--data DIR, default ./strata-data)
   search   search it: searchd search "query" [--top-k 5] [--scope PREFIX] [--json]
-  inspect  header, sections and checksums of Strata files: searchd inspect [--json] FILE|DIR...
+  inspect  header, sections and checksums of Strata files, stores under DIR validated as opening them would: searchd inspect [--json] FILE|DIR...
   serve    serve the HTTP/JSON API: searchd serve [--data DIR] [--addr 127.0.0.1:7700] [--api-keys FILE]
   loadtest loopback load test of the API: searchd loadtest [--duration 30s] [--clients 8] [--url URL]
   version  print the version

@@ -36,9 +36,9 @@ type BackupStats struct {
 //     impossible (another device, a non-OS file system);
 //  2. the WAL segments are copied, oldest first, each up to its current
 //     end: they hold every acknowledged write after the durable epoch;
-//  3. a fresh manifest (MANIFEST-000001: a checkpoint, then one edit with
-//     the segment set, archives, tombstones and durable epoch) and CURRENT
-//     are written;
+//  3. a fresh manifest (MANIFEST-000001: a checkpoint of the empty state,
+//     written with CURRENT before step 1, then one edit with the segment
+//     set, archives, tombstones and durable epoch);
 //  4. every file and directory is fsynced.
 //
 // Errors: ErrClosed, a non-empty dir, the context's error, I/O errors (a
@@ -62,6 +62,13 @@ func (s *Store) Backup(ctx context.Context, dir string) (BackupStats, error) {
 	if err := vfs.MkdirAllDurable(fs, walDir); err != nil {
 		return bs, fmt.Errorf("tier: backup: %w", err)
 	}
+	// The manifest first, empty: a directory holding segment files but
+	// no CURRENT is a damaged store, never a new one.
+	m, err := OpenManifest(fs, dir, ManifestOptions{Logger: s.o.Logger})
+	if err != nil {
+		return bs, fmt.Errorf("tier: backup manifest: %w", err)
+	}
+	mclose := func(err error) (BackupStats, error) { m.Close(); return bs, err }
 	st := s.manifest.State()
 	var files []string
 	for _, sg := range st.Segments {
@@ -72,7 +79,7 @@ func (s *Store) Backup(ctx context.Context, dir string) (BackupStats, error) {
 	}
 	for _, name := range files {
 		if err := ctx.Err(); err != nil {
-			return bs, err
+			return mclose(err)
 		}
 		src, dst := filepath.Join(s.o.Dir, name), filepath.Join(dir, name)
 		if fs == vfs.Default {
@@ -83,7 +90,7 @@ func (s *Store) Backup(ctx context.Context, dir string) (BackupStats, error) {
 		}
 		n, err := copyFile(fs, src, dst)
 		if err != nil {
-			return bs, err
+			return mclose(err)
 		}
 		bs.Copied++
 		bs.CopiedBytes += n
@@ -92,21 +99,17 @@ func (s *Store) Backup(ctx context.Context, dir string) (BackupStats, error) {
 	// epoch are what the restored store replays.
 	for _, name := range s.wal.Segments() {
 		if err := ctx.Err(); err != nil {
-			return bs, err
+			return mclose(err)
 		}
 		n, err := copyFile(fs, filepath.Join(s.o.Dir, "wal", name), filepath.Join(walDir, name))
 		if err != nil {
-			return bs, err
+			return mclose(err)
 		}
 		bs.WALFiles++
 		bs.CopiedBytes += n
 	}
 	if err := vfs.SyncDir(fs, walDir); err != nil {
-		return bs, fmt.Errorf("tier: backup: %w", err)
-	}
-	m, err := OpenManifest(fs, dir, ManifestOptions{Logger: s.o.Logger})
-	if err != nil {
-		return bs, fmt.Errorf("tier: backup manifest: %w", err)
+		return mclose(fmt.Errorf("tier: backup: %w", err))
 	}
 	err = m.Apply(Edit{DurableEpoch: st.DurableEpoch, NextSegmentID: st.NextSegmentID, Add: st.Segments,
 		Tombstones: st.Tombstones, AddArchives: st.Archives})

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	iofs "io/fs"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -556,6 +557,9 @@ func (s *Store) loadArchive(name string, want *uint32) (*coldArchive, error) {
 	path := filepath.Join(s.o.Dir, name)
 	data, release, err := loadFile(s.o.FS, path)
 	if err != nil {
+		if errors.Is(err, iofs.ErrNotExist) {
+			return nil, segCorrupt(path, 0, "listed in the manifest but missing")
+		}
 		return nil, fmt.Errorf("tier: open archive %s: %w", path, err)
 	}
 	crc := crc32.Checksum(data, crcTable)
@@ -584,11 +588,10 @@ func (s *Store) loadArchive(name string, want *uint32) (*coldArchive, error) {
 }
 
 // openArchives opens the manifest's archives and applies their
-// tombstones; unlisted archive files are deleted.
+// tombstones (unlisted archive files: sweepUnreferenced, recovery.go).
 func (s *Store) openArchives(st ManifestState) ([]*coldArchive, error) {
 	var out []*coldArchive
 	byID := map[uint64]*coldArchive{}
-	listed := map[string]bool{}
 	for _, m := range st.Archives {
 		a, err := s.loadArchive(m.File, &m.CRC32C)
 		if err != nil {
@@ -600,7 +603,6 @@ func (s *Store) openArchives(st ManifestState) ([]*coldArchive, error) {
 		a.meta.ID = m.ID
 		out = append(out, a)
 		byID[m.ID] = a
-		listed[m.File] = true
 	}
 	for _, t := range st.Tombstones {
 		a := byID[t.Segment]
@@ -611,19 +613,6 @@ func (s *Store) openArchives(st ManifestState) ([]*coldArchive, error) {
 			return nil, fmt.Errorf("%w: tier: manifest tombstone %+v does not name a live archive row", ErrCorrupt, t)
 		}
 		a.death[t.Row].Store(t.Death)
-	}
-	if names, err := s.o.FS.List(s.o.Dir); err == nil {
-		removed := false
-		for _, n := range names {
-			if isColdFile(n) && !listed[n] {
-				s.o.Logger.Warn("tier: removing unreferenced archive file", "file", filepath.Join(s.o.Dir, n))
-				s.o.FS.Remove(filepath.Join(s.o.Dir, n))
-				removed = true
-			}
-		}
-		if removed {
-			vfs.SyncDir(s.o.FS, s.o.Dir)
-		}
 	}
 	return out, nil
 }

@@ -192,9 +192,10 @@
 //	CURRENT              "MANIFEST-<n>\n", replaced by vfs.WriteFileAtomic
 //	MANIFEST-<n>         record log (wal framing): checkpoint, then edits
 //	wal/wal-<seq>.log    WAL segments (see package wal)
-//	seg-<id>.sst         warm segments (below); seg-*.sst.tmp and files the
-//	                     manifest does not list are deleted at Open
-//	cold-<id>.parquet    cold archives (below); same cleanup rule
+//	seg-<id>.sst         warm segments (below); for files the manifest does
+//	                     not list see "Recovery rules"
+//	cold-<id>.parquet    cold archives (below); same rule
+//	quarantine/          unreferenced files Open could not prove garbage
 //
 // # Batch payload (WAL record type 1, version byte 1)
 //
@@ -297,7 +298,7 @@
 // a byte offset (the footer's for metadata problems, 0 for row problems:
 // Parquet gives no per-row offsets); parquet-go panics are recovered.
 //
-// # Manifest records (record types 16 checkpoint, 17 edit; payload version 3)
+// # Manifest records (record types 16 checkpoint, 17 edit; payload version 4)
 //
 //	+-----+----------------------+-----------------------+
 //	| 0x02| uvarint durableEpoch | uvarint nextSegmentID |
@@ -311,8 +312,10 @@
 // Version 3 appends the archive lists: uvarint nAddArchive | archive ×
 // nAddArchive | uvarint nRemoveArchive | uvarint id × nRemoveArchive,
 // archive = the segment fields | uvarint crc32c (of the whole file, checked
-// before the file is parsed); a tombstone may name an archive. Version 1 (no
-// tombstone list) and 2 payloads are still read. Removing a
+// before the file is parsed); a tombstone may name an archive. Version 4
+// appends uvarint syncedEpoch | uvarint activeWAL (ManifestState), each
+// applied as a maximum. Version 1 (no tombstone list), 2 and 3 payloads
+// are still read (their synced epoch and active WAL are 0: unknown). Removing a
 // segment drops its tombstones. Tombstones are persisted only up to the
 // durable epoch: later deaths are rebuilt by WAL replay, which looks the
 // id up in the segments.
@@ -326,17 +329,45 @@
 //
 // # Recovery rules
 //
-//  1. Open reads CURRENT; no CURRENT means a new store.
-//  2. The MANIFEST is scanned with the WAL's rules: a torn final edit (never
-//     acknowledged) is truncated with a warning; damage before it is
-//     ErrCorrupt naming the file and byte offset.
-//  3. The manifest's segments are opened and its tombstones applied;
-//     unlisted segment files are deleted. The WAL is replayed after the
-//     manifest's durable epoch into a fresh MemTable (ending warm rows of
-//     upserted/deleted ids), with the WAL's torn-tail/corruption rules. A record whose
-//     CRC is fine but whose batch does not decode is ErrCorrupt (file and
-//     offset of the record).
-//  4. Any WAL or manifest write/fsync error makes the store read-only
+// Open validates the manifest, the segment and archive set and the WAL
+// against each other before it changes any file (recovery.go); a refusal
+// leaves the directory as it was. Check runs the same validation without
+// opening (searchd inspect uses it).
+//
+//  1. Open reads CURRENT. No CURRENT is a new store only when the
+//     directory holds no store data (no segment or archive file, no WAL
+//     segment with bytes, no manifest but an empty MANIFEST-000001);
+//     otherwise it is ErrCorrupt naming CURRENT, as is a CURRENT whose
+//     name does not parse or names a manifest that cannot be read.
+//  2. The MANIFEST is scanned with the WAL's rules. Every edit is fsynced
+//     before it takes effect, so only a final record cut short by the end
+//     of the file (an interrupted write) counts as torn; damage before it,
+//     or a whole final record that fails its checks, is ErrCorrupt naming
+//     the file and byte offset. A torn edit is truncated (with a warning)
+//     only after the rest validated; if anything below fails, the error
+//     also names the torn edit.
+//  3. The manifest's segments and archives are opened (a missing one, or
+//     one whose bytes disagree with its checksums or the manifest, is
+//     ErrCorrupt) and its tombstones applied.
+//  4. The WAL is replayed after the durable epoch into a fresh MemTable
+//     (ending warm rows of upserted/deleted ids). The manifest's synced
+//     epoch (recorded at Open, at each WAL rotation and at Close) and
+//     active WAL segment make a lost WAL visible: a missing active
+//     segment, a log ending before the synced epoch, or a damaged record
+//     at or before it is ErrCorrupt naming the file and offset; only
+//     records after it may be dropped as a torn tail (package wal).
+//     Options.AcceptWALLoss opens over such a loss (logged), flushes the
+//     survivors, and moves the durable epoch past the lost epochs, so no
+//     epoch is handed out twice. A record whose CRC is fine but whose
+//     batch does not decode is ErrCorrupt (file and offset of the record).
+//  5. Then segment and archive files the manifest does not list are dealt
+//     with: removed when provably garbage (a .tmp file of an unfinished
+//     write, or an id below the live checkpoint's next id that no later
+//     edit names), otherwise moved to quarantine/ with a warning; never
+//     deleted on a guess. Stale MANIFEST files (superseded by the live
+//     checkpoint, or an unfinished checkpoint CURRENT never named) are
+//     removed.
+//  6. Any WAL or manifest write/fsync error makes the store read-only
 //     (ErrReadOnly, Store.Err for /healthz) until reopened; fsyncs are
 //     never retried (PostgreSQL fsyncgate, 2018).
 //

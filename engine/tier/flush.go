@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -146,14 +147,13 @@ func isSegFile(name string) bool {
 	return strings.HasPrefix(name, "seg-") && (strings.HasSuffix(name, ".sst") || strings.HasSuffix(name, ".sst.tmp"))
 }
 
-// openSegments opens the manifest's segments, applies its tombstones, and
-// deletes segment files the manifest does not list (left by a crash
-// between a segment write and its manifest edit, or by a compaction
-// whose old inputs were not yet deleted).
+// openSegments opens the manifest's segments and applies its tombstones.
+// Files the manifest does not list are left alone here: Open deals with
+// them (sweepUnreferenced, recovery.go) once the WAL has been validated
+// too.
 func (s *Store) openSegments(st ManifestState) ([]*warmSegment, error) {
 	var segs []*warmSegment
 	byID := map[uint64]*warmSegment{}
-	listed := map[string]bool{}
 	fail := func(err error) ([]*warmSegment, error) {
 		for _, sg := range segs {
 			sg.free()
@@ -172,7 +172,6 @@ func (s *Store) openSegments(st ManifestState) ([]*warmSegment, error) {
 		sg.meta.ID, sg.meta.File = m.ID, m.File
 		segs = append(segs, sg)
 		byID[m.ID] = sg
-		listed[m.File] = true
 	}
 	for _, t := range st.Tombstones {
 		sg := byID[t.Segment]
@@ -187,19 +186,6 @@ func (s *Store) openSegments(st ManifestState) ([]*warmSegment, error) {
 		}
 		sg.setDeath(t.Row, t.Death)
 	}
-	if names, err := s.o.FS.List(s.o.Dir); err == nil {
-		removed := false
-		for _, n := range names {
-			if isSegFile(n) && !listed[n] {
-				s.o.Logger.Warn("tier: removing unreferenced segment file", "file", filepath.Join(s.o.Dir, n))
-				s.o.FS.Remove(filepath.Join(s.o.Dir, n))
-				removed = true
-			}
-		}
-		if removed {
-			vfs.SyncDir(s.o.FS, s.o.Dir)
-		}
-	}
 	return segs, nil
 }
 
@@ -208,6 +194,9 @@ func (s *Store) loadSegment(name string) (*warmSegment, error) {
 	path := filepath.Join(s.o.Dir, name)
 	data, release, err := loadFile(s.o.FS, path)
 	if err != nil {
+		if errors.Is(err, iofs.ErrNotExist) {
+			return nil, segCorrupt(path, 0, "listed in the manifest but missing")
+		}
 		return nil, fmt.Errorf("tier: open segment %s: %w", path, err)
 	}
 	sg, err := openSegment(data, path, s.o.Dim, s.o.Metric, s.o.IndexedMetadata...)

@@ -222,9 +222,11 @@ func toU64(v any) uint64 {
 // InspectManifest describes a MANIFEST-<n> file: every record (the first
 // must be a checkpoint, the rest edits) decoded and applied in order, as
 // Open does, with the resulting durable epoch, segment set, archives and
-// tombstones as header fields. Framing damage follows wal.InspectLog (the
-// torn final edit is a warning); an undecodable or inapplicable edit is a
-// problem at its record's offset. It never fails: a manifest has no magic
+// tombstones as header fields. Framing damage follows wal.InspectLog,
+// with Open's rule for the final edit: cut short by the end of the file it
+// is a torn write (a warning), whole but failing its checks it is a
+// problem; an undecodable or inapplicable edit is a problem at its
+// record's offset. It never fails: a manifest has no magic
 // to identify.
 func InspectManifest(b []byte) (*inspect.Info, error) {
 	in, _ := inspectManifest(b)
@@ -268,6 +270,12 @@ func inspectManifest(b []byte) (*inspect.Info, ManifestState) {
 	if records == 0 {
 		in.Problemf(0, "manifest has no checkpoint record")
 	}
+	if v, ok := in.Field("tornTail"); ok && !recordCutShort(b, int64(toU64(v))) {
+		// Open's rule (openManifest): every edit was fsynced before it
+		// took effect, so only a record cut short by the end of the file
+		// is an interrupted write.
+		in.Problemf(int64(toU64(v)), "final edit is damaged, not cut short: Open refuses the manifest")
+	}
 	in.Add("durableEpoch", st.DurableEpoch, -1)
 	in.Add("nextSegmentID", st.NextSegmentID, -1)
 	in.Add("segments", len(st.Segments), -1)
@@ -280,6 +288,13 @@ func inspectManifest(b []byte) (*inspect.Info, ManifestState) {
 	}
 	in.Add("tombstones", len(st.Tombstones), -1)
 	return in, st
+}
+
+// recordCutShort reports whether the record log bytes at off are a record
+// prefix cut by the end of b (wal.ScanResult.TornIncomplete).
+func recordCutShort(b []byte, off int64) bool {
+	res, err := wal.Scan(b[off:], "", 1, nil)
+	return err == nil && res.Torn && res.TornIncomplete && res.End == 0
 }
 
 func editSummary(e Edit) string {
@@ -312,7 +327,7 @@ func editSummary(e Edit) string {
 // also checking the store directory around it: every segment and archive
 // of the resulting set must exist there with the size the manifest
 // recorded (a problem otherwise); segment or archive files the manifest
-// does not list, which Open deletes, and a CURRENT naming another manifest
+// does not list, which Open removes or quarantines, and a CURRENT naming another manifest
 // (this one is then stale) are warnings. Errors: only reading path.
 func InspectManifestFiles(path string) (*inspect.Info, error) {
 	b, err := os.ReadFile(path)
@@ -343,7 +358,7 @@ func InspectManifestFiles(path string) (*inspect.Info, error) {
 		for _, e := range ents {
 			n := e.Name()
 			if (strings.HasPrefix(n, "seg-") || isColdFile(n)) && !listed[n] {
-				in.Warnf(-1, "%s is not in the manifest (Open deletes it)", n)
+				in.Warnf(-1, "%s is not in the manifest (Open removes it if provably garbage, else moves it to quarantine/)", n)
 			}
 		}
 	}

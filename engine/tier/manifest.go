@@ -43,6 +43,18 @@ type ManifestState struct {
 	Tombstones []Tombstone
 	// Archives are the cold Parquet archives (cold.go), sorted by ID.
 	Archives []ArchiveMeta
+	// SyncedEpoch: every epoch ≤ SyncedEpoch was acknowledged as
+	// durable, so it is in a segment (≤ DurableEpoch) or in the WAL;
+	// recovery refuses a WAL that lacks one (wal.Options.SyncedSeq), and
+	// never hands it out again. Recorded when the store opens, at each
+	// WAL rotation and at Close. 0 in manifests written before format
+	// version 4.
+	SyncedEpoch uint64
+	// ActiveWAL is the first sequence number of the WAL segment that
+	// was active when last recorded (Open, WAL rotation): that segment is
+	// never deleted, so recovery refuses a WAL directory without it
+	// (wal.Options.ActiveSeq). 0: unknown (before format version 4).
+	ActiveWAL uint64
 }
 
 // Tombstone records that row Row of segment Segment died at epoch Death
@@ -76,6 +88,9 @@ type Edit struct {
 	// tombstones).
 	AddArchives    []ArchiveMeta
 	RemoveArchives []uint64
+	// SyncedEpoch and ActiveWAL, if greater than the current ones,
+	// replace them (they never decrease).
+	SyncedEpoch, ActiveWAL uint64
 }
 
 func (s *ManifestState) apply(e Edit) error {
@@ -88,6 +103,8 @@ func (s *ManifestState) apply(e Edit) error {
 	if e.NextSegmentID != 0 {
 		s.NextSegmentID = e.NextSegmentID
 	}
+	s.SyncedEpoch = max(s.SyncedEpoch, e.SyncedEpoch)
+	s.ActiveWAL = max(s.ActiveWAL, e.ActiveWAL)
 	for _, id := range e.Remove {
 		i := sort.Search(len(s.Segments), func(i int) bool { return s.Segments[i].ID >= id })
 		if i == len(s.Segments) || s.Segments[i].ID != id {
@@ -136,10 +153,11 @@ func (s *ManifestState) apply(e Edit) error {
 	return nil
 }
 
-// manifestFormatVersion 3 appends the archive lists (cold.go) to every
-// edit, version 2 the tombstone list; version 1 and 2 payloads are still
-// read.
-const manifestFormatVersion = 3
+// manifestFormatVersion 4 appends the synced epoch and active WAL
+// segment to every edit,
+// version 3 the archive lists (cold.go), version 2 the tombstone list;
+// version 1 to 3 payloads are still read.
+const manifestFormatVersion = 4
 
 func appendSeg(dst []byte, s SegmentMeta) []byte {
 	dst = binary.AppendUvarint(dst, s.ID)
@@ -181,7 +199,9 @@ func encodeEdit(e Edit) []byte {
 		dst = binary.AppendUvarint(dst, uint64(t.Row))
 		dst = binary.AppendUvarint(dst, t.Death)
 	}
-	return appendArchiveEdit(dst, e)
+	dst = appendArchiveEdit(dst, e)
+	dst = binary.AppendUvarint(dst, e.SyncedEpoch)
+	return binary.AppendUvarint(dst, e.ActiveWAL)
 }
 
 func decodeEdit(p []byte) (Edit, error) {
@@ -217,6 +237,10 @@ func decodeEdit(p []byte) (Edit, error) {
 	if v >= 3 {
 		readArchiveEdit(d, &e)
 	}
+	if v >= 4 {
+		e.SyncedEpoch = d.uvarint("synced epoch")
+		e.ActiveWAL = d.uvarint("active WAL segment")
+	}
 	if d.err == nil && len(d.b) != 0 {
 		d.fail("trailing bytes")
 	}
@@ -248,30 +272,67 @@ type Manifest struct {
 	seq   uint64   // last record sequence number in f
 	edits int      // edits since the checkpoint
 	err   error    // sticky
+
+	// Noted by openManifest for commitOpen and the store's validation.
+	tornAt     int64  // offset of a torn final edit, or -1
+	tornReason string // why it did not parse
+	stale      []string
+	ckptNext   uint64          // NextSegmentID of the live file's checkpoint
+	named      map[uint64]bool // ids named by the edits after it
 }
 
 const currentName = "CURRENT"
 
 func manifestName(n uint64) string { return fmt.Sprintf("MANIFEST-%06d", n) }
 
-// OpenManifest opens the manifest in dir, or creates an empty one. A torn
-// final edit (never acknowledged) is truncated with a warning; damage
-// before it is an error matching ErrCorrupt.
+// OpenManifest opens the manifest in dir, or creates an empty one when
+// dir holds no store file. A torn final edit (a record cut short by the
+// end of the file: an interrupted, never acknowledged write) is truncated
+// with a warning; damage before it, a complete final record that fails
+// its checksum (every edit is fsynced before it takes effect), a missing
+// CURRENT beside store files, and a CURRENT naming a missing manifest are
+// errors matching ErrCorrupt with the file and offset.
 func OpenManifest(fs vfs.FS, dir string, o ManifestOptions) (*Manifest, error) {
+	m, err := openManifest(fs, dir, o, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.commitOpen(); err != nil {
+		m.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
+// openManifest reads and validates the manifest without changing any
+// file, except that it creates the first manifest of a directory holding
+// no store file (unless readOnly). A torn tail and stale manifest files
+// are only noted: commitOpen acts on them once the caller has validated
+// the rest of the store against the state.
+func openManifest(fs vfs.FS, dir string, o ManifestOptions, readOnly bool) (*Manifest, error) {
 	if o.CheckpointEdits <= 0 {
 		o.CheckpointEdits = 128
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	m := &Manifest{fs: fs, dir: dir, o: o}
-	cur, err := readAllFile(fs, filepath.Join(dir, currentName))
+	m := &Manifest{fs: fs, dir: dir, o: o, tornAt: -1, named: map[uint64]bool{}}
+	curPath := filepath.Join(dir, currentName)
+	cur, err := readAllFile(fs, curPath)
 	if err != nil {
-		if _, serr := fs.Stat(filepath.Join(dir, currentName)); serr == nil {
+		if _, serr := fs.Stat(curPath); serr == nil {
 			return nil, fmt.Errorf("tier: read CURRENT: %w", err)
 		}
-		// No CURRENT: a new store (a crash before the first CURRENT
-		// was durable also lands here; nothing depended on it yet).
+		// No CURRENT: a new store, or a crash before the first CURRENT
+		// was durable (nothing depended on it yet). Anything else
+		// holding data means CURRENT was lost.
+		if evidence := storeEvidence(fs, dir); evidence != "" {
+			return nil, &wal.CorruptError{Kind: "CURRENT", Path: curPath, Offset: 0,
+				Reason: "missing, but the directory holds store data (" + evidence + "); restore CURRENT (it names the live MANIFEST-<n>)"}
+		}
+		if readOnly {
+			return m, nil
+		}
 		if err := m.checkpoint(1); err != nil {
 			return nil, err
 		}
@@ -280,11 +341,14 @@ func OpenManifest(fs vfs.FS, dir string, o ManifestOptions) (*Manifest, error) {
 	name := strings.TrimSpace(string(cur))
 	n, ok := parseManifestName(name)
 	if !ok {
-		return nil, &wal.CorruptError{Kind: kindManifest, Path: filepath.Join(dir, currentName), Offset: 0, Reason: fmt.Sprintf("bad manifest name %q", name)}
+		return nil, &wal.CorruptError{Kind: "CURRENT", Path: curPath, Offset: 0, Reason: fmt.Sprintf("bad manifest name %q", name)}
 	}
 	path := filepath.Join(dir, name)
 	data, err := readAllFile(fs, path)
 	if err != nil {
+		if _, serr := fs.Stat(path); serr != nil {
+			return nil, &wal.CorruptError{Kind: "CURRENT", Path: curPath, Offset: 0, Reason: fmt.Sprintf("names %s, which cannot be read: %v", name, err)}
+		}
 		return nil, fmt.Errorf("tier: read %s: %w", path, err)
 	}
 	var st ManifestState
@@ -304,6 +368,19 @@ func OpenManifest(fs vfs.FS, dir string, o ManifestOptions) (*Manifest, error) {
 		if err != nil {
 			return &wal.CorruptError{Kind: kindManifest, Path: path, Offset: r.Offset, Reason: err.Error()}
 		}
+		if records == 0 {
+			m.ckptNext = st.NextSegmentID
+		} else {
+			for _, sg := range e.Add {
+				m.named[sg.ID] = true
+			}
+			for _, a := range e.AddArchives {
+				m.named[a.ID] = true
+			}
+			for _, id := range append(append([]uint64(nil), e.Remove...), e.RemoveArchives...) {
+				m.named[id] = true
+			}
+		}
 		records++
 		return nil
 	})
@@ -316,27 +393,144 @@ func OpenManifest(fs vfs.FS, dir string, o ManifestOptions) (*Manifest, error) {
 		return nil, err
 	}
 	if records == 0 {
-		return nil, &wal.CorruptError{Kind: kindManifest, Path: path, Offset: 0, Reason: "manifest has no checkpoint record"}
+		reason := "manifest has no checkpoint record"
+		if res.Torn {
+			reason += " (" + res.TornReason + ")"
+		}
+		return nil, &wal.CorruptError{Kind: kindManifest, Path: path, Offset: 0, Reason: reason}
+	}
+	if res.Torn && !res.TornIncomplete {
+		// A whole record is there but fails its checks: damage to an
+		// edit that was fsynced (and so may have been acted on), not an
+		// interrupted write.
+		return nil, &wal.CorruptError{Kind: kindManifest, Path: path, Offset: res.End, Reason: "final edit is damaged (" + res.TornReason + ")"}
 	}
 	if res.Torn {
-		o.Logger.Warn("tier: truncating torn manifest tail", "file", path, "offset", res.End, "reason", res.TornReason)
+		m.tornAt, m.tornReason = res.End, res.TornReason
 	}
-	f, err := fs.OpenReadWrite(path)
+	if names, err := fs.List(dir); err == nil {
+		for _, nm := range names {
+			if k, ok := parseManifestName(nm); ok && k != n {
+				m.stale = append(m.stale, nm)
+			}
+		}
+	}
+	m.state, m.num, m.seq, m.edits = st, n, res.LastSeq, records-1
+	if !readOnly {
+		f, err := fs.OpenReadWrite(path)
+		if err != nil {
+			return nil, fmt.Errorf("tier: open %s: %w", path, err)
+		}
+		m.f = f
+	}
+	return m, nil
+}
+
+// storeEvidence names store files in dir that a new store would not
+// have: segment and archive files, WAL segments holding bytes, and any
+// manifest but an empty first one. "" when there is none.
+func storeEvidence(fs vfs.FS, dir string) string {
+	names, err := fs.List(dir)
 	if err != nil {
-		return nil, fmt.Errorf("tier: open %s: %w", path, err)
+		return ""
 	}
-	if res.Torn {
-		if err := f.Truncate(res.End); err == nil {
-			err = f.Sync()
+	var found []string
+	for _, nm := range names {
+		switch {
+		case (strings.HasPrefix(nm, "seg-") && strings.HasSuffix(nm, ".sst")) ||
+			(strings.HasPrefix(nm, "cold-") && strings.HasSuffix(nm, ".parquet")):
+			found = append(found, nm)
+		case strings.HasPrefix(nm, "MANIFEST-"):
+			b, err := readAllFile(fs, filepath.Join(dir, nm))
+			if err != nil || !emptyFirstManifest(nm, b) {
+				found = append(found, nm)
+			}
+		}
+	}
+	walDir := filepath.Join(dir, "wal")
+	if ws, err := fs.List(walDir); err == nil {
+		for _, nm := range ws {
+			if st, err := fs.Stat(filepath.Join(walDir, nm)); err == nil && st.Size() > 0 {
+				found = append(found, filepath.Join("wal", nm))
+			}
+		}
+	}
+	sort.Strings(found)
+	if len(found) > 4 {
+		found = append(found[:4], fmt.Sprintf("and %d more", len(found)-4))
+	}
+	return strings.Join(found, ", ")
+}
+
+// emptyFirstManifest reports whether b is MANIFEST-000001 holding only a
+// checkpoint of the empty state (what a new store writes before its first
+// CURRENT).
+func emptyFirstManifest(name string, b []byte) bool {
+	if n, _ := parseManifestName(name); n != 1 {
+		return false
+	}
+	records, empty := 0, true
+	res, err := wal.Scan(b, name, 1, func(r wal.Record) error {
+		records++
+		e, err := decodeEdit(r.Payload)
+		if err != nil || r.Type != wal.TypeManifestCheckpoint || len(e.Add) > 0 || len(e.AddArchives) > 0 || e.DurableEpoch > 0 || e.SyncedEpoch > 0 || e.ActiveWAL > 0 {
+			empty = false
+		}
+		return nil
+	})
+	return err == nil && !res.Torn && records == 1 && empty
+}
+
+// commitOpen finishes an open once the store has been validated against
+// the state: the torn tail is truncated (with a warning) and stale
+// manifest files are removed (each is either superseded by the live
+// manifest's checkpoint or an unfinished checkpoint CURRENT never named).
+func (m *Manifest) commitOpen() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.tornAt >= 0 && m.f != nil {
+		path := filepath.Join(m.dir, manifestName(m.num))
+		m.o.Logger.Warn("tier: truncating torn manifest tail", "file", path, "offset", m.tornAt, "reason", m.tornReason)
+		err := m.f.Truncate(m.tornAt)
+		if err == nil {
+			err = m.f.Sync()
 		}
 		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("tier: truncate %s: %w", path, err)
+			return fmt.Errorf("tier: truncate %s: %w", path, err)
+		}
+		m.tornAt = -1
+	}
+	removed := false
+	for _, nm := range m.stale {
+		if err := m.fs.Remove(filepath.Join(m.dir, nm)); err == nil {
+			m.o.Logger.Info("tier: removed stale manifest", "file", filepath.Join(m.dir, nm), "live", manifestName(m.num))
+			removed = true
 		}
 	}
-	m.state, m.num, m.f, m.seq, m.edits = st, n, f, res.LastSeq, records-1
-	m.removeStale()
-	return m, nil
+	m.stale = nil
+	if removed {
+		vfs.SyncDir(m.fs, m.dir)
+	}
+	return nil
+}
+
+// provablyGarbage reports whether a segment or archive file with id,
+// absent from the state, is garbage beyond doubt: its id is below the
+// next id the live manifest's checkpoint recorded (so it existed before
+// that checkpoint, which does not list it) and no edit after the
+// checkpoint names it.
+func (m *Manifest) provablyGarbage(id uint64) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return id < m.ckptNext && !m.named[id]
+}
+
+// tornTail returns the offset and reason of the torn final edit noted at
+// open and not yet truncated (offset -1: none).
+func (m *Manifest) tornTail() (int64, string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.tornAt, m.tornReason
 }
 
 func parseManifestName(s string) (uint64, bool) {
@@ -356,20 +550,6 @@ func readAllFile(fs vfs.FS, path string) ([]byte, error) {
 	return io.ReadAll(f)
 }
 
-// removeStale deletes manifest files other than the live one (left by a
-// crash between a checkpoint's CURRENT update and the old file's removal).
-func (m *Manifest) removeStale() {
-	names, err := m.fs.List(m.dir)
-	if err != nil {
-		return
-	}
-	for _, nm := range names {
-		if n, ok := parseManifestName(nm); ok && n != m.num {
-			m.fs.Remove(filepath.Join(m.dir, nm))
-		}
-	}
-}
-
 // checkpoint writes the current state into MANIFEST-<num>, makes it
 // durable, points CURRENT at it, and removes the previous file. Called
 // with mu held (or before m is shared).
@@ -380,7 +560,7 @@ func (m *Manifest) checkpoint(num uint64) error {
 		return fmt.Errorf("tier: create %s: %w", path, err)
 	}
 	st := m.state
-	rec := wal.AppendRecord(nil, wal.TypeManifestCheckpoint, 1, encodeEdit(Edit{DurableEpoch: st.DurableEpoch, NextSegmentID: st.NextSegmentID, Add: st.Segments, Tombstones: st.Tombstones, AddArchives: st.Archives}))
+	rec := wal.AppendRecord(nil, wal.TypeManifestCheckpoint, 1, encodeEdit(Edit{DurableEpoch: st.DurableEpoch, NextSegmentID: st.NextSegmentID, Add: st.Segments, Tombstones: st.Tombstones, AddArchives: st.Archives, SyncedEpoch: st.SyncedEpoch, ActiveWAL: st.ActiveWAL}))
 	if _, err := f.Write(rec); err != nil {
 		f.Close()
 		return fmt.Errorf("tier: write %s: %w", path, err)

@@ -240,6 +240,7 @@ func rewriteFile(t *testing.T, fs vfs.FS, path string, data []byte) {
 func FuzzDecodeEdit(f *testing.F) {
 	f.Add(encodeEdit(Edit{DurableEpoch: 5, NextSegmentID: 2, Add: []SegmentMeta{{ID: 1, File: "a", Rows: 3}}, Remove: []uint64{7}}))
 	f.Add(encodeEdit(Edit{}))
+	f.Add(encodeEdit(Edit{DurableEpoch: 9, SyncedEpoch: 12, ActiveWAL: 13}))
 	f.Add([]byte{1, 0, 0, 255, 255, 255, 255, 15})
 	f.Fuzz(func(t *testing.T, p []byte) {
 		e, err := decodeEdit(p)
@@ -251,4 +252,66 @@ func FuzzDecodeEdit(f *testing.F) {
 			t.Fatalf("re-decode mismatch: %v", err)
 		}
 	})
+}
+
+// TestManifestReadsVersion3: a manifest written before format version 4
+// (no synced epoch, no active WAL) still opens, with both unknown (0).
+func TestManifestReadsVersion3(t *testing.T) {
+	e := Edit{DurableEpoch: 7, NextSegmentID: 3, Add: []SegmentMeta{{ID: 2, File: "seg-000002.sst", MinEpoch: 1, MaxEpoch: 7, Rows: 4, SizeBytes: 99}},
+		Tombstones: []Tombstone{{Segment: 2, Row: 1, Death: 6}}}
+	v4 := encodeEdit(e)
+	if v4[0] != 4 || v4[len(v4)-1] != 0 || v4[len(v4)-2] != 0 {
+		t.Fatalf("version 4 encoding %x", v4)
+	}
+	v3 := append([]byte{3}, v4[1:len(v4)-2]...)
+	got, err := decodeEdit(v3)
+	if err != nil || !reflect.DeepEqual(got, e) {
+		t.Fatalf("decode version 3: %+v, %v; want %+v", got, err, e)
+	}
+	mem := vfs.NewCrashableMem()
+	mem.MkdirAll("/db", 0o755)
+	rewriteFile(t, mem, "/db/MANIFEST-000001", wal.AppendRecord(nil, wal.TypeManifestCheckpoint, 1, v3))
+	rewriteFile(t, mem, "/db/CURRENT", []byte("MANIFEST-000001\n"))
+	m, err := OpenManifest(mem, "/db", ManifestOptions{Logger: quietLog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	st := m.State()
+	if st.DurableEpoch != 7 || len(st.Segments) != 1 || len(st.Tombstones) != 1 || st.SyncedEpoch != 0 || st.ActiveWAL != 0 {
+		t.Fatalf("state %+v", st)
+	}
+}
+
+// TestInspectManifestFinalEdit: the manifest inspector applies Open's
+// rule to the final edit: cut short by the end of the file it is a torn
+// write (a warning); whole but failing its checksum it is a problem.
+func TestInspectManifestFinalEdit(t *testing.T) {
+	b := wal.AppendRecord(nil, wal.TypeManifestCheckpoint, 1, encodeEdit(Edit{NextSegmentID: 1}))
+	b = wal.AppendRecord(b, wal.TypeManifestEdit, 2, encodeEdit(Edit{DurableEpoch: 3, SyncedEpoch: 3}))
+	cut := b[:len(b)-3]
+	in, _ := InspectManifest(cut)
+	if !in.OK() || len(in.Warnings) != 1 {
+		t.Fatalf("cut final edit: problems %v, warnings %v", in.Problems, in.Warnings)
+	}
+	flipped := append([]byte(nil), b...)
+	flipped[len(flipped)-1] ^= 0xff
+	in, _ = InspectManifest(flipped)
+	if in.OK() {
+		t.Fatalf("damaged final edit not a problem: warnings %v", in.Warnings)
+	}
+	for _, d := range [][]byte{cut, flipped} {
+		mem := vfs.NewCrashableMem()
+		mem.MkdirAll("/db", 0o755)
+		rewriteFile(t, mem, "/db/MANIFEST-000001", d)
+		rewriteFile(t, mem, "/db/CURRENT", []byte("MANIFEST-000001\n"))
+		in, _ := InspectManifest(d)
+		m, err := OpenManifest(mem, "/db", ManifestOptions{Logger: quietLog})
+		if (err == nil) != in.OK() {
+			t.Fatalf("OpenManifest %v, inspector OK %v", err, in.OK())
+		}
+		if err == nil {
+			m.Close()
+		}
+	}
 }

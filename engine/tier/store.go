@@ -1,6 +1,7 @@
 package tier
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -155,6 +156,14 @@ type Options struct {
 	StopSegments     int
 	SlowdownDelay    time.Duration
 	StallTimeout     time.Duration
+
+	// AcceptWALLoss opens a store whose WAL lacks records the manifest
+	// knows were acknowledged (a truncated or deleted WAL segment, or a
+	// damaged synced record), instead of refusing with ErrCorrupt: the
+	// loss is logged as an error, the surviving records are flushed, and
+	// new writes get epochs above every epoch acknowledged before, so none
+	// is handed out twice. An operator's last resort; default false.
+	AcceptWALLoss bool
 
 	// TestingSkipFsync makes the WAL skip every fsync while still
 	// acknowledging (mutation check: the crash test must fail). Tests only.
@@ -328,9 +337,17 @@ type Store struct {
 }
 
 // Open opens or creates the store in o.Dir and recovers it: the manifest
-// gives the durable epoch and segment set, then the WAL is replayed after
-// that epoch into a fresh MemTable. A torn WAL or manifest tail is
-// truncated with a warning; corruption before it fails with ErrCorrupt.
+// gives the durable epoch, the synced epoch and the segment set, then the
+// WAL is replayed after the durable epoch into a fresh MemTable. Nothing
+// is changed before the manifest, every listed segment and archive, and
+// the WAL have been validated against each other (recovery.go): damage
+// fails with an error matching ErrCorrupt that names the file and byte
+// offset (a missing CURRENT beside store files, a CURRENT naming a
+// missing manifest, a damaged edit, a missing or damaged segment, a WAL
+// lacking a record ≤ the synced epoch), and the directory is left as it
+// was. Only then is a torn manifest or WAL tail beyond what was synced
+// truncated with a warning, and segment or archive files the manifest
+// does not list removed when provably garbage, else moved to quarantine/.
 func Open(o Options) (*Store, error) {
 	o.EnsureDefaults()
 	if err := o.Validate(); err != nil {
@@ -352,27 +369,28 @@ func Open(o Options) (*Store, error) {
 		lk.Close()
 		return nil, err
 	}
-	s.manifest, err = OpenManifest(o.FS, o.Dir, ManifestOptions{CheckpointEdits: o.ManifestCheckpointEdits, Logger: o.Logger})
+	s.manifest, err = openManifest(o.FS, o.Dir, ManifestOptions{CheckpointEdits: o.ManifestCheckpointEdits, Logger: o.Logger}, false)
 	if err != nil {
 		return fail(err)
 	}
 	st := s.manifest.State()
 	segs, err := s.openSegments(st)
 	if err != nil {
-		return fail(err)
+		return fail(explainTorn(s.manifest, err))
 	}
 	cold, err := s.openArchives(st)
 	if err != nil {
 		for _, sg := range segs {
 			sg.free()
 		}
-		return fail(err)
+		return fail(explainTorn(s.manifest, err))
 	}
 	s.cur = newView(s.newMem(), segs, cold)
 	after := st.DurableEpoch
 	walDir := filepath.Join(o.Dir, "wal")
 	s.wal, err = wal.Open(wal.Options{FS: o.FS, Dir: walDir, Sync: o.Sync, SyncInterval: o.SyncInterval,
-		SegmentSizeBytes: o.WALSegmentSizeBytes, Logger: o.Logger, TestingSkipFsync: o.TestingSkipFsync},
+		SegmentSizeBytes: o.WALSegmentSizeBytes, Logger: o.Logger, TestingSkipFsync: o.TestingSkipFsync,
+		SyncedSeq: st.SyncedEpoch, ActiveSeq: st.ActiveWAL, AcceptLoss: o.AcceptWALLoss, OnRotate: s.walRotated},
 		after, func(seq uint64, payload []byte) error {
 			b, err := decodeBatch(payload)
 			if err == nil {
@@ -389,11 +407,38 @@ func Open(o Options) (*Store, error) {
 		for _, sg := range segs {
 			sg.free()
 		}
+		return fail(explainTorn(s.manifest, err))
+	}
+	// Validated: act on what recovery found.
+	closeAll := func(err error) (*Store, error) {
+		s.wal.Close()
+		for _, sg := range segs {
+			sg.free()
+		}
 		return fail(err)
 	}
-	last := s.wal.LastSeq()
+	if err := s.manifest.commitOpen(); err != nil {
+		return closeAll(err)
+	}
+	if err := s.sweepUnreferenced(st); err != nil {
+		return closeAll(err)
+	}
+	last := s.wal.LastSeq() // ≥ every epoch acknowledged before
+	// The replayed records are durable (wal.Open synced them), and the
+	// new active segment exists.
+	if err := s.manifest.Apply(Edit{SyncedEpoch: last, ActiveWAL: s.wal.ActiveSeq()}); err != nil {
+		return closeAll(err)
+	}
 	s.applied = last
 	s.visible.Store(last)
+	if o.AcceptWALLoss && last > st.DurableEpoch {
+		// Make the accepted loss final: the survivors go to a segment
+		// and the durable epoch moves past the lost epochs, so the next
+		// Open finds a consistent WAL.
+		if err := s.Flush(context.Background()); err != nil {
+			return closeAll(err)
+		}
+	}
 	s.bgKick = make(chan struct{}, 1)
 	s.bgStop = make(chan struct{})
 	s.bgDone = make(chan struct{})
@@ -411,7 +456,7 @@ func (s *Store) validateBatch(b *Batch) error {
 		if op.Kind != OpUpsert && op.Kind != OpDelete {
 			errs = append(errs, fmt.Errorf("tier: op %d: unknown kind %d", i, op.Kind))
 		}
-		if op.Kind == OpUpsert && op.Doc.Vector != nil && len(op.Doc.Vector) != s.o.Dim {
+		if op.Kind == OpUpsert && op.Doc.Vector != nil && len(op.Doc.Vector) != s.o.Dim && s.o.Dim > 0 {
 			errs = append(errs, fmt.Errorf("tier: op %d (id %q): vector has %d dimensions, want %d", i, op.Doc.ID, len(op.Doc.Vector), s.o.Dim))
 		}
 	}
@@ -468,6 +513,14 @@ func (s *Store) Apply(b *Batch) (uint64, error) {
 	}
 	v.unref()
 	return seq, nil
+}
+
+// walRotated records in the manifest that the WAL is durable before
+// first and that the active segment starts there (wal.Options.OnRotate).
+func (s *Store) walRotated(first uint64) {
+	if err := s.manifest.Apply(Edit{SyncedEpoch: first - 1, ActiveWAL: first}); err != nil {
+		s.o.Logger.Warn("tier: recording the synced epoch after WAL rotation failed", "err", err)
+	}
 }
 
 // Err returns the sticky I/O failure that made the store read-only
@@ -531,6 +584,13 @@ func (s *Store) Close() error {
 	s.maintMu.Lock() // wait for a running Flush or Compact
 	defer s.maintMu.Unlock()
 	werr := s.wal.Close()
+	if werr == nil && s.manifest.Err() == nil {
+		// Everything appended is synced: the manifest now knows, so a
+		// later loss of these records is detected (Open refuses).
+		if last := s.wal.LastSeq(); last > s.manifest.State().SyncedEpoch {
+			werr = s.manifest.Apply(Edit{SyncedEpoch: last})
+		}
+	}
 	merr := s.manifest.Close()
 	// Unmap the segments once the last open Snapshot using them closes.
 	s.viewMu.Lock()

@@ -44,7 +44,23 @@
 //  4. If none exists, the rest is a torn tail (an interrupted final
 //     write, or a zero-filled preallocated region): it is truncated, with
 //     a warning logged through log/slog naming the file, offset, dropped
-//     bytes and reason.
+//     bytes and reason, provided every record it drops is after
+//     Options.SyncedSeq.
+//  5. Options.SyncedSeq is what the caller knows was acknowledged as
+//     durable (the tier's manifest records it at Open, at each rotation
+//     through Options.OnRotate, and at Close). A damaged or missing
+//     record at or before it is not a torn write but a loss: ErrCorrupt
+//     naming the file and offset, as is the absence of the segment
+//     Options.ActiveSeq names (the active segment is never deleted). This
+//     plays the part of pebble's WAL sync offsets, kept outside the log
+//     so that truncating or deleting WAL files cannot erase it. Records
+//     after the last recorded point (a crash after the newest
+//     acknowledgements) keep rule 4. Options.AcceptLoss logs the loss and
+//     opens anyway; new sequence numbers still start above SyncedSeq.
+//
+// Open decides everything before it changes anything (Check runs the same
+// scan and changes nothing), and fsyncs the newest replayed segment, so
+// what it recovered is durable before the caller records it.
 //
 // Across segments: the oldest needed segment must start right after the
 // caller's afterSeq (records up to it are durable elsewhere), and each

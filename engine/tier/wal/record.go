@@ -106,6 +106,11 @@ type ScanResult struct {
 	Torn bool
 	// TornReason says why the first discarded byte did not parse.
 	TornReason string
+	// TornIncomplete is true when the torn position holds a record cut
+	// short by the end of the file (less than a header, or a header whose
+	// length runs past the end): the shape a write interrupted by a crash
+	// leaves. False for a complete record that fails its checks.
+	TornIncomplete bool
 	// LastSeq is the sequence number of the last intact record (or
 	// firstSeq-1 if none).
 	LastSeq uint64
@@ -146,9 +151,20 @@ func Scan(data []byte, file string, firstSeq uint64, fn func(Record) error) (Sca
 		if p, ok := findIntactAfter(data, off+1, expect); ok {
 			return ScanResult{}, &CorruptError{Kind: KindRecordLog, Path: file, Offset: int64(off), Reason: fmt.Sprintf("%s, with an intact record at offset %d after it", reason, p)}
 		}
-		return ScanResult{End: int64(off), Torn: true, TornReason: reason, LastSeq: expect - 1}, nil
+		return ScanResult{End: int64(off), Torn: true, TornReason: reason, TornIncomplete: incompleteAt(data, off), LastSeq: expect - 1}, nil
 	}
 	return ScanResult{End: int64(off), LastSeq: expect - 1}, nil
+}
+
+// incompleteAt reports whether the bytes at off are a record prefix cut
+// by the end of data: fewer than HeaderSize bytes, or a plausible length
+// field that runs past the end.
+func incompleteAt(data []byte, off int) bool {
+	if len(data)-off < HeaderSize {
+		return true
+	}
+	n := binary.LittleEndian.Uint32(data[off+4 : off+8])
+	return n <= MaxPayloadBytes && off+HeaderSize+int(n) > len(data)
 }
 
 // findIntactAfter reports the first offset ≥ from holding an intact record

@@ -77,6 +77,30 @@ type Options struct {
 	// slog.Default().
 	Logger *slog.Logger
 
+	// SyncedSeq is the highest sequence number the caller knows was
+	// acknowledged as durable (the store's manifest records it). Open
+	// refuses (ErrCorrupt) a log in which any record in (afterSeq,
+	// SyncedSeq] is damaged or missing; only records after it may be
+	// dropped as a torn tail. Default 0: no such knowledge.
+	SyncedSeq uint64
+	// AcceptLoss makes Open log, instead of refuse, records ≤ SyncedSeq
+	// that are missing or damaged, and open over the loss (an operator's
+	// last resort). New records still get sequence numbers > SyncedSeq.
+	// Default false.
+	AcceptLoss bool
+	// ActiveSeq is the first sequence number of the segment the caller
+	// last recorded as the active one (OnRotate, and after Open). Open
+	// refuses (ErrCorrupt) a directory without that segment: the active
+	// segment is never deleted, so its absence is a lost file. Default 0:
+	// no such knowledge.
+	ActiveSeq uint64
+	// OnRotate, if set, is called at rotation once the old segment is
+	// fsynced and closed and the new one, whose first record will be
+	// first, exists durably (every record before first is durable),
+	// before the new segment can be written or the old one deleted by
+	// TruncateBefore. Default nil.
+	OnRotate func(first uint64)
+
 	// TestingSkipFsync turns every file fsync of the WAL into a no-op
 	// while still acknowledging as if it had happened. It exists only so
 	// tests can prove the crash test catches a missing fsync (mutation
@@ -180,11 +204,18 @@ func parseSegName(name string) (uint64, bool) {
 // called, in order, for every intact record with sequence number >
 // afterSeq (records ≤ afterSeq are already durable elsewhere, e.g. in a
 // flushed segment, and are skipped). A torn tail of the last segment is
-// truncated with a warning on o.Logger; damage before the tail returns an
-// error matching ErrCorrupt with the file and offset, as does a replay
-// error matching ErrCorrupt (a payload that decodes badly). New records are
+// truncated with a warning on o.Logger, but only when every record it
+// drops has a sequence number > o.SyncedSeq (never acknowledged as
+// durable); damage before the tail, or a record ≤ o.SyncedSeq that is
+// damaged or missing (a truncated or deleted segment), returns an error
+// matching ErrCorrupt with the file and offset, as does a replay error
+// matching ErrCorrupt (a payload that decodes badly). New records are
 // written to a fresh segment; the first gets sequence number
-// max(afterSeq, last replayed)+1.
+// max(afterSeq, o.SyncedSeq, last replayed)+1, so no sequence number is
+// handed out twice even when o.AcceptLoss opened over lost records.
+//
+// Open validates everything before it changes anything: an error leaves
+// the directory as it was.
 func Open(o Options, afterSeq uint64, replay func(seq uint64, payload []byte) error) (*WAL, error) {
 	o.EnsureDefaults()
 	if err := o.Validate(); err != nil {
@@ -194,9 +225,117 @@ func Open(o Options, afterSeq uint64, replay func(seq uint64, payload []byte) er
 	if err := vfs.MkdirAllDurable(fs, o.Dir); err != nil {
 		return nil, fmt.Errorf("wal: mkdir %s: %w", o.Dir, err)
 	}
+	p, err := recoverLog(o, afterSeq, replay)
+	if err != nil {
+		return nil, err
+	}
+	if p.truncPath != "" {
+		o.Logger.Warn("wal: truncating torn tail", "file", p.truncPath, "offset", p.truncAt,
+			"dropped_bytes", p.truncDropped, "reason", p.truncReason, "last_seq", p.last)
+		if err := truncateFile(fs, p.truncPath, p.truncAt); err != nil {
+			return nil, fmt.Errorf("wal: truncate torn tail of %s: %w", p.truncPath, err)
+		}
+	}
+	if len(p.removeEmpty) > 0 {
+		// Later segments holding no record: removed, so the next segment
+		// continues right after the torn one.
+		for _, name := range p.removeEmpty {
+			if err := fs.Remove(filepath.Join(o.Dir, name)); err != nil {
+				return nil, fmt.Errorf("wal: remove empty segment %s: %w", name, err)
+			}
+		}
+		if err := vfs.SyncDir(fs, o.Dir); err != nil {
+			return nil, fmt.Errorf("wal: sync %s: %w", o.Dir, err)
+		}
+	}
+	if p.syncPath != "" && !o.TestingSkipFsync {
+		// The replayed records may sit only in the page cache (a
+		// process crash): make them durable before the caller records
+		// them as such.
+		if err := syncFile(fs, p.syncPath); err != nil {
+			return nil, fmt.Errorf("wal: sync %s: %w", p.syncPath, err)
+		}
+	}
+	next := max(p.last, o.SyncedSeq) + 1
+	w := &WAL{o: o, segs: p.segs, nextSeq: next, written: next - 1, synced: next - 1,
+		flusherDone: make(chan struct{})}
+	w.work = sync.NewCond(&w.mu)
+	w.done = sync.NewCond(&w.mu)
+	if err := w.newSegment(next); err != nil {
+		return nil, err
+	}
+	go w.flusher()
+	if o.Sync == SyncInterval {
+		w.tickerStop = make(chan struct{})
+		w.tickerDone = make(chan struct{})
+		go w.ticker()
+	}
+	return w, nil
+}
+
+// CheckResult describes what Check found.
+type CheckResult struct {
+	// Segments are the segment file names, oldest first.
+	Segments []string
+	// LastSeq is the sequence number of the last intact record (or
+	// afterSeq when there is none after it).
+	LastSeq uint64
+	// Replayed counts the records after afterSeq passed to replay.
+	Replayed int
+	// TornFile, TornOffset and TornReason describe the torn tail Open
+	// would truncate ("" when none).
+	TornFile   string
+	TornOffset int64
+	TornReason string
+	// Lost is the loss o.AcceptLoss let through ("" when none).
+	Lost string
+}
+
+// Check runs the recovery of Open over the WAL in o.Dir without changing
+// anything (no truncation, no new segment; a missing directory is an
+// empty log): it returns the error Open would return, or what Open would
+// recover. replay is called as by Open.
+func Check(o Options, afterSeq uint64, replay func(seq uint64, payload []byte) error) (CheckResult, error) {
+	o.EnsureDefaults()
+	if err := o.Validate(); err != nil {
+		return CheckResult{}, err
+	}
+	p, err := recoverLog(o, afterSeq, replay)
+	if err != nil {
+		return CheckResult{}, err
+	}
+	r := CheckResult{LastSeq: p.last, Replayed: p.replayed, TornFile: p.truncPath, TornOffset: p.truncAt, TornReason: p.truncReason, Lost: p.lost}
+	for _, sg := range p.segs {
+		r.Segments = append(r.Segments, sg.name)
+	}
+	return r, nil
+}
+
+// recovery is the outcome of scanning a WAL directory: what Open keeps,
+// truncates and removes.
+type recovery struct {
+	segs     []segment
+	last     uint64
+	replayed int
+	// truncPath is the segment whose torn tail is cut at truncAt.
+	truncPath             string
+	truncAt, truncDropped int64
+	truncReason           string
+	removeEmpty           []string
+	syncPath              string // the newest segment holding records
+	lost                  string // AcceptLoss: the loss let through
+}
+
+// recoverLog scans the segments of o.Dir (reads only) and decides the
+// recovery; see Open for the rules.
+func recoverLog(o Options, afterSeq uint64, replay func(seq uint64, payload []byte) error) (*recovery, error) {
+	fs := o.FS
 	names, err := fs.List(o.Dir)
 	if err != nil {
-		return nil, fmt.Errorf("wal: list %s: %w", o.Dir, err)
+		if _, serr := fs.Stat(o.Dir); serr == nil {
+			return nil, fmt.Errorf("wal: list %s: %w", o.Dir, err)
+		}
+		names = nil // no directory (Check): an empty log
 	}
 	var segs []segment
 	for _, n := range names {
@@ -206,7 +345,18 @@ func Open(o Options, afterSeq uint64, replay func(seq uint64, payload []byte) er
 	}
 	sort.Slice(segs, func(i, j int) bool { return segs[i].firstSeq < segs[j].firstSeq })
 
-	last := afterSeq
+	p := &recovery{last: afterSeq}
+	// lossf reports records ≤ SyncedSeq that are not in the log: refused,
+	// unless AcceptLoss.
+	lossf := func(file string, off int64, format string, args ...any) error {
+		err := &CorruptError{Kind: KindRecordLog, Path: file, Offset: off, Reason: fmt.Sprintf(format, args...)}
+		if o.AcceptLoss {
+			o.Logger.Error("wal: opening over lost acknowledged records (AcceptLoss)", "err", err)
+			p.lost = err.Error()
+			return nil
+		}
+		return err
+	}
 	var prevEnd uint64 // last seq of the previous segment (0: none yet)
 	for i, sg := range segs {
 		path := filepath.Join(o.Dir, sg.name)
@@ -242,6 +392,7 @@ func Open(o Options, afterSeq uint64, replay func(seq uint64, payload []byte) er
 					return fmt.Errorf("wal: replay %s seq %d: %w", path, r.Seq, err)
 				}
 			}
+			p.replayed++
 			return nil
 		})
 		if err != nil {
@@ -263,47 +414,78 @@ func Open(o Options, afterSeq uint64, replay func(seq uint64, payload []byte) er
 					Reason: "damaged record in a non-final segment, with records in later segments: " + res.TornReason}
 			}
 		}
-		if res.Torn {
-			o.Logger.Warn("wal: truncating torn tail", "file", path, "offset", res.End,
-				"dropped_bytes", int64(len(data))-res.End, "reason", res.TornReason, "last_seq", res.LastSeq)
-			if err := truncateFile(fs, path, res.End); err != nil {
-				return nil, fmt.Errorf("wal: truncate torn tail of %s: %w", path, err)
+		if res.Torn && res.LastSeq < o.SyncedSeq && res.LastSeq >= afterSeq {
+			// The record at the damage was acknowledged durable: it is
+			// not a torn write.
+			if err := lossf(path, res.End, "record with sequence %d is damaged (%s), but every record through %d was synced",
+				res.LastSeq+1, res.TornReason, o.SyncedSeq); err != nil {
+				return nil, err
 			}
+		}
+		if res.Torn {
+			p.truncPath, p.truncAt, p.truncDropped, p.truncReason = path, res.End, int64(len(data))-res.End, res.TornReason
+		}
+		if res.LastSeq >= sg.firstSeq {
+			p.syncPath = path
 		}
 		prevEnd = res.LastSeq
-		if res.LastSeq > last {
-			last = res.LastSeq
+		if res.LastSeq > p.last {
+			p.last = res.LastSeq
 		}
 		if res.Torn && !lastSeg {
-			// The later segments hold no record: remove them, so the
-			// next segment continues right after this one.
 			for _, later := range segs[i+1:] {
-				if err := fs.Remove(filepath.Join(o.Dir, later.name)); err != nil {
-					return nil, fmt.Errorf("wal: remove empty segment %s: %w", later.name, err)
-				}
-			}
-			if err := vfs.SyncDir(fs, o.Dir); err != nil {
-				return nil, fmt.Errorf("wal: sync %s: %w", o.Dir, err)
+				p.removeEmpty = append(p.removeEmpty, later.name)
 			}
 			segs = segs[:i+1]
 			break
 		}
 	}
+	p.segs = segs
+	if o.ActiveSeq > 0 {
+		found := false
+		for _, sg := range segs {
+			found = found || sg.firstSeq == o.ActiveSeq
+		}
+		for _, n := range p.removeEmpty {
+			found = found || n == segName(o.ActiveSeq)
+		}
+		if !found {
+			if err := lossf(filepath.Join(o.Dir, segName(o.ActiveSeq)), 0, "the active segment is missing (deleted?)"); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if p.last < o.SyncedSeq && p.lost == "" {
+		// The log ends before records acknowledged as durable: a
+		// truncated or deleted segment.
+		file, off := o.Dir, int64(0)
+		if n := len(segs); n > 0 {
+			file = filepath.Join(o.Dir, segs[n-1].name)
+			if st, err := fs.Stat(file); err == nil {
+				off = st.Size()
+			}
+			if p.truncPath == file {
+				off = p.truncAt
+			}
+		}
+		if err := lossf(file, off, "log ends at sequence %d, but every record through %d was synced (missing or truncated segment)",
+			p.last, o.SyncedSeq); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
 
-	w := &WAL{o: o, segs: segs, nextSeq: last + 1, written: last, synced: last,
-		flusherDone: make(chan struct{})}
-	w.work = sync.NewCond(&w.mu)
-	w.done = sync.NewCond(&w.mu)
-	if err := w.newSegment(last + 1); err != nil {
-		return nil, err
+func syncFile(fs vfs.FS, path string) error {
+	f, err := fs.OpenReadWrite(path)
+	if err != nil {
+		return err
 	}
-	go w.flusher()
-	if o.Sync == SyncInterval {
-		w.tickerStop = make(chan struct{})
-		w.tickerDone = make(chan struct{})
-		go w.ticker()
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
 	}
-	return w, nil
+	return f.Close()
 }
 
 // laterSegmentsHoldRecords reports whether any of segs (read from dir)
@@ -367,6 +549,7 @@ func (w *WAL) fsync(f vfs.File) error {
 // one whose first record is seq; the directory is fsynced so the new file
 // survives a crash. Called with ioMu held (or before the WAL is shared).
 func (w *WAL) newSegment(seq uint64) error {
+	rotated := w.f != nil
 	if w.f != nil {
 		if err := w.fsync(w.f); err != nil {
 			return fmt.Errorf("wal: sync before rotation: %w", err)
@@ -390,6 +573,9 @@ func (w *WAL) newSegment(seq uint64) error {
 			f.Close()
 			return fmt.Errorf("wal: sync dir %s: %w", w.o.Dir, err)
 		}
+	}
+	if rotated && w.o.OnRotate != nil {
+		w.o.OnRotate(seq)
 	}
 	w.rotMu.Lock()
 	w.f = f
@@ -585,6 +771,13 @@ func (w *WAL) Err() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.err
+}
+
+// ActiveSeq returns the first sequence number of the active segment.
+func (w *WAL) ActiveSeq() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.segs[len(w.segs)-1].firstSeq
 }
 
 // Segments returns the file names of the segments, oldest first.

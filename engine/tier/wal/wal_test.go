@@ -606,3 +606,112 @@ func TestDamagedNonFinalSegment(t *testing.T) {
 	}
 	w2.Close()
 }
+
+// TestSyncedSeq: with SyncedSeq, damage to a synced record is a loss, not
+// a torn tail; a log that ends before SyncedSeq, or lacks the ActiveSeq
+// segment, is refused; Check agrees with Open and changes nothing;
+// AcceptLoss opens over the loss and never reuses a sequence number.
+// OnRotate reports every rotation.
+func TestSyncedSeq(t *testing.T) {
+	build := func(t *testing.T) (*vfs.MemFS, []string) {
+		mem := vfs.NewCrashableMem()
+		o, _ := testOpts(mem)
+		o.SegmentSizeBytes = 1024
+		var rotations []uint64
+		o.OnRotate = func(first uint64) { rotations = append(rotations, first) }
+		w, _, err := collect(t, o, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		appendN(t, w, 20)
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		segs := w.Segments()
+		if len(rotations) != len(segs)-1 {
+			t.Fatalf("OnRotate called %d times for %d segments", len(rotations), len(segs))
+		}
+		for i, first := range rotations {
+			if segName(first) != segs[i+1] {
+				t.Fatalf("rotation %d reported first %d, segment %s", i, first, segs[i+1])
+			}
+		}
+		return mem, segs
+	}
+	cutLast := func(t *testing.T, mem *vfs.MemFS, segs []string) string {
+		p := filepath.Join("/db/wal", segs[len(segs)-1])
+		b := readAll(t, mem, p)
+		f, _ := mem.OpenReadWrite(p)
+		f.Truncate(int64(len(b) - 3))
+		f.Sync()
+		f.Close()
+		return p
+	}
+	t.Run("torn synced record", func(t *testing.T) {
+		mem, segs := build(t)
+		p := cutLast(t, mem, segs)
+		o, _ := testOpts(mem)
+		o.SyncedSeq = 20
+		before := readAll(t, mem, p)
+		if _, err := Check(o, 0, nil); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), p) {
+			t.Fatalf("Check: %v", err)
+		}
+		if _, _, err := collect(t, o, 0); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), p) {
+			t.Fatalf("Open: %v", err)
+		}
+		if !bytes.Equal(before, readAll(t, mem, p)) {
+			t.Fatal("a refused Open changed the segment")
+		}
+		// Without the knowledge it is a torn tail.
+		o.SyncedSeq = 19
+		w, seqs, err := collect(t, o, 0)
+		if err != nil || len(seqs) != 19 {
+			t.Fatalf("torn tail after the synced point: %v, %d records", err, len(seqs))
+		}
+		w.Close()
+	})
+	t.Run("log ends early", func(t *testing.T) {
+		mem, _ := build(t)
+		o, _ := testOpts(mem)
+		o.SyncedSeq = 25
+		if _, _, err := collect(t, o, 0); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "through 25") {
+			t.Fatalf("Open: %v", err)
+		}
+		var lb logBuf
+		o.AcceptLoss, o.Logger = true, slog.New(slog.NewTextHandler(&lb, nil))
+		w, seqs, err := collect(t, o, 0)
+		if err != nil || len(seqs) != 20 || !strings.Contains(lb.String(), "lost") {
+			t.Fatalf("AcceptLoss: %v, %d records, log %s", err, len(seqs), lb.String())
+		}
+		if got, err := w.Append([]byte("x")); err != nil || got != 26 {
+			t.Fatalf("first append after AcceptLoss: seq %d, %v; want 26", got, err)
+		}
+		w.Close()
+	})
+	t.Run("active segment deleted", func(t *testing.T) {
+		mem, segs := build(t)
+		var first uint64
+		fmt.Sscanf(segs[len(segs)-1], "wal-%x.log", &first)
+		p := filepath.Join("/db/wal", segs[len(segs)-1])
+		mem.Remove(p)
+		o, _ := testOpts(mem)
+		o.ActiveSeq = first
+		if _, _, err := collect(t, o, 0); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), p) {
+			t.Fatalf("Open: %v", err)
+		}
+	})
+}
+
+func readAll(t *testing.T, fs vfs.FS, p string) []byte {
+	t.Helper()
+	f, err := fs.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
