@@ -14,6 +14,7 @@ import (
 	"github.com/stratasearch/strata/engine/text"
 	"github.com/stratasearch/strata/engine/tier"
 	"github.com/stratasearch/strata/engine/tier/wal"
+	"github.com/stratasearch/strata/engine/verify"
 )
 
 // Collection is a named set of documents with a fixed vector dimension and
@@ -27,7 +28,7 @@ type Collection struct {
 	an     *text.Analyzer
 	store  *tier.Store
 	warm   warmCache
-	verify *verifyCache
+	verify *verify.Cache
 
 	// writeMu serialises writes, so an IfMatch check and the batch it
 	// guards are one atomic step, and DeleteByNamespace / DeleteBySource
@@ -57,7 +58,7 @@ func openCollection(db *DB, name, dir string, o CollectionOptions) (*Collection,
 	if err != nil {
 		return nil, fmt.Errorf("engine: collection %q: %w", name, err)
 	}
-	c := &Collection{db: db, name: name, dir: dir, o: o, an: an, verify: newVerifyCache()}
+	c := &Collection{db: db, name: name, dir: dir, o: o, an: an, verify: verify.NewCache()}
 	switch o.Metric {
 	case "l2":
 		c.metric = tier.L2
@@ -135,7 +136,8 @@ func (c *Collection) check(ctx context.Context) error {
 type WriteOption func(*writeOpts)
 
 type writeOpts struct {
-	ifMatch map[string]string
+	ifMatch    map[string]string
+	verifiable bool // VerifiableSources (verify.go)
 }
 
 // IfMatch makes an Upsert conditional (optimistic concurrency): for every
@@ -188,6 +190,12 @@ func (c *Collection) Upsert(ctx context.Context, docs []contract.Document, opts 
 		if err != nil {
 			return 0, fmt.Errorf("engine: document %d: %w", i, err)
 		}
+		if wo.verifiable && td.SourceURI != "" {
+			if td.Metadata == nil {
+				td.Metadata = make(map[string]string, 1)
+			}
+			td.Metadata[metaVerifiable] = "true"
+		}
 		b.Upsert(td)
 	}
 	c.writeMu.Lock()
@@ -230,6 +238,16 @@ func (c *Collection) validateDocs(docs []contract.Document) error {
 			fes = append(fes, fe)
 		}
 		for _, f := range sortedKeys(docs[i].Metadata) {
+			if strings.HasPrefix(f, reservedMetaPrefix) {
+				fes = append(fes, contract.FieldError{
+					Loc:            []any{"documents", i, "metadata", f},
+					InputValue:     f,
+					ErrorType:      contract.ErrTypeInvalidFormat,
+					Message:        "metadata keys starting with \"\\u0000strata.\" are reserved for the engine",
+					ExpectedDomain: "a field name not starting with \"\\u0000strata.\"",
+				})
+				continue
+			}
 			ft, ok := c.o.IndexedFields[f]
 			if !ok {
 				continue

@@ -233,6 +233,17 @@
 // the live hash ("reread"). Other URI schemes cannot be checked and are
 // kept as they are.
 //
+// A file is read only for a document whose source the collection is
+// entitled to read (package engine/verify, "Who may have a file read"):
+// written with VerifiableSources (ingestion), or, symbolic links resolved,
+// under an Options.VerifyRoots directory bound to the document's namespace
+// or under CollectionOptions.SourceRoots. Any other file:// source is kept
+// unverified without being touched, so a search's outcome never depends
+// on a file its caller could not read. The mark VerifiableSources sets is
+// kept under a reserved metadata key that writes cannot name and reads
+// never return. Parsing, bounded reads, the hash cache and confinement
+// live in engine/verify.
+//
 // # Redaction
 //
 // CollectionOptions.Redact ("auto", the default: external_unverified

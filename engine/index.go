@@ -7,6 +7,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -144,6 +145,9 @@ func decodeMeta(m map[string]string) (map[string]contract.Value, error) {
 	}
 	out := make(map[string]contract.Value, len(m))
 	for k, s := range m {
+		if strings.HasPrefix(k, reservedMetaPrefix) {
+			continue // the engine's own (verify.go), never returned
+		}
 		if v, ok := decodeValueFast(s); ok {
 			out[k] = v
 			continue
@@ -243,14 +247,6 @@ func trustFromTier(t tier.Trust) contract.Trust {
 		return contract.ExternalUnverified
 	}
 	return ""
-}
-
-// VersionHash returns the BLAKE3-256 of source bytes as 64 lowercase hex
-// digits: the version hash Upsert computes when a document carries none
-// (of its Content) and verification recomputes from the live source span.
-func VersionHash(source []byte) string {
-	sum := blake3.Sum256(source)
-	return hex.EncodeToString(sum[:])
 }
 
 // toTier converts a validated contract document into the tier's storage

@@ -44,7 +44,13 @@
 // internal_error (500) | unavailable (503: read-only store, shutting down) |
 // timeout (504). Validation reuses contract's checks (ValidateDocuments,
 // Query.Validate through Collection.Search) and adds: file:// source_uri
-// paths must be absolute and clean (no "..": path traversal), an explicit
+// paths must be absolute and clean (no "..": path traversal) and of the
+// local host, and must lie — symbolic links resolved — under a directory
+// the operator bound to the document's namespace (Options.VerifyRoots,
+// searchd serve --verify-root) or under the collection's SourceRoots
+// (else 400 error_type "source_not_permitted": verification reads no
+// other local file for an API caller, so that a search's verify outcome
+// cannot reveal a file the caller could not read), an explicit
 // "top_k":0 is rejected (the contract reads 0 as "omitted"), index-job paths
 // must be absolute, clean and under an --index-root (re-checked after
 // resolving symlinks when the job starts). Bad input never changes stored

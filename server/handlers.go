@@ -184,6 +184,13 @@ func idUnavailable(i int, id string) *apiError {
 		[]any{"documents", i, "id"}, clip(id), "an id that is free or held by a document the key can read")
 }
 
+// ErrTypeSourceNotPermitted is the error_type of the 400 an upsert gets
+// for a file:// source_uri outside every source root configured for the
+// document's namespace (Options.VerifyRoots, the collection's
+// SourceRoots): the server reads no other local file, so it will not
+// store a source it could never verify.
+const ErrTypeSourceNotPermitted = "source_not_permitted"
+
 // ErrTypeIDUnavailable is the error_type of the 409 an upsert gets for an
 // id it may not use.
 const ErrTypeIDUnavailable = "id_unavailable"
@@ -291,6 +298,21 @@ func (s *Server) upsert(rq *request) (int, any, error) {
 					"the API key may not write this namespace", []any{"documents", i, "namespace"}, clip(d.Namespace), strings.Join(p.Namespaces, " | "))
 			}
 		}
+	}
+	// A file:// source the engine may not read for this namespace is
+	// refused: stored, it could only be kept unverified (verification must
+	// not read files the caller could not), and a caller relying on
+	// verify would not know. Checked after the namespace, so that only
+	// the caller's own namespaces' roots are consulted.
+	for i, d := range docs {
+		if !c.SourcePermitted(d.Namespace, d.SourceURI) {
+			fes = append(fes, contract.FieldError{Loc: []any{"documents", i, "source_uri"}, InputValue: clip(d.SourceURI), ErrorType: ErrTypeSourceNotPermitted,
+				Message:        "file:// source_uri is not under a source root the server has configured for this document's namespace (the server reads no other local file)",
+				ExpectedDomain: "a file:// URI under a configured verify root of the namespace, or a URI of another scheme"})
+		}
+	}
+	if len(fes) > 0 {
+		return 0, nil, validation(fes...)
 	}
 	// Under tenancy the check below and the write hold the ids' write
 	// stripes, so no other server write of these ids runs in between; the

@@ -20,6 +20,7 @@ import (
 	"github.com/stratasearch/strata/engine"
 	"github.com/stratasearch/strata/engine/contract"
 	"github.com/stratasearch/strata/engine/tier"
+	"github.com/stratasearch/strata/engine/verify"
 )
 
 // Server is the HTTP/JSON front of an engine.DB. It is an http.Handler;
@@ -156,6 +157,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 func Run(ctx context.Context, ln net.Listener, o Options, setup ...func(*Server) error) error {
 	o.EnsureDefaults()
 	eo := o.Engine
+	eo.VerifyRoots = append(append([]verify.Root(nil), eo.VerifyRoots...), o.VerifyRoots...)
 	if eo.Logger == nil {
 		eo.Logger = o.Logger
 	}
