@@ -30,7 +30,15 @@
 // Bodies are application/json (else 415), at most Options.MaxBodyBytes
 // (else 413), valid UTF-8 (else 400 naming the offending string's path:
 // encoding/json would silently turn invalid bytes into U+FFFD), and exactly
-// one JSON value with no unknown field (contract.Decode). Every error
+// one JSON value with no unknown field (contract.Decode). Keys are matched
+// exactly, case included ({"Text":…} is an unknown field, not text), no
+// object may hold a key twice, and null is refused where a number is due
+// (inside a vector, for top_k); a pointer-typed field such as budget_ms
+// takes null as absent. Job params are checked at submission (an archive
+// job with oldest < 0 or nlist outside 0..65536 is a 400, not a 202 that
+// fails later). A request path that is not clean ("." or ".." segments,
+// doubled slashes) is a 400 invalid_format at ["path"], never net/http's
+// HTML redirect; an id that is not UTF-8 is invalid_utf8. Every error
 // answers
 //
 //	{"status":S,"error_count":N,"errors":[{"loc":[…],"input_value":…,"error_type":"…","message":"…","expected_domain":"…"}]}

@@ -495,8 +495,12 @@ func (s *Server) deleteDocument(rq *request) (int, any, error) {
 		return 0, nil, err
 	}
 	id := rq.r.PathValue("id")
-	if id == "" || len(id) > contract.MaxIDBytes || !utf8.ValidString(id) {
-		return 0, nil, validation(contract.FieldError{Loc: []any{"path", "id"}, InputValue: clip(strings.ToValidUTF8(id, "\uFFFD")), ErrorType: contract.ErrTypeOutOfRange,
+	if !utf8.ValidString(id) {
+		return 0, nil, validation(contract.FieldError{Loc: []any{"path", "id"}, InputValue: clip(strings.ToValidUTF8(id, "\uFFFD")), ErrorType: contract.ErrTypeInvalidUTF8,
+			Message: "id is not valid UTF-8", ExpectedDomain: "valid UTF-8"})
+	}
+	if id == "" || len(id) > contract.MaxIDBytes {
+		return 0, nil, validation(contract.FieldError{Loc: []any{"path", "id"}, InputValue: clip(id), ErrorType: contract.ErrTypeOutOfRange,
 			Message: "id is empty or too long", ExpectedDomain: "1.." + strconv.Itoa(contract.MaxIDBytes) + " bytes"})
 	}
 	if len(rq.body) > 0 {

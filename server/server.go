@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -188,6 +189,22 @@ func Run(ctx context.Context, ln net.Listener, o Options, setup ...func(*Server)
 	return errors.Join(serr, cerr)
 }
 
+// cleanPath is net/http's canonical form of a request path (the one its
+// ServeMux redirects to): rooted, path.Clean'ed, a trailing slash kept.
+func cleanPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	if p[0] != '/' {
+		p = "/" + p
+	}
+	np := path.Clean(p)
+	if p[len(p)-1] == '/' && np != "/" {
+		np += "/"
+	}
+	return np
+}
+
 // IsLoopback reports whether a listen address (host:port) names only
 // loopback interfaces: 127.0.0.0/8, ::1 or "localhost".
 func IsLoopback(addr string) bool {
@@ -302,6 +319,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(sw, newErr(http.StatusForbidden, StatusForbidden, "host_not_allowed",
 			"open mode (no API keys) serves loopback Host names only (DNS-rebinding defence); add the name with --allowed-hosts",
 			[]any{"header", "Host"}, clip(r.Host), "localhost, 127.0.0.1, [::1] (any port) or an --allowed-hosts entry"))
+		return
+	}
+	if ep := r.URL.EscapedPath(); r.Method != http.MethodConnect && cleanPath(ep) != ep {
+		// net/http's ServeMux would redirect (307, HTML body) to the
+		// cleaned path; the API answers in its own error shape instead.
+		writeAPIError(sw, newErr(http.StatusBadRequest, StatusValidation, contract.ErrTypeInvalidFormat,
+			"the path is not clean (\".\" or \"..\" segments or doubled slashes); percent-encode such characters inside an id",
+			[]any{"path"}, clip(ep), "a clean path of the API (GET /v1/openapi.json)"))
 		return
 	}
 	if pattern != "" {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 )
@@ -174,7 +175,7 @@ func strictUnmarshal(data []byte, v any) error {
 	if _, err := dec.Token(); err != io.EOF {
 		return &decodeError{typ: ErrTypeJSONInvalid, msg: "trailing data after the JSON value"}
 	}
-	return nil
+	return checkKeys(data, reflect.TypeOf(v)) // strictkeys.go
 }
 
 // Decode reads exactly one JSON value from r into v (a *Query, *Document,
