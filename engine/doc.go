@@ -110,8 +110,9 @@
 // between tiers and segments. They count every version still stored,
 // including replaced and deleted ones in the MemTable and dead warm rows,
 // until a flush (MemTable) or compaction (warm) removes them (as Lucene
-// counts deleted documents until a merge). In a MultiTenant collection
-// they are instead collected per query over the live rows of the query's
+// counts deleted documents until a merge). In a MultiTenant collection,
+// and for every query that carries a Principal in any collection, they
+// are instead collected per query over the live rows of the query's
 // namespace that its principal may read, in every tier, so a tenant's
 // scores never depend on — and cannot reveal — another tenant's
 // documents; the URI prefix and metadata filter narrow the results, not

@@ -222,12 +222,14 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 	if pred != nil {
 		allowDoc = map[*tier.Document]struct{}{}
 	}
-	// In a MultiTenant collection the BM25 statistics are collected over
-	// the rows the principal may read in the query's namespace only (see
-	// tenantStats), so no score depends on another tenant's documents.
+	// In a MultiTenant collection, and for every query that carries a
+	// principal (a server with API keys), the BM25 statistics are
+	// collected over the rows the principal may read in the query's
+	// namespace only (see tenantStats), so no score depends on documents
+	// the caller cannot read.
 	var statsAllow []*roaring.Bitmap
 	tenancy := compileTenancy(&q)
-	if c.o.MultiTenant && q.Mode != contract.Dense {
+	if (c.o.MultiTenant || q.Principal != nil) && q.Mode != contract.Dense {
 		statsAllow = make([]*roaring.Bitmap, len(views))
 		for i := range statsAllow {
 			statsAllow[i] = roaring.New()
@@ -406,8 +408,8 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 	return res, nil, nil
 }
 
-// compileTenancy returns the test of the rows a MultiTenant query's BM25
-// statistics count: the query's namespace prefix and the principal's read
+// compileTenancy returns the test of the rows a tenant-scoped query's BM25
+// statistics count (MultiTenant collections, queries with a principal): the query's namespace prefix and the principal's read
 // rights (not its URI prefix or metadata filter, which narrow the results,
 // not the collection), or nil when neither is set.
 func compileTenancy(q *contract.Query) func(*verInfo) bool {
@@ -563,9 +565,10 @@ func compilePredicate(q *contract.Query, withFilter bool) func(*verInfo, uint32)
 // all of them, so a score does not depend on how rows are split into
 // segments). Hit keys are bases[view] + local doc id.
 //
-// statsAllow, when not nil (MultiTenant collections), restricts the
-// statistics to the rows it marks per view (tenantStats); views past its
-// end (cold archives) use their Allow bitmap.
+// statsAllow, when not nil (MultiTenant collections, queries with a
+// principal), restricts the statistics to the rows it marks per view
+// (tenantStats); views past its end (cold archives) use their Allow
+// bitmap.
 func (c *Collection) lexical(views []bm25.View, bases []uint32, statsAllow []*roaring.Bitmap, q *contract.Query, k int) retrieved {
 	r := retrieved{name: retrieverLexical}
 	bq := bm25.ParseQuery(q.Text, c.an, false)

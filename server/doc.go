@@ -113,6 +113,17 @@
 // takes no precondition, so a delete is not pinned against writers
 // outside the server (index jobs, embedding programs).
 //
+// Scores: under API keys every search carries its key's principal, and
+// the engine then computes the BM25 statistics (N, average length, each
+// term's document frequency) over the rows that principal may read in the
+// query's namespace, in every collection, multi_tenant or not — so a
+// tenant's scores never move when another key writes, and cannot reveal
+// another tenant's term frequencies. (The alternative, refusing to serve
+// several keys from one collection without multi_tenant, would break
+// shared collections; the cost of the choice is O(readable rows) per
+// lexical query instead of O(segments).) Open mode has no principal and
+// uses collection-wide statistics.
+//
 // Residual leak (by design): document ids are one key space per
 // collection. An upsert of a fresh id succeeds while an id held by an
 // invisible document gets the 409, so a tenant willing to create a
