@@ -161,8 +161,10 @@ func (c *Collection) validateOpts() contract.ValidateOptions {
 // without a VersionHash gets BLAKE3-256 of its Content. Documents with
 // content and no vector are embedded by the collection's live embedder, in
 // one call, before the WAL append (embedding.go; ErrNoEmbedder when the
-// collection records a model and none is attached). Errors: validation,
-// ErrConflict (IfMatch), ErrClosed, the context's error, tier write errors
+// collection records a model and none is attached). A batch whose WAL
+// record could exceed MaxBatchBytes is refused before embedding
+// (ErrBatchTooLarge). Errors: validation, ErrBatchTooLarge, ErrConflict
+// (IfMatch), ErrClosed, the context's error, tier write errors
 // (tier.ErrReadOnly after an I/O failure).
 func (c *Collection) Upsert(ctx context.Context, docs []contract.Document, opts ...WriteOption) (uint64, error) {
 	if err := c.check(ctx); err != nil {
@@ -178,6 +180,10 @@ func (c *Collection) Upsert(ctx context.Context, docs []contract.Document, opts 
 	// Redaction at ingest (redact.go), before anything derives from the
 	// text (embedding, postings, doc store).
 	docs = c.redactDocs(docs)
+	// What will be written is bounded before any further work (limits.go).
+	if err := c.checkBatchSize(docs); err != nil {
+		return 0, err
+	}
 	// Embedding (embedding.go): text-only documents get vectors from the
 	// live embedder, in one call, before the WAL append.
 	docs, err := c.embedDocs(ctx, docs)

@@ -145,6 +145,11 @@
 // Options.RequestTimeout per request (a search's Budget becomes
 // min(budget_ms, RequestTimeout): a search past its budget returns a
 // partial result, never a silent truncation), Options.MaxBodyBytes per body,
+// engine.MaxBatchBytes (64 MiB, one WAL record) per upsert as it will be
+// stored — checked before any embedding or write and answered 413
+// payload_too_large naming the limit (vectors take 4 bytes a component
+// however short their JSON; metadata numbers are stored in their shortest
+// form, so they never grow past their JSON),
 // listing pages of at most MaxListLimit (1000; larger limits are capped).
 //
 // # Shutdown

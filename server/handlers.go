@@ -142,8 +142,30 @@ func (s *Server) dropCollection(rq *request) (int, any, error) {
 // does the same for a single-document batch. A mismatch fails the whole
 // batch with 412.
 type UpsertRequest struct {
-	Documents json.RawMessage   `json:"documents"`
+	Documents BodyJSON          `json:"documents"`
 	IfMatch   map[string]string `json:"if_match,omitempty"`
+}
+
+// BodyJSON is a JSON value kept as it is, like json.RawMessage, but
+// aliasing the decoded input instead of copying it: the documents of an
+// upsert are decoded from the request body, which the server holds until
+// the request ends, so the body is not held twice. Decode it only with
+// json.Unmarshal (contract.DecodeBytes) of input that outlives it — a
+// json.Decoder reuses its buffer.
+type BodyJSON []byte
+
+// UnmarshalJSON keeps data (not a copy).
+func (b *BodyJSON) UnmarshalJSON(data []byte) error {
+	*b = data
+	return nil
+}
+
+// MarshalJSON writes the value as it is ("null" when empty).
+func (b BodyJSON) MarshalJSON() ([]byte, error) {
+	if len(b) == 0 {
+		return []byte("null"), nil
+	}
+	return b, nil
 }
 
 // UpsertResponse answers an upsert.

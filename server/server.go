@@ -553,6 +553,9 @@ func (s *Server) mapErr(err error) *apiError {
 	case errors.Is(err, engine.ErrConflict):
 		// Not err.Error(): the engine's text names stored state.
 		return newErr(http.StatusPreconditionFailed, StatusPrecondition, contract.ErrTypeConflict, "version mismatch", []any{"header", "If-Match"}, nil, "the stored version hash")
+	case errors.Is(err, engine.ErrBatchTooLarge):
+		return newErr(http.StatusRequestEntityTooLarge, StatusTooLarge, "too_large", err.Error(), []any{"documents"}, nil,
+			"a batch of at most "+strconv.Itoa(engine.MaxBatchBytes)+" bytes as stored (one WAL record)")
 	case errors.Is(err, engine.ErrBadName):
 		return newErr(http.StatusBadRequest, StatusValidation, contract.ErrTypeInvalidFormat, err.Error(), []any{"path", "name"}, nil, "1..128 of [A-Za-z0-9_.-]")
 	case errors.Is(err, tier.ErrWriteStall):

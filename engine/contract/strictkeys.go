@@ -3,6 +3,7 @@ package contract
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -84,12 +85,69 @@ func isNumber(k reflect.Kind) bool {
 // checkKeys checks data (valid JSON) against the schema of t (see above).
 func checkKeys(data []byte, t reflect.Type) error {
 	s := keyScanner{b: data}
-	return s.value(t, nil)
+	return s.value(t)
 }
 
 type keyScanner struct {
-	b []byte
-	i int
+	b    []byte
+	i    int
+	path []pathElem // where s.i is, materialised only for an error
+}
+
+// pathElem is one step of keyScanner.path: an object key or an index.
+type pathElem struct {
+	key   string
+	idx   int
+	isKey bool
+}
+
+// loc returns the path, plus last, as an error loc.
+func (s *keyScanner) loc(last ...any) []any {
+	out := make([]any, 0, len(s.path)+len(last))
+	for _, p := range s.path {
+		if p.isKey {
+			out = append(out, p.key)
+		} else {
+			out = append(out, p.idx)
+		}
+	}
+	return append(out, last...)
+}
+
+// keySet holds the keys of one object: checked one by one while few
+// (most objects have a handful of keys), then collected and sorted once at
+// the end of the object (a metadata map may have thousands; a hash set of
+// them would cost far more than the object's bytes).
+type keySet struct {
+	list []string
+}
+
+// add adds k and reports whether it is known to be there already.
+func (ks *keySet) add(k string) bool {
+	if len(ks.list) < 16 {
+		for _, x := range ks.list {
+			if x == k {
+				return true
+			}
+		}
+	}
+	ks.list = append(ks.list, k)
+	return false
+}
+
+// dup returns a key given twice, when there are too many to check one by
+// one, or "".
+func (ks *keySet) dup() (string, bool) {
+	if len(ks.list) <= 16 {
+		return "", false
+	}
+	slices.Sort(ks.list)
+	for i := 1; i < len(ks.list); i++ {
+		if ks.list[i] == ks.list[i-1] {
+			return ks.list[i], true
+		}
+	}
+	return "", false
 }
 
 func (s *keyScanner) ws() {
@@ -105,7 +163,7 @@ func (s *keyScanner) ws() {
 
 // value checks the value at s.i against t (nil: anything) and moves past
 // it.
-func (s *keyScanner) value(t reflect.Type, loc []any) error {
+func (s *keyScanner) value(t reflect.Type) error {
 	s.ws()
 	if s.i >= len(s.b) {
 		return nil
@@ -123,13 +181,16 @@ func (s *keyScanner) value(t reflect.Type, loc []any) error {
 	}
 	switch c {
 	case '{':
-		return s.object(t, loc)
+		return s.object(t)
 	case '[':
 		var elem reflect.Type
 		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
 			elem = t.Elem()
 		}
 		s.i++
+		if elem != nil && isNumber(elem.Kind()) {
+			return s.numbers()
+		}
 		for n := 0; ; n++ {
 			s.ws()
 			if s.i >= len(s.b) {
@@ -140,7 +201,10 @@ func (s *keyScanner) value(t reflect.Type, loc []any) error {
 				return nil
 			}
 			at := s.i
-			if err := s.value(elem, append(loc, n)); err != nil {
+			s.path = append(s.path, pathElem{idx: n})
+			err := s.value(elem)
+			s.path = s.path[:len(s.path)-1]
+			if err != nil {
 				return err
 			}
 			if s.i == at { // not JSON (checkKeys runs on valid input only)
@@ -157,7 +221,7 @@ func (s *keyScanner) value(t reflect.Type, loc []any) error {
 	case 'n':
 		s.skipLiteral()
 		if t != nil && isNumber(t.Kind()) {
-			return &decodeError{loc: append([]any(nil), loc...), input: nil, typ: ErrTypeJSONType,
+			return &decodeError{loc: s.loc(), input: nil, typ: ErrTypeJSONType,
 				msg: "null where a number is due", domain: "a number"}
 		}
 		return nil
@@ -167,9 +231,39 @@ func (s *keyScanner) value(t reflect.Type, loc []any) error {
 	}
 }
 
+// numbers moves past the rest of an array of numbers (s.i after '['),
+// refusing a null element.
+func (s *keyScanner) numbers() error {
+	for n := 0; s.i < len(s.b); n++ {
+		s.ws()
+		if s.i >= len(s.b) {
+			return nil
+		}
+		switch s.b[s.i] {
+		case ']':
+			s.i++
+			return nil
+		case 'n':
+			return &decodeError{loc: s.loc(n), input: nil, typ: ErrTypeJSONType, msg: "null where a number is due", domain: "a number"}
+		case '{', '[', '"':
+			return s.value(nil) // not a number array after all: decoding failed first
+		}
+		at := s.i
+		s.skipLiteral()
+		s.ws()
+		if s.i < len(s.b) && s.b[s.i] == ',' {
+			s.i++
+		}
+		if s.i == at {
+			return nil
+		}
+	}
+	return nil
+}
+
 // object checks an object against t (a struct: exact field names; a map:
 // any keys; nil: anything), refusing duplicate keys in every case.
-func (s *keyScanner) object(t reflect.Type, loc []any) error {
+func (s *keyScanner) object(t reflect.Type) error {
 	var fields map[string]reflect.Type
 	var elem reflect.Type
 	if t != nil {
@@ -181,7 +275,7 @@ func (s *keyScanner) object(t reflect.Type, loc []any) error {
 		}
 	}
 	s.i++ // '{'
-	var seen map[string]struct{}
+	var seen keySet
 	for {
 		s.ws()
 		if s.i >= len(s.b) {
@@ -189,6 +283,10 @@ func (s *keyScanner) object(t reflect.Type, loc []any) error {
 		}
 		if s.b[s.i] == '}' {
 			s.i++
+			if k, dup := seen.dup(); dup {
+				return &decodeError{loc: s.loc(k), input: k, typ: ErrTypeDuplicate,
+					msg: "key " + strconvQuote(k) + " appears twice in one object", domain: "each key at most once"}
+			}
 			return nil
 		}
 		if s.b[s.i] == ',' {
@@ -200,25 +298,24 @@ func (s *keyScanner) object(t reflect.Type, loc []any) error {
 		if s.i < len(s.b) && s.b[s.i] == ':' {
 			s.i++
 		}
-		if seen == nil {
-			seen = map[string]struct{}{}
-		}
-		if _, dup := seen[key]; dup {
-			return &decodeError{loc: append(append([]any(nil), loc...), key), input: key, typ: ErrTypeDuplicate,
+		if seen.add(key) {
+			return &decodeError{loc: s.loc(key), input: key, typ: ErrTypeDuplicate,
 				msg: "key " + strconvQuote(key) + " appears twice in one object", domain: "each key at most once"}
 		}
-		seen[key] = struct{}{}
 		vt := elem
 		if fields != nil {
 			ft, ok := fields[key]
 			if !ok {
-				return &decodeError{loc: append(append([]any(nil), loc...), key), input: key, typ: ErrTypeUnknownField,
+				return &decodeError{loc: s.loc(key), input: key, typ: ErrTypeUnknownField,
 					msg: "unknown field " + strconvQuote(key) + " (keys are matched exactly, case included)", domain: "a field of the closed schema"}
 			}
 			vt = ft
 		}
 		at := s.i
-		if err := s.value(vt, append(loc, key)); err != nil {
+		s.path = append(s.path, pathElem{key: key, isKey: true})
+		err := s.value(vt)
+		s.path = s.path[:len(s.path)-1]
+		if err != nil {
 			return err
 		}
 		if s.i == at { // not JSON (checkKeys runs on valid input only)

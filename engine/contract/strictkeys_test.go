@@ -3,6 +3,7 @@ package contract
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -47,6 +48,7 @@ func TestExactKeys(t *testing.T) {
 		{"document case variant", `[{"id":"a","Content":"x","trust":"authoritative"}]`, ErrTypeUnknownField, "[documents 0 Content]"},
 		{"document null in vector", `[{"id":"a","content":"x","vector":[0.5,null],"trust":"authoritative"}]`, ErrTypeJSONType, "[documents 0 vector 1]"},
 		{"document duplicate metadata key", `[{"id":"a","content":"x","metadata":{"k":1,"k":2},"trust":"authoritative"}]`, ErrTypeDuplicate, "[documents 0 metadata k]"},
+		{"duplicate in a large object", `[{"id":"a","content":"x","metadata":{` + manyKeys(40) + `,"k07":true},"trust":"authoritative"}]`, ErrTypeDuplicate, "[documents 0 metadata k07]"},
 	} {
 		_, err := DecodeDocuments([]byte(c.docs))
 		var ve *ValidationError
@@ -57,6 +59,18 @@ func TestExactKeys(t *testing.T) {
 	if _, err := DecodeDocuments([]byte(`[{"id":"a","content":"x","vector":[0.5,1],"metadata":{"k":1,"K":2},"trust":"authoritative"}]`)); err != nil {
 		t.Errorf("metadata keys differing in case are distinct keys: %v", err)
 	}
+}
+
+// manyKeys is `"k00":0,"k01":1,…` with n keys.
+func manyKeys(n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"k%02d":%d`, i, i)
+	}
+	return b.String()
 }
 
 func fmtLoc(loc []any) string {
