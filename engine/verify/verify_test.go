@@ -2,6 +2,9 @@ package verify
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -46,6 +49,73 @@ func FuzzParseFileURI(f *testing.F) {
 		}
 		if from > 0 && bytes.Count(b, []byte{'\n'}) > to-from+1 {
 			t.Fatalf("span %d-%d has %d newlines", from, to, bytes.Count(b, []byte{'\n'}))
+		}
+	})
+}
+
+// TestConfined: real directories and links; the resolved path is what
+// must be read, and it lies under the root.
+func TestConfined(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "root")
+	out := filepath.Join(base, "out")
+	for _, d := range []string{filepath.Join(root, "sub"), out} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(out, "s"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(out, "s"), filepath.Join(root, "ln")); err != nil {
+		t.Fatal(err)
+	}
+	// A root named through a link resolves too.
+	if err := os.Symlink(root, filepath.Join(base, "rootlink")); err != nil {
+		t.Fatal(err)
+	}
+	for uri, want := range map[string]bool{
+		"file://" + root + "/sub/a.txt":         true,
+		"file://" + root:                        true,
+		"file://" + root + "/ln":                false,
+		"file://" + root + "/../out/s":          false,
+		"file://" + root + "x/a":                false, // a sibling sharing the prefix
+		"file://" + base + "/rootlink/sub/a.go": true,
+		"file://other" + root + "/a":            false,
+		"http://" + root:                        false,
+		"file:relative/a":                       false,
+	} {
+		real, ok := Confined(uri, []string{root})
+		if ok != want {
+			t.Errorf("Confined(%s) = %v, want %v", uri, ok, want)
+		}
+		if ok && !strings.HasPrefix(real, root) {
+			t.Errorf("Confined(%s) resolved to %s, outside %s", uri, real, root)
+		}
+	}
+	if _, ok := Confined("file://"+root+"/a", []string{filepath.Join(base, "rootlink")}); !ok {
+		t.Error("a root given through a symbolic link does not resolve")
+	}
+}
+
+// FuzzConfined: Confined never panics, and whatever it accepts resolves
+// under the root.
+func FuzzConfined(f *testing.F) {
+	root := f.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "a", "b"), 0o755); err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range []string{"file://" + root + "/a/b", "file://" + root + "/../x", "file://" + root + "/%2e%2e/x",
+		"file://localhost" + root + "/a#L1-L2", "file://" + root + "%2F..%2Fx", "FILE://" + root, "file:///etc/passwd"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, uri string) {
+		real, ok := Confined(uri, []string{root})
+		if !ok {
+			return
+		}
+		if rel, err := filepath.Rel(root, real); err != nil || strings.HasPrefix(rel, "..") {
+			t.Fatalf("%q resolved to %q, outside %q", uri, real, root)
 		}
 	})
 }
