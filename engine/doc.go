@@ -55,7 +55,12 @@
 // version's hash differs (or an id expected absent with "" exists), the
 // whole batch fails with ErrConflict and nothing is written. Metadata values
 // are stored as their JSON form inside the tier's string map, so every type
-// (string, number, bool, string list) round-trips exactly.
+// (string, number, bool, string list) round-trips exactly; numbers in their
+// shortest form (contract.AppendNumber: 1e20, not 21 digits) and strings
+// without HTML escaping, so no stored value is longer than its JSON. A
+// batch's WAL record is bounded before any embedding or write
+// (limits.go): one that could exceed MaxBatchBytes (64 MiB, the record
+// limit) fails whole with ErrBatchTooLarge; split it into several Upserts.
 //
 // # Search
 //
