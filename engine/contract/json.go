@@ -184,7 +184,7 @@ func splitArray(data []byte) (elems []json.RawMessage, ok bool) {
 	if !json.Valid(data) {
 		return nil, false
 	}
-	s := keyScanner{b: data}
+	s := keyScanner{b: data, skipOnly: true}
 	s.ws()
 	if s.i >= len(s.b) || s.b[s.i] != '[' {
 		return nil, false

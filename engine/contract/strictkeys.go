@@ -92,6 +92,8 @@ type keyScanner struct {
 	b    []byte
 	i    int
 	path []pathElem // where s.i is, materialised only for an error
+	// skipOnly moves past values without checking them (splitArray).
+	skipOnly bool
 }
 
 // pathElem is one step of keyScanner.path: an object key or an index.
@@ -293,12 +295,17 @@ func (s *keyScanner) object(t reflect.Type) error {
 			s.i++
 			continue
 		}
-		key := s.key()
+		var key string
+		if s.skipOnly {
+			s.skipString()
+		} else {
+			key = s.key()
+		}
 		s.ws()
 		if s.i < len(s.b) && s.b[s.i] == ':' {
 			s.i++
 		}
-		if seen.add(key) {
+		if !s.skipOnly && seen.add(key) {
 			return &decodeError{loc: s.loc(key), input: key, typ: ErrTypeDuplicate,
 				msg: "key " + strconvQuote(key) + " appears twice in one object", domain: "each key at most once"}
 		}

@@ -106,3 +106,33 @@ func FuzzCheckKeys(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSplitArray: splitArray cuts a valid JSON array into exactly the
+// elements encoding/json finds, and refuses what is not an array.
+func FuzzSplitArray(f *testing.F) {
+	for _, s := range []string{`[]`, `[1, "a,b", {"x":[1,2]}, null ]`, ` [ [] , {} ] `, `{}`, `[1,`, `"x"`, `[ "\"]" ]`, `null`, ` null `} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, ok := splitArray(data)
+		var ref []json.RawMessage
+		refErr := json.Unmarshal(data, &ref)
+		if refErr == nil && ref == nil {
+			refErr = errors.New("null") // DecodeDocuments decodes null the old way
+		}
+		if ok != (refErr == nil) {
+			t.Fatalf("%q: split ok=%v, encoding/json %v", data, ok, refErr)
+		}
+		if !ok {
+			return
+		}
+		if len(got) != len(ref) {
+			t.Fatalf("%q: %d elements, want %d", data, len(got), len(ref))
+		}
+		for i := range got {
+			if string(got[i]) != string(ref[i]) {
+				t.Fatalf("%q: element %d %q, want %q", data, i, got[i], ref[i])
+			}
+		}
+	})
+}
