@@ -111,7 +111,7 @@ type coldQuery struct {
 	bases    []uint32
 	keyOf    func(*tier.Document) (uint32, bool)
 	allowDoc map[*tier.Document]struct{}
-	// statsAllow (MultiTenant only) gets one tenancy bitmap per archive:
+	// statsAllow (tenant-scoped queries only) gets one tenancy bitmap per archive:
 	// the rows the BM25 statistics count (compileTenancy).
 	statsAllow []*roaring.Bitmap
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stratasearch/strata/engine/redact"
 	"github.com/stratasearch/strata/engine/text"
 	"github.com/stratasearch/strata/engine/tier"
+	"github.com/stratasearch/strata/engine/verify"
 )
 
 // Collection is a named set of documents with a fixed vector dimension and
@@ -28,7 +29,7 @@ type Collection struct {
 	store  *tier.Store
 	warm   *catalog.WarmCache // lexical catalogs of warm segment sets
 	cold   *catalog.ColdCache // and of cold archives
-	verify *verifyCache
+	verify *verify.Cache
 
 	// writeMu serialises writes, so an IfMatch check and the batch it
 	// guards are one atomic step, and DeleteByNamespace / DeleteBySource
@@ -62,7 +63,7 @@ func openCollection(db *DB, name, dir string, o CollectionOptions) (*Collection,
 	if err != nil {
 		return nil, fmt.Errorf("engine: collection %q: %w", name, err)
 	}
-	c := &Collection{db: db, name: name, dir: dir, o: o, metric: metric, an: an, verify: newVerifyCache(),
+	c := &Collection{db: db, name: name, dir: dir, o: o, metric: metric, an: an, verify: verify.NewCache(),
 		warm: catalog.NewWarmCache(an, o.IndexedFields), cold: catalog.NewColdCache(an)}
 	memSize := o.MemTableSizeBytes
 	if memSize < 0 {
@@ -134,9 +135,10 @@ func (c *Collection) check(ctx context.Context) error {
 type WriteOption func(*writeOpts)
 
 type writeOpts struct {
-	ifMatch   map[string]string
-	principal *contract.Principal // tenancy.go
-	count     *int
+	ifMatch    map[string]string
+	principal  *contract.Principal // tenancy.go
+	count      *int
+	verifiable bool // VerifiableSources (verify.go)
 }
 
 // IfMatch makes an Upsert or Delete conditional (optimistic concurrency):
@@ -161,12 +163,13 @@ func (c *Collection) validateOpts() contract.ValidateOptions {
 // without a VersionHash gets BLAKE3-256 of its Content. Documents with
 // content and no vector are embedded by the collection's live embedder, in
 // one call, before the WAL append (embedding.go; ErrNoEmbedder when the
-// collection records a model and none is attached). With As(p) the
-// tenancy rules apply (tenancy.go): namespaces p may not name fail with
-// *NamespaceError, ids held by documents p cannot read with
-// *IDUnavailableError. Errors: validation, *ConflictError (IfMatch),
-// ErrClosed, the context's error, tier write errors (tier.ErrReadOnly
-// after an I/O failure).
+// collection records a model and none is attached). A batch whose WAL
+// record could exceed MaxBatchBytes is refused before embedding
+// (ErrBatchTooLarge). With As(p) the tenancy rules apply (tenancy.go):
+// namespaces p may not name fail with *NamespaceError, ids held by
+// documents p cannot read with *IDUnavailableError. Errors: validation,
+// ErrBatchTooLarge, *ConflictError (IfMatch), ErrClosed, the context's
+// error, tier write errors (tier.ErrReadOnly after an I/O failure).
 func (c *Collection) Upsert(ctx context.Context, docs []contract.Document, opts ...WriteOption) (uint64, error) {
 	if err := c.check(ctx); err != nil {
 		return 0, err
@@ -193,6 +196,10 @@ func (c *Collection) Upsert(ctx context.Context, docs []contract.Document, opts 
 	// Redaction at ingest (package engine/redact), before anything
 	// derives from the text (embedding, postings, doc store).
 	docs = c.redactDocs(docs)
+	// What will be written is bounded before any further work (limits.go).
+	if err := c.checkBatchSize(docs); err != nil {
+		return 0, err
+	}
 	// Embedding (embedding.go): text-only documents get vectors from the
 	// live embedder, in one call, before the WAL append.
 	docs, err := c.embedDocs(ctx, docs)
@@ -204,6 +211,12 @@ func (c *Collection) Upsert(ctx context.Context, docs []contract.Document, opts 
 		td, err := toTier(&docs[i])
 		if err != nil {
 			return 0, fmt.Errorf("engine: document %d: %w", i, err)
+		}
+		if wo.verifiable && td.SourceURI != "" {
+			if td.Metadata == nil {
+				td.Metadata = make(map[string]string, 1)
+			}
+			td.Metadata[metaVerifiable] = "true"
 		}
 		b.Upsert(td)
 	}
@@ -245,6 +258,16 @@ func (c *Collection) validateDocs(docs []contract.Document) error {
 			fes = append(fes, fe)
 		}
 		for _, f := range sortedKeys(docs[i].Metadata) {
+			if strings.HasPrefix(f, reservedMetaPrefix) {
+				fes = append(fes, contract.FieldError{
+					Loc:            []any{"documents", i, "metadata", f},
+					InputValue:     f,
+					ErrorType:      contract.ErrTypeInvalidFormat,
+					Message:        "metadata keys starting with \"\\u0000strata.\" are reserved for the engine",
+					ExpectedDomain: "a field name not starting with \"\\u0000strata.\"",
+				})
+				continue
+			}
 			ft, ok := c.o.IndexedFields[f]
 			if !ok {
 				continue

@@ -68,7 +68,12 @@
 // compare against what it can see; the checks and the write are one atomic
 // step under the collection's write lock. Metadata values
 // are stored as their JSON form inside the tier's string map, so every type
-// (string, number, bool, string list) round-trips exactly.
+// (string, number, bool, string list) round-trips exactly; numbers in their
+// shortest form (contract.AppendNumber: 1e20, not 21 digits) and strings
+// without HTML escaping, so no stored value is longer than its JSON. A
+// batch's WAL record is bounded before any embedding or write
+// (limits.go): one that could exceed MaxBatchBytes (64 MiB, the record
+// limit) fails whole with ErrBatchTooLarge; split it into several Upserts.
 //
 // # Search
 //
@@ -123,8 +128,9 @@
 // between tiers and segments. They count every version still stored,
 // including replaced and deleted ones in the MemTable and dead warm rows,
 // until a flush (MemTable) or compaction (warm) removes them (as Lucene
-// counts deleted documents until a merge). In a MultiTenant collection
-// they are instead collected per query over the live rows of the query's
+// counts deleted documents until a merge). In a MultiTenant collection,
+// and for every query that carries a Principal in any collection, they
+// are instead collected per query over the live rows of the query's
 // namespace that its principal may read, in every tier, so a tenant's
 // scores never depend on — and cannot reveal — another tenant's
 // documents; the URI prefix and metadata filter narrow the results, not
@@ -247,6 +253,17 @@
 // "drop", the default) or re-read from the file, flagged Reread and given
 // the live hash ("reread"). Other URI schemes cannot be checked and are
 // kept as they are.
+//
+// A file is read only for a document whose source the collection is
+// entitled to read (package engine/verify, "Who may have a file read"):
+// written with VerifiableSources (ingestion), or, symbolic links resolved,
+// under an Options.VerifyRoots directory bound to the document's namespace
+// or under CollectionOptions.SourceRoots. Any other file:// source is kept
+// unverified without being touched, so a search's outcome never depends
+// on a file its caller could not read. The mark VerifiableSources sets is
+// kept under a reserved metadata key that writes cannot name and reads
+// never return. Parsing, bounded reads, the hash cache and confinement
+// live in engine/verify.
 //
 // # Redaction
 //

@@ -64,6 +64,17 @@ func mustUpsert(t *testing.T, c *Collection, docs ...contract.Document) uint64 {
 	return e
 }
 
+// mustUpsertVerifiable upserts docs with VerifiableSources, as ingestion
+// does.
+func mustUpsertVerifiable(t *testing.T, c *Collection, docs ...contract.Document) uint64 {
+	t.Helper()
+	e, err := c.Upsert(context.Background(), docs, VerifiableSources())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
 func mustSearch(t *testing.T, c *Collection, q contract.Query) contract.Result {
 	t.Helper()
 	r, err := c.Search(context.Background(), q)
@@ -708,7 +719,7 @@ func TestVerifySources(t *testing.T) {
 		da.SourceURI = uriA
 		db := doc("B", "func B() {}\n", nil)
 		db.SourceURI = uriB
-		mustUpsert(t, c, da, db)
+		mustUpsertVerifiable(t, c, da, db)
 		q := contract.Query{Text: "func", Verify: true}
 		if r := mustSearch(t, c, q); len(r.Hits) != 2 || len(r.Dropped) != 0 {
 			t.Fatalf("fresh: %+v", r)
@@ -750,7 +761,8 @@ func TestVerifySources(t *testing.T) {
 
 // TestRereadOnlyUnderSourceRoots: a document naming a file outside the
 // collection's SourceRoots never gets that file's content returned by
-// verification; the hit is dropped as stale instead. Reread without roots
+// verification, even when written with VerifiableSources; the hit is
+// dropped as stale instead. Reread without roots
 // is a configuration error.
 func TestRereadOnlyUnderSourceRoots(t *testing.T) {
 	root, outside := t.TempDir(), t.TempDir()
@@ -770,7 +782,7 @@ func TestRereadOnlyUnderSourceRoots(t *testing.T) {
 	} {
 		d := doc("evil", "anything at all", nil)
 		d.SourceURI = uri
-		mustUpsert(t, c, d)
+		mustUpsertVerifiable(t, c, d)
 		r := mustSearch(t, c, contract.Query{Text: "anything", Verify: true})
 		for _, h := range r.Hits {
 			if strings.Contains(h.Content, "hunter2") || h.Reread {
@@ -779,25 +791,6 @@ func TestRereadOnlyUnderSourceRoots(t *testing.T) {
 		}
 		if len(r.Dropped) != 1 || r.Dropped[0].Reason != contract.DropStale {
 			t.Fatalf("%s: want the hit dropped as stale, got hits %v dropped %+v", uri, ids(r.Hits), r.Dropped)
-		}
-	}
-}
-
-func TestSpan(t *testing.T) {
-	data := []byte("l1\nl2\nl3")
-	for _, c := range []struct {
-		from, to int
-		want     string
-		ok       bool
-	}{{0, 0, "l1\nl2\nl3", true}, {1, 1, "l1\n", true}, {2, 3, "l2\nl3", true}, {3, 3, "l3", true}, {3, 4, "", false}, {4, 4, "", false}} {
-		got, ok := span(data, c.from, c.to)
-		if ok != c.ok || string(got) != c.want {
-			t.Errorf("span(%d,%d) = %q %v, want %q %v", c.from, c.to, got, ok, c.want, c.ok)
-		}
-	}
-	for _, u := range []string{"http://x/a#L1", "file:///a#L0", "file:///a#L5-L2", "file:///a#foo"} {
-		if _, _, _, err := ParseFileURI(u); err == nil {
-			t.Errorf("%s accepted", u)
 		}
 	}
 }
@@ -859,7 +852,7 @@ func TestVerifySpecialFilesAndOracle(t *testing.T) {
 		d.VersionHash = strings.Repeat("ab", 32) // a guess that is wrong
 		docs = append(docs, d)
 	}
-	mustUpsert(t, c, docs...)
+	mustUpsertVerifiable(t, c, docs...)
 	done := make(chan contract.Result, 1)
 	go func() { done <- mustSearch(t, c, contract.Query{Text: "probe", Verify: true}) }()
 	var r contract.Result

@@ -130,14 +130,6 @@ func trustFromTier(t tier.Trust) contract.Trust {
 	return ""
 }
 
-// VersionHash returns the BLAKE3-256 of source bytes as 64 lowercase hex
-// digits: the version hash Upsert computes when a document carries none
-// (of its Content) and verification recomputes from the live source span.
-func VersionHash(source []byte) string {
-	sum := blake3.Sum256(source)
-	return hex.EncodeToString(sum[:])
-}
-
 // toTier converts a validated contract document into the tier's storage
 // form. An empty VersionHash becomes BLAKE3-256 of Content.
 func toTier(d *contract.Document) (tier.Document, error) {
@@ -153,13 +145,14 @@ func toTier(d *contract.Document) (tier.Document, error) {
 		Namespace: d.Namespace,
 		Trust:     trustToTier(d.Trust),
 	}
-	// Copies: the tier keeps the batch's slices, and the caller may reuse
-	// its own.
-	if d.Vector != nil {
-		td.Vector = append([]float32(nil), d.Vector...)
+	// No copies: the tier reads the batch's slices only until Apply
+	// returns (it applies its own decoded copy of the WAL record), and the
+	// caller's slices are not modified during Upsert.
+	if len(d.Vector) > 0 {
+		td.Vector = d.Vector
 	}
-	if d.ACL != nil {
-		td.ACL = append([]string(nil), d.ACL...)
+	if len(d.ACL) > 0 {
+		td.ACL = d.ACL
 	}
 	if d.VersionHash == "" {
 		td.VersionHash = blake3.Sum256([]byte(d.Content))

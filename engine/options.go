@@ -14,6 +14,7 @@ import (
 	"github.com/stratasearch/strata/engine/embed"
 	"github.com/stratasearch/strata/engine/tier"
 	"github.com/stratasearch/strata/engine/tier/wal"
+	"github.com/stratasearch/strata/engine/verify"
 	"github.com/stratasearch/strata/internal/base"
 	"github.com/stratasearch/strata/vfs"
 )
@@ -35,6 +36,14 @@ type Options struct {
 	// (file:// URIs) are outside the DB and always read from the operating
 	// system. Default vfs.Default.
 	FS vfs.FS
+	// VerifyRoots bind directories to namespace prefixes: a document of a
+	// matching namespace written without VerifiableSources may have its
+	// file:// source read by verification when the file, symbolic links
+	// resolved, lies under the directory (package verify, "Who may have a
+	// file read"). Each Dir is an absolute clean path. Default none: such
+	// documents' sources are then read only under the collection's
+	// SourceRoots.
+	VerifyRoots []verify.Root
 }
 
 // EnsureDefaults fills zero fields with their defaults.
@@ -48,8 +57,15 @@ func (o *Options) EnsureDefaults() {
 }
 
 // Validate reports every problem with o: an Embedders entry that is nil or
-// whose key is not its model name.
-func (o *Options) Validate() error { return errors.Join(o.validateEmbedders()...) }
+// whose key is not its model name, a VerifyRoots entry with an empty
+// namespace prefix or a directory that is not a clean absolute path.
+func (o *Options) Validate() error {
+	errs := o.validateEmbedders()
+	if err := verify.ValidateRoots(o.VerifyRoots); err != nil {
+		errs = append(errs, fmt.Errorf("engine: option VerifyRoots: %w", err))
+	}
+	return errors.Join(errs...)
+}
 
 // FieldType is the type of an indexed metadata field (catalog.FieldType).
 type FieldType = catalog.FieldType
@@ -191,12 +207,14 @@ type CollectionOptions struct {
 	// a document naming a file under the roots.
 	OnStale StalePolicy `json:"on_stale"`
 	// SourceRoots are the directories (absolute paths) under which
-	// verification may re-read a stale hit's live source and return it as
-	// content (OnStale "reread"). A hit whose file:// path lies outside
-	// every root is dropped as stale instead, so a document cannot name
-	// /etc/passwd as its source and have search return that file. Hash
-	// checks themselves read any file:// source (they return no content).
-	// Default none.
+	// verification may read any document's file:// source (symbolic links
+	// resolved), whatever its namespace, and re-read a stale hit's live
+	// source to return it as content (OnStale "reread"). A stale hit whose
+	// path lies outside every root is dropped instead, so a document
+	// cannot name /etc/passwd as its source and have search return that
+	// file. Outside these roots only sources written with
+	// VerifiableSources, or under an Options.VerifyRoots entry of the
+	// document's namespace, are read at all (verify.go). Default none.
 	SourceRoots []string `json:"source_roots,omitempty"`
 	// HybridDefault is the hybrid strategy of a query that sets no fusion
 	// parameter (contract.FusionParams all zero): "rerank-maxnorm" (the

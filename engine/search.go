@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"github.com/stratasearch/strata/engine/fusion"
 	"github.com/stratasearch/strata/engine/redact"
 	"github.com/stratasearch/strata/engine/tier"
+	"github.com/stratasearch/strata/engine/verify"
 )
 
 // Retriever names, as used in contract.FusionParams.Weights.
@@ -223,12 +223,14 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 	if pred != nil {
 		allowDoc = map[*tier.Document]struct{}{}
 	}
-	// In a MultiTenant collection the BM25 statistics are collected over
-	// the rows the principal may read in the query's namespace only (see
-	// tenantStats), so no score depends on another tenant's documents.
+	// In a MultiTenant collection, and for every query that carries a
+	// principal (a server with API keys), the BM25 statistics are
+	// collected over the rows the principal may read in the query's
+	// namespace only (see tenantStats), so no score depends on documents
+	// the caller cannot read.
 	var statsAllow []*roaring.Bitmap
 	tenancy := compileTenancy(&q)
-	if c.o.MultiTenant && q.Mode != contract.Dense {
+	if (c.o.MultiTenant || q.Principal != nil) && q.Mode != contract.Dense {
 		statsAllow = make([]*roaring.Bitmap, len(views))
 		for i := range statsAllow {
 			statsAllow[i] = roaring.New()
@@ -407,8 +409,8 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 	return res, nil, nil
 }
 
-// compileTenancy returns the test of the rows a MultiTenant query's BM25
-// statistics count: the query's namespace prefix and the principal's read
+// compileTenancy returns the test of the rows a tenant-scoped query's BM25
+// statistics count (MultiTenant collections, queries with a principal): the query's namespace prefix and the principal's read
 // rights (not its URI prefix or metadata filter, which narrow the results,
 // not the collection), or nil when neither is set.
 func compileTenancy(q *contract.Query) func(*verInfo) bool {
@@ -564,9 +566,10 @@ func compilePredicate(q *contract.Query, withFilter bool) func(*verInfo, uint32)
 // all of them, so a score does not depend on how rows are split into
 // segments). Hit keys are bases[view] + local doc id.
 //
-// statsAllow, when not nil (MultiTenant collections), restricts the
-// statistics to the rows it marks per view (tenantStats); views past its
-// end (cold archives) use their Allow bitmap.
+// statsAllow, when not nil (MultiTenant collections, queries with a
+// principal), restricts the statistics to the rows it marks per view
+// (tenantStats); views past its end (cold archives) use their Allow
+// bitmap.
 func (c *Collection) lexical(views []bm25.View, bases []uint32, statsAllow []*roaring.Bitmap, q *contract.Query, k int) retrieved {
 	r := retrieved{name: retrieverLexical}
 	bq := bm25.ParseQuery(q.Text, c.an, false)
@@ -819,12 +822,16 @@ func (c *Collection) envelopes(q *contract.Query, infos []verInfo, got map[strin
 // verifyHits re-checks file:// sources when the query asks (Verify) or a
 // hit is older than q.Freshness. A stale hit is dropped (OnStale "drop") or
 // re-read and flagged ("reread"). Sources that cannot be checked (not
-// file://) are kept as they are.
+// file://) and file:// sources the collection is not entitled to read
+// (verify.go: VerifiableSources, Options.VerifyRoots, SourceRoots) are
+// kept as they are, without reading anything: the outcome then depends on
+// the stored documents only.
 func (c *Collection) verifyHits(q *contract.Query, hits []contract.Envelope) ([]contract.Envelope, []contract.Dropped) {
 	if !q.Verify && q.Freshness <= 0 {
 		return hits, nil
 	}
 	now := time.Now()
+	var sn *tier.Snapshot
 	var dropped []contract.Dropped
 	kept := hits[:0]
 	for _, h := range hits {
@@ -832,56 +839,43 @@ func (c *Collection) verifyHits(q *contract.Query, hits []contract.Envelope) ([]
 			kept = append(kept, h)
 			continue
 		}
-		live, ok, err := c.verify.liveHash(h.SourceURI)
+		path, from, to, err := verify.ParseFileURI(h.SourceURI)
 		if err != nil {
 			kept = append(kept, h) // not verifiable
 			continue
 		}
+		if sn == nil {
+			sn = c.store.Snapshot()
+			defer sn.Close()
+		}
+		real, entitled := c.sourcePath(sn, &h, path)
+		if !entitled {
+			kept = append(kept, h) // never read (see VerifiableSources)
+			continue
+		}
+		live, ok := c.verify.LiveHash(real, from, to)
 		if ok && live == h.VersionHash {
 			kept = append(kept, h)
 			continue
 		}
-		if c.o.OnStale == OnStaleReread && ok && c.underSourceRoots(h.SourceURI) {
-			b, err := ReadSpan(h.SourceURI)
-			if err == nil && VersionHash(b) == live {
-				h.Content = string(b)
-				h.VersionHash = live
-				h.Reread = true
-				kept = append(kept, h)
-				continue
+		if c.o.OnStale == OnStaleReread && ok {
+			if rp, under := verify.Confined(h.SourceURI, c.o.SourceRoots); under {
+				b, err := verify.ReadPathSpan(rp, from, to)
+				if err == nil && verify.VersionHash(b) == live {
+					h.Content = string(b)
+					h.VersionHash = live
+					h.Reread = true
+					kept = append(kept, h)
+					continue
+				}
 			}
 		}
 		// One message whether the span changed or is gone, and never the
-		// live hash: a document may name any file, so either would turn
-		// verification into an oracle for files the caller cannot read.
+		// live hash.
 		detail := "source changed or missing since this version was indexed"
 		dropped = append(dropped, contract.Dropped{DocID: h.DocID, Reason: contract.DropStale, Detail: detail})
 	}
 	return kept, dropped
-}
-
-// underSourceRoots reports whether uri's file lies under one of the
-// collection's SourceRoots (after cleaning, so ".." cannot escape a root;
-// symbolic links are resolved on both sides).
-func (c *Collection) underSourceRoots(uri string) bool {
-	path, _, _, err := ParseFileURI(uri)
-	if err != nil {
-		return false
-	}
-	real, err := filepath.EvalSymlinks(filepath.Clean(path))
-	if err != nil {
-		return false
-	}
-	for _, r := range c.o.SourceRoots {
-		root, err := filepath.EvalSymlinks(filepath.Clean(r))
-		if err != nil {
-			continue
-		}
-		if rel, err := filepath.Rel(root, real); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel) {
-			return true
-		}
-	}
-	return false
 }
 
 func hexHash(h [32]byte) string {

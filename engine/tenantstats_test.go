@@ -135,3 +135,72 @@ func TestPrefixQueryScores(t *testing.T) {
 		}
 	}
 }
+
+// TestPrincipalScopedBM25StatsShared: in a collection that is not
+// MultiTenant, a query carrying a principal (every query of a server with
+// API keys) is scored on statistics over the rows that principal may
+// read: another principal's writes — MemTable, then warm — leave its
+// scores exactly as in a collection holding only its documents. The same
+// query without a principal still sees collection-wide statistics (the
+// self-check that the writes would move the scores).
+func TestPrincipalScopedBM25StatsShared(t *testing.T) {
+	ctx := context.Background()
+	aDocs := []contract.Document{
+		{ID: "a1", Namespace: "a/", Content: "the parser reads tokens and the parser builds a tree", Trust: contract.Authoritative},
+		{ID: "a2", Namespace: "a/", Content: "tokens flow from the lexer into the parser", Trust: contract.Authoritative},
+		{ID: "a3", Namespace: "a/", Content: "a tree walker visits every node of the tree", Trust: contract.Authoritative, ACL: []string{"alice"}},
+	}
+	var bDocs []contract.Document
+	for i := range 40 {
+		bDocs = append(bDocs, contract.Document{ID: fmt.Sprintf("b%d", i), Namespace: "b/",
+			Content: "parser parser tokens tree secret-project-" + fmt.Sprint(i), Trust: contract.Authoritative})
+	}
+	// An ACL'd document alice may not read, in her own namespace.
+	bDocs = append(bDocs, contract.Document{ID: "a-hidden", Namespace: "a/", Content: "parser tree tree tokens",
+		Trust: contract.Authoritative, ACL: []string{"carol"}})
+	alice := &contract.Principal{Name: "alice", Namespaces: []string{"a/"}}
+	scores := func(c *Collection, p *contract.Principal) map[string]float64 {
+		t.Helper()
+		res, err := c.Search(ctx, contract.Query{Text: "parser tokens tree", Mode: contract.Lexical, TopK: 50, Principal: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]float64{}
+		for _, h := range res.Hits {
+			out[h.DocID] = h.Explain.LexicalScore
+		}
+		return out
+	}
+	only := newColl(t, CollectionOptions{Dim: 2, Sync: "none"})
+	if _, err := only.Upsert(ctx, aDocs); err != nil {
+		t.Fatal(err)
+	}
+	want := scores(only, alice)
+	if len(want) != 3 {
+		t.Fatalf("alice sees %d documents, want 3", len(want))
+	}
+	c := newColl(t, CollectionOptions{Dim: 2, Sync: "none"})
+	if _, err := c.Upsert(ctx, aDocs); err != nil {
+		t.Fatal(err)
+	}
+	before := scores(c, nil)
+	check := func(what string) {
+		t.Helper()
+		got := scores(c, alice)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: alice's scores %v, want %v", what, got, want)
+		}
+	}
+	check("alone")
+	if _, err := c.Upsert(ctx, bDocs); err != nil {
+		t.Fatal(err)
+	}
+	check("after the other writes (MemTable)")
+	if err := c.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check("after flush (warm segment)")
+	if after := scores(c, nil); after["a1"] == before["a1"] {
+		t.Error("the other writes did not move the collection-wide score: the test cannot see a leak")
+	}
+}

@@ -1,195 +1,93 @@
 package engine
 
 import (
-	"bytes"
-	"errors"
-	"fmt"
-	"io"
+	"github.com/stratasearch/strata/engine/catalog"
 	"net/url"
-	"os"
-	"regexp"
-	"strconv"
-	"sync"
-	"time"
+	"strings"
+
+	"github.com/stratasearch/strata/engine/contract"
+	"github.com/stratasearch/strata/engine/tier"
+	"github.com/stratasearch/strata/engine/verify"
 )
 
-// Source spans. A file:// URI names a whole file, or with a fragment
-// #Lx-Ly (or #Lx) the lines x..y, 1-based and inclusive: the bytes from the
-// start of line x through the end of line y including its '\n' (if the file
-// has one there). Ingesters should hash exactly these bytes (ReadSpan, then
-// VersionHash), or store them as the Content and let Upsert hash it.
+// Source verification lives in package engine/verify (URI and span
+// parsing, bounded reads, the hash cache, confinement under roots); this
+// file holds the collection's side: which documents' sources it may read.
 
-var spanFragRE = regexp.MustCompile(`^L([1-9][0-9]*)(?:-L?([1-9][0-9]*))?$`)
+// MaxSourceFileBytes bounds the files verification reads (see
+// verify.MaxSourceFileBytes).
+const MaxSourceFileBytes = verify.MaxSourceFileBytes
 
-// errNotVerifiable marks a URI verification cannot check (not file://).
-var errNotVerifiable = errors.New("engine: source not verifiable")
+// ParseFileURI splits a file:// URI into its path and line span (see
+// verify.ParseFileURI).
+func ParseFileURI(uri string) (path string, from, to int, err error) { return verify.ParseFileURI(uri) }
 
-// ParseFileURI splits a file:// URI into its path and line span. from and
-// to are 1-based inclusive line numbers; 0, 0 means the whole file.
-// Errors: not a file URI, a malformed #L fragment, to < from.
-func ParseFileURI(uri string) (path string, from, to int, err error) {
+// ReadSpan reads the source span a file:// URI names (see verify.ReadSpan).
+func ReadSpan(uri string) ([]byte, error) { return verify.ReadSpan(uri) }
+
+// VersionHash returns the BLAKE3-256 of source bytes as 64 lowercase hex
+// digits (see verify.VersionHash): the version hash Upsert computes when a
+// document carries none (of its Content) and verification recomputes from
+// the live source span.
+func VersionHash(source []byte) string { return verify.VersionHash(source) }
+
+// VerifiableSources marks every document of an Upsert as having a source
+// the writer vouches for: verification may read its file:// source
+// wherever it is. Ingestion passes it (it wrote the documents from the
+// very files their URIs name); an embedded program indexing its own files
+// may too. Without it, a document's file:// source is read only when it
+// lies under a root bound to its namespace (Options.VerifyRoots) or under
+// the collection's SourceRoots; any other is never read, and its hit is
+// kept unverified (package verify, "Who may have a file read"). The mark
+// is stored with the version, and no document field can set it.
+func VerifiableSources() WriteOption {
+	return func(w *writeOpts) { w.verifiable = true }
+}
+
+// reservedMetaPrefix starts the metadata keys the engine keeps for itself
+// (stored with a version, never returned, refused in a write).
+const reservedMetaPrefix = catalog.ReservedMetaPrefix
+
+// metaVerifiable is the reserved metadata key of a version written with
+// VerifiableSources.
+const metaVerifiable = reservedMetaPrefix + "verifiable"
+
+// sourceDirs are the directories under which a document of namespace ns,
+// written without VerifiableSources, may have its file:// source read.
+func (c *Collection) sourceDirs(ns string) []string {
+	dirs := append([]string(nil), c.o.SourceRoots...)
+	if c.db != nil {
+		dirs = append(dirs, verify.DirsFor(c.db.o.VerifyRoots, ns)...)
+	}
+	return dirs
+}
+
+// SourcePermitted reports whether a document of namespace ns, written
+// without VerifiableSources, may name uri as its source: uri is not a
+// file:// URI (verification never reads those), or its file — symbolic
+// links resolved — lies under a root bound to ns (Options.VerifyRoots) or
+// under the collection's SourceRoots. The server refuses every other
+// file:// source_uri at write time; the engine itself stores them and
+// never reads them.
+func (c *Collection) SourcePermitted(ns, uri string) bool {
+	if uri == "" {
+		return true
+	}
 	u, err := url.Parse(uri)
-	if err != nil {
-		return "", 0, 0, fmt.Errorf("engine: source uri %q: %w", uri, err)
+	if err != nil || !strings.EqualFold(u.Scheme, "file") {
+		return err == nil
 	}
-	if u.Scheme != "file" || u.Path == "" {
-		return "", 0, 0, fmt.Errorf("%w: %q is not a file:// URI", errNotVerifiable, uri)
-	}
-	if u.Fragment == "" {
-		return u.Path, 0, 0, nil
-	}
-	m := spanFragRE.FindStringSubmatch(u.Fragment)
-	if m == nil {
-		return "", 0, 0, fmt.Errorf("%w: %q: fragment %q is not #Lx or #Lx-Ly", errNotVerifiable, uri, u.Fragment)
-	}
-	from, _ = strconv.Atoi(m[1])
-	to = from
-	if m[2] != "" {
-		to, _ = strconv.Atoi(m[2])
-	}
-	if to < from {
-		return "", 0, 0, fmt.Errorf("%w: %q: line span ends before it starts", errNotVerifiable, uri)
-	}
-	return u.Path, from, to, nil
+	_, ok := verify.Confined(uri, c.sourceDirs(ns))
+	return ok
 }
 
-// span returns the bytes of lines from..to (1-based, inclusive; 0, 0 = all
-// of data), or ok=false when the file has fewer lines than to.
-func span(data []byte, from, to int) ([]byte, bool) {
-	if from == 0 {
-		return data, true
+// sourcePath returns the path verification may read for hit h, or
+// ok=false when it must not read any (h's source is not entitled: see
+// VerifiableSources). sn is the snapshot h was found in.
+func (c *Collection) sourcePath(sn *tier.Snapshot, h *contract.Envelope, path string) (string, bool) {
+	if d, _, found := sn.Get(h.DocID); found && d.Metadata[metaVerifiable] != "" &&
+		hexHash(d.VersionHash) == h.VersionHash && d.SourceURI == h.SourceURI {
+		return path, true
 	}
-	start, line := 0, 1
-	for line < from {
-		i := bytes.IndexByte(data[start:], '\n')
-		if i < 0 {
-			return nil, false
-		}
-		start += i + 1
-		line++
-	}
-	if start >= len(data) {
-		return nil, false
-	}
-	end := start
-	for line <= to {
-		i := bytes.IndexByte(data[end:], '\n')
-		if i < 0 {
-			if line < to {
-				return nil, false
-			}
-			end = len(data)
-			break
-		}
-		end += i + 1
-		line++
-	}
-	return data[start:end], true
-}
-
-// MaxSourceFileBytes bounds the files verification reads: a source that
-// is larger, or not a regular file (a device such as /dev/zero, a FIFO, a
-// directory), counts as gone, so a document naming one cannot make a
-// search read without end.
-const MaxSourceFileBytes = 64 << 20
-
-// readSource reads a regular file of at most MaxSourceFileBytes. The
-// limit is enforced on the bytes read too, so a file that grows (or a
-// special file that reports size 0, as /proc files do) cannot exceed it.
-func readSource(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("engine: source %s is not a regular file", path)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxSourceFileBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > MaxSourceFileBytes {
-		return nil, fmt.Errorf("engine: source %s is larger than %d bytes", path, MaxSourceFileBytes)
-	}
-	return data, nil
-}
-
-// ReadSpan reads the source span a file:// URI names (see ParseFileURI).
-// Errors: the URI is not a file URI, the file cannot be read, or it has
-// fewer lines than the span ends at.
-func ReadSpan(uri string) ([]byte, error) {
-	path, from, to, err := ParseFileURI(uri)
-	if err != nil {
-		return nil, err
-	}
-	data, err := readSource(path)
-	if err != nil {
-		return nil, fmt.Errorf("engine: read source: %w", err)
-	}
-	b, ok := span(data, from, to)
-	if !ok {
-		return nil, fmt.Errorf("engine: source %q has no lines %d-%d", uri, from, to)
-	}
-	return b, nil
-}
-
-// verifyCache caches the live version hash of each source span, keyed by
-// path and invalidated when the file's size or modification time changes.
-type verifyCache struct {
-	mu    sync.Mutex
-	files map[string]*fileHashes
-}
-
-type fileHashes struct {
-	size  int64
-	mtime time.Time
-	spans map[[2]int]string // (from, to) → hash; "" = span absent
-}
-
-func newVerifyCache() *verifyCache { return &verifyCache{files: map[string]*fileHashes{}} }
-
-// liveHash returns the current version hash of the span uri names; ok is
-// false when the span no longer exists (file gone or shorter), which counts
-// as stale. err is errNotVerifiable for URIs that cannot be checked.
-func (vc *verifyCache) liveHash(uri string) (hash string, ok bool, err error) {
-	path, from, to, err := ParseFileURI(uri)
-	if err != nil {
-		return "", false, err
-	}
-	fi, err := os.Stat(path)
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > MaxSourceFileBytes {
-		return "", false, nil
-	}
-	key := [2]int{from, to}
-	vc.mu.Lock()
-	fh := vc.files[path]
-	if fh != nil && fh.size == fi.Size() && fh.mtime.Equal(fi.ModTime()) {
-		if h, hit := fh.spans[key]; hit {
-			vc.mu.Unlock()
-			return h, h != "", nil
-		}
-	}
-	vc.mu.Unlock()
-	data, err := readSource(path)
-	if err != nil {
-		return "", false, nil
-	}
-	h := ""
-	if b, found := span(data, from, to); found {
-		h = VersionHash(b)
-	}
-	vc.mu.Lock()
-	fh = vc.files[path]
-	if fh == nil || fh.size != fi.Size() || !fh.mtime.Equal(fi.ModTime()) {
-		fh = &fileHashes{size: fi.Size(), mtime: fi.ModTime(), spans: map[[2]int]string{}}
-		vc.files[path] = fh
-	}
-	fh.spans[key] = h
-	vc.mu.Unlock()
-	return h, h != "", nil
+	return verify.Confined(h.SourceURI, c.sourceDirs(h.Namespace))
 }

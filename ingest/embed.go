@@ -201,7 +201,9 @@ func (w *writer) apply(ctx context.Context, b writeBatch) error {
 	tw := time.Now()
 	defer func() { w.writeTime += time.Since(tw) }()
 	if len(b.docs) > 0 {
-		if _, err := col.Upsert(ctx, b.docs); err != nil {
+		// The documents name the files they were just read from: their
+		// sources are vouched for, wherever the indexed root is.
+		if _, err := col.Upsert(ctx, b.docs, engine.VerifiableSources()); err != nil {
 			return fmt.Errorf("ingest: upsert: %w", err)
 		}
 		w.batches++

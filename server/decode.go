@@ -26,7 +26,7 @@ func readBody(r *http.Request, w http.ResponseWriter, limit int64) ([]byte, *api
 	if r.ContentLength > limit {
 		return nil, tooLarge(limit)
 	}
-	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	data, err := readAllSized(http.MaxBytesReader(w, r.Body, limit), r.ContentLength)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -48,6 +48,25 @@ func readBody(r *http.Request, w http.ResponseWriter, limit int64) ([]byte, *api
 			Message: "string is not valid UTF-8", ExpectedDomain: "valid UTF-8"})
 	}
 	return data, nil
+}
+
+// readAllSized is io.ReadAll with the buffer sized from the declared
+// Content-Length (already checked against the limit), so a large body is
+// read into one allocation instead of a chain of growing copies.
+func readAllSized(r io.Reader, contentLength int64) ([]byte, error) {
+	if contentLength <= 0 {
+		return io.ReadAll(r)
+	}
+	buf := make([]byte, contentLength)
+	n, err := io.ReadFull(r, buf)
+	if err != nil {
+		return buf[:n], err
+	}
+	rest, err := io.ReadAll(r) // net/http stops at Content-Length: empty
+	if len(rest) > 0 {
+		buf = append(buf, rest...)
+	}
+	return buf, err
 }
 
 func tooLarge(limit int64) *apiError {
@@ -155,7 +174,7 @@ func decodeStrict(data []byte, root string, v any) *apiError {
 	if len(data) == 0 {
 		return newErr(http.StatusBadRequest, StatusValidation, contract.ErrTypeMissing, "request body is required", []any{root}, nil, "a JSON document")
 	}
-	if err := contract.Decode(bytes.NewReader(data), root, v); err != nil {
+	if err := contract.DecodeBytes(data, root, v); err != nil {
 		if ae, ok := asValidation(err); ok {
 			return ae
 		}

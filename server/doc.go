@@ -30,7 +30,15 @@
 // Bodies are application/json (else 415), at most Options.MaxBodyBytes
 // (else 413), valid UTF-8 (else 400 naming the offending string's path:
 // encoding/json would silently turn invalid bytes into U+FFFD), and exactly
-// one JSON value with no unknown field (contract.Decode). Every error
+// one JSON value with no unknown field (contract.Decode). Keys are matched
+// exactly, case included ({"Text":…} is an unknown field, not text), no
+// object may hold a key twice, and null is refused where a number is due
+// (inside a vector, for top_k); a pointer-typed field such as budget_ms
+// takes null as absent. Job params are checked at submission (an archive
+// job with oldest < 0 or nlist outside 0..65536 is a 400, not a 202 that
+// fails later). A request path that is not clean ("." or ".." segments,
+// doubled slashes) is a 400 invalid_format at ["path"], never net/http's
+// HTML redirect; an id that is not UTF-8 is invalid_utf8. Every error
 // answers
 //
 //	{"status":S,"error_count":N,"errors":[{"loc":[…],"input_value":…,"error_type":"…","message":"…","expected_domain":"…"}]}
@@ -44,7 +52,13 @@
 // internal_error (500) | unavailable (503: read-only store, shutting down) |
 // timeout (504). Validation reuses contract's checks (ValidateDocuments,
 // Query.Validate through Collection.Search) and adds: file:// source_uri
-// paths must be absolute and clean (no "..": path traversal), an explicit
+// paths must be absolute and clean (no "..": path traversal) and of the
+// local host, and must lie — symbolic links resolved — under a directory
+// the operator bound to the document's namespace (Options.VerifyRoots,
+// searchd serve --verify-root) or under the collection's SourceRoots
+// (else 400 error_type "source_not_permitted": verification reads no
+// other local file for an API caller, so that a search's verify outcome
+// cannot reveal a file the caller could not read), an explicit
 // "top_k":0 is rejected (the contract reads 0 as "omitted"), index-job paths
 // must be absolute, clean and under an --index-root (re-checked after
 // resolving symlinks when the job starts). Bad input never changes stored
@@ -101,6 +115,17 @@
 // and the write are one atomic step under the collection's write lock,
 // against every writer (server requests, index jobs, embedding programs).
 //
+// Scores: under API keys every search carries its key's principal, and
+// the engine then computes the BM25 statistics (N, average length, each
+// term's document frequency) over the rows that principal may read in the
+// query's namespace, in every collection, multi_tenant or not — so a
+// tenant's scores never move when another key writes, and cannot reveal
+// another tenant's term frequencies. (The alternative, refusing to serve
+// several keys from one collection without multi_tenant, would break
+// shared collections; the cost of the choice is O(readable rows) per
+// lexical query instead of O(segments).) Open mode has no principal and
+// uses collection-wide statistics.
+//
 // Residual leak (by design): document ids are one key space per
 // collection. An upsert of a fresh id succeeds while an id held by an
 // invisible document gets the 409, so a tenant willing to create a
@@ -122,6 +147,11 @@
 // Options.RequestTimeout per request (a search's Budget becomes
 // min(budget_ms, RequestTimeout): a search past its budget returns a
 // partial result, never a silent truncation), Options.MaxBodyBytes per body,
+// engine.MaxBatchBytes (64 MiB, one WAL record) per upsert as it will be
+// stored — checked before any embedding or write and answered 413
+// payload_too_large naming the limit (vectors take 4 bytes a component
+// however short their JSON; metadata numbers are stored in their shortest
+// form, so they never grow past their JSON),
 // listing pages of at most MaxListLimit (1000; larger limits are capped).
 //
 // # Shutdown

@@ -111,6 +111,11 @@ func FuzzUpsertBody(f *testing.F) {
 	f.Add([]byte(`{"text":"x","top_k":5,"filter":{"eq":{"field":"k","value":"a"}}}`), true)
 	f.Add([]byte(`{"vector":[0,0,0,0]}`), true)
 	f.Add([]byte("{\"text\":\"\xff\"}"), true)
+	f.Add([]byte(`{"Documents":[{"id":"a","content":"x","trust":"authoritative"}]}`), false)
+	f.Add([]byte(`{"documents":[{"id":"a","content":"x","vector":[1,null,0,0],"trust":"authoritative"}]}`), false)
+	f.Add([]byte(`{"documents":[{"id":"a","id":"b","content":"x","trust":"authoritative"}]}`), false)
+	f.Add([]byte(`{"text":"x","top_k":5,"TOP_K":0}`), true)
+	f.Add([]byte(`{"text":"x","top_k":null}`), true)
 	dir := f.TempDir()
 	db, err := engine.Open(dir, engine.Options{Logger: quietLogger()})
 	if err != nil {
@@ -143,8 +148,70 @@ func FuzzUpsertBody(f *testing.F) {
 		}
 		if w.Code != http.StatusOK {
 			checkErrShape(t, w.Body.Bytes())
-		} else if !json.Valid(w.Body.Bytes()) {
+			return
+		}
+		if !json.Valid(w.Body.Bytes()) {
 			t.Fatalf("invalid JSON response %s", w.Body.Bytes())
 		}
+		// Accepted bodies have no key twice in any object and, for an
+		// upsert, exactly the schema's top-level keys.
+		if k := duplicateKey(body); k != "" {
+			t.Fatalf("accepted a body with key %q twice: %s", k, body)
+		}
+		if !search {
+			var top map[string]json.RawMessage
+			_ = json.Unmarshal(body, &top)
+			for k := range top {
+				if k != "documents" && k != "if_match" {
+					t.Fatalf("accepted top-level key %q: %s", k, body)
+				}
+			}
+		}
 	})
+}
+
+// duplicateKey returns a key that appears twice in one object of data
+// (valid JSON), or "".
+func duplicateKey(data []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	type frame struct {
+		obj     bool
+		wantKey bool
+		seen    map[string]bool
+	}
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		top := (*frame)(nil)
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if d, ok := tok.(json.Delim); ok {
+			switch d {
+			case '{', '[':
+				if top != nil && top.obj {
+					top.wantKey = true
+				}
+				stack = append(stack, &frame{obj: d == '{', wantKey: d == '{', seen: map[string]bool{}})
+			default:
+				stack = stack[:len(stack)-1]
+			}
+			continue
+		}
+		if top != nil && top.obj {
+			if top.wantKey {
+				k := tok.(string)
+				if top.seen[k] {
+					return k
+				}
+				top.seen[k] = true
+				top.wantKey = false
+			} else {
+				top.wantKey = true
+			}
+		}
+	}
 }

@@ -142,8 +142,30 @@ func (s *Server) dropCollection(rq *request) (int, any, error) {
 // does the same for a single-document batch. A mismatch fails the whole
 // batch with 412.
 type UpsertRequest struct {
-	Documents json.RawMessage   `json:"documents"`
+	Documents BodyJSON          `json:"documents"`
 	IfMatch   map[string]string `json:"if_match,omitempty"`
+}
+
+// BodyJSON is a JSON value kept as it is, like json.RawMessage, but
+// aliasing the decoded input instead of copying it: the documents of an
+// upsert are decoded from the request body, which the server holds until
+// the request ends, so the body is not held twice. Decode it only with
+// json.Unmarshal (contract.DecodeBytes) of input that outlives it — a
+// json.Decoder reuses its buffer.
+type BodyJSON []byte
+
+// UnmarshalJSON keeps data (not a copy).
+func (b *BodyJSON) UnmarshalJSON(data []byte) error {
+	*b = data
+	return nil
+}
+
+// MarshalJSON writes the value as it is ("null" when empty).
+func (b BodyJSON) MarshalJSON() ([]byte, error) {
+	if len(b) == 0 {
+		return []byte("null"), nil
+	}
+	return b, nil
 }
 
 // UpsertResponse answers an upsert.
@@ -183,6 +205,13 @@ func idUnavailable(i int, id string) *apiError {
 		"id not available to this API key; choose another id (ids are one key space per collection: prefix them with your namespace)",
 		[]any{"documents", i, "id"}, clip(id), "an id that is free or held by a document the key can read")
 }
+
+// ErrTypeSourceNotPermitted is the error_type of the 400 an upsert gets
+// for a file:// source_uri outside every source root configured for the
+// document's namespace (Options.VerifyRoots, the collection's
+// SourceRoots): the server reads no other local file, so it will not
+// store a source it could never verify.
+const ErrTypeSourceNotPermitted = "source_not_permitted"
 
 // ErrTypeIDUnavailable is the error_type of the 409 an upsert gets for an
 // id it may not use.
@@ -278,6 +307,26 @@ func (s *Server) upsert(rq *request) (int, any, error) {
 		default:
 			user[docs[0].ID] = h
 			userLoc[docs[0].ID] = []any{"header", "If-Match"}
+		}
+	}
+	if len(fes) > 0 {
+		return 0, nil, validation(fes...)
+	}
+	// A file:// source the engine may not read for this namespace is
+	// refused: stored, it could only be kept unverified (verification must
+	// not read files the caller could not), and a caller relying on
+	// verify would not know. Only the caller's own namespaces' roots are
+	// consulted: a document in a namespace the key may not write is left
+	// to the engine's tenancy rules (403).
+	p := rq.caller.principal
+	for i, d := range docs {
+		if p != nil && !p.AllowsNamespace(d.Namespace) {
+			continue
+		}
+		if !c.SourcePermitted(d.Namespace, d.SourceURI) {
+			fes = append(fes, contract.FieldError{Loc: []any{"documents", i, "source_uri"}, InputValue: clip(d.SourceURI), ErrorType: ErrTypeSourceNotPermitted,
+				Message:        "file:// source_uri is not under a source root the server has configured for this document's namespace (the server reads no other local file)",
+				ExpectedDomain: "a file:// URI under a configured verify root of the namespace, or a URI of another scheme"})
 		}
 	}
 	if len(fes) > 0 {
@@ -393,8 +442,12 @@ func (s *Server) deleteDocument(rq *request) (int, any, error) {
 		return 0, nil, err
 	}
 	id := rq.r.PathValue("id")
-	if id == "" || len(id) > contract.MaxIDBytes || !utf8.ValidString(id) {
-		return 0, nil, validation(contract.FieldError{Loc: []any{"path", "id"}, InputValue: clip(strings.ToValidUTF8(id, "\uFFFD")), ErrorType: contract.ErrTypeOutOfRange,
+	if !utf8.ValidString(id) {
+		return 0, nil, validation(contract.FieldError{Loc: []any{"path", "id"}, InputValue: clip(strings.ToValidUTF8(id, "\uFFFD")), ErrorType: contract.ErrTypeInvalidUTF8,
+			Message: "id is not valid UTF-8", ExpectedDomain: "valid UTF-8"})
+	}
+	if id == "" || len(id) > contract.MaxIDBytes {
+		return 0, nil, validation(contract.FieldError{Loc: []any{"path", "id"}, InputValue: clip(id), ErrorType: contract.ErrTypeOutOfRange,
 			Message: "id is empty or too long", ExpectedDomain: "1.." + strconv.Itoa(contract.MaxIDBytes) + " bytes"})
 	}
 	if len(rq.body) > 0 {

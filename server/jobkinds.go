@@ -46,6 +46,38 @@ type ArchiveParams struct {
 	Nlist       int      `json:"nlist,omitempty"`
 }
 
+// maxArchiveNlist is the cold codec's largest coarse quantizer
+// (engine.ArchiveOptions.Nlist).
+const maxArchiveNlist = 65536
+
+// validate checks the params at submission: oldest ≥ 0 (0 = the default
+// 1), 0 ≤ nlist ≤ 65536 (0 = the default), segment ids ≥ 1 and distinct.
+func (o *ArchiveParams) validate() []contract.FieldError {
+	var fes []contract.FieldError
+	loc := func(f string, more ...any) []any { return append([]any{"body", "params", f}, more...) }
+	if o.Oldest < 0 {
+		fes = append(fes, contract.FieldError{Loc: loc("oldest"), InputValue: o.Oldest, ErrorType: contract.ErrTypeOutOfRange,
+			Message: "oldest must not be negative", ExpectedDomain: "0 (the default, 1) or a number of warm segments ≥ 1"})
+	}
+	if o.Nlist < 0 || o.Nlist > maxArchiveNlist {
+		fes = append(fes, contract.FieldError{Loc: loc("nlist"), InputValue: o.Nlist, ErrorType: contract.ErrTypeOutOfRange,
+			Message: "nlist is out of range", ExpectedDomain: "0 (the default) or 1..65536"})
+	}
+	seen := map[uint64]bool{}
+	for i, id := range o.Segments {
+		switch {
+		case id == 0:
+			fes = append(fes, contract.FieldError{Loc: loc("segments", i), InputValue: id, ErrorType: contract.ErrTypeOutOfRange,
+				Message: "segment ids start at 1", ExpectedDomain: "a warm segment id ≥ 1"})
+		case seen[id]:
+			fes = append(fes, contract.FieldError{Loc: loc("segments", i), InputValue: id, ErrorType: contract.ErrTypeDuplicate,
+				Message: "segment id given twice", ExpectedDomain: "distinct warm segment ids"})
+		}
+		seen[id] = true
+	}
+	return fes
+}
+
 // promoteJob is the "promote" JobMaker: params {"archive_id": N} are checked
 // at submission: a missing or 0 archive_id is a 400, an id that is not one
 // of the collection's cold archives (Collection.Archives) a 404; nothing is

@@ -119,6 +119,15 @@ func CollectionJob(run func(ctx context.Context, c *engine.Collection, p *Progre
 //			_, err := c.Promote(ctx, a.ArchiveID, func(done, total int) { p.Set(float64(done) / float64(max(total, 1))) })
 //			return err
 //		}))
+//
+// paramsValidator is implemented by job params that are checked at
+// submission (CollectionJobParams): every problem, with locs rooted at
+// ["body","params"], so that a job that cannot run is a 400, not a 202
+// that fails later.
+type paramsValidator interface {
+	validate() []contract.FieldError
+}
+
 func CollectionJobParams[P any](run func(ctx context.Context, c *engine.Collection, p *Progress, params P) error) JobMaker {
 	return func(db *engine.DB, req JobRequest) (JobFunc, error) {
 		if req.Collection == "" {
@@ -128,6 +137,11 @@ func CollectionJobParams[P any](run func(ctx context.Context, c *engine.Collecti
 		if len(req.Params) > 0 && string(req.Params) != "null" {
 			if err := contract.Decode(bytes.NewReader(req.Params), "params", &params); err != nil {
 				return nil, err
+			}
+		}
+		if v, ok := any(&params).(paramsValidator); ok {
+			if fes := v.validate(); len(fes) > 0 {
+				return nil, validation(fes...)
 			}
 		}
 		col, err := db.Collection(req.Collection)

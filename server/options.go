@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stratasearch/strata/engine"
+	"github.com/stratasearch/strata/engine/verify"
 )
 
 // Defaults and caps of Options and of the listing endpoint.
@@ -70,6 +71,16 @@ type Options struct {
 	// job's path, after resolving symlinks, must lie under one). Empty
 	// disables index jobs. Default none.
 	IndexRoots []string
+	// VerifyRoots bind directories to namespace prefixes: an API write may
+	// name a file:// source_uri only under a root bound to the document's
+	// namespace (or under the collection's SourceRoots); others are
+	// refused with 400 source_not_permitted, and verification reads no
+	// other file for API-written documents (package engine/verify, "Who
+	// may have a file read"). Run adds them to Engine.VerifyRoots; with New
+	// the DB's own engine.Options.VerifyRoots apply. Documents written by
+	// index jobs (ingestion) are verified wherever they lie under
+	// IndexRoots. Default none.
+	VerifyRoots []verify.Root
 	// JobHistory is the number of finished jobs remembered. Default
 	// DefaultJobHistory.
 	JobHistory int
@@ -135,6 +146,9 @@ func (o *Options) Validate() error {
 		if !filepath.IsAbs(r) || filepath.Clean(r) != r {
 			errs = append(errs, fmt.Errorf("server: option IndexRoots entry %q is not a clean absolute path", r))
 		}
+	}
+	if err := verify.ValidateRoots(o.VerifyRoots); err != nil {
+		errs = append(errs, fmt.Errorf("server: option VerifyRoots: %w", err))
 	}
 	for _, h := range o.AllowedHosts {
 		if h == "" || strings.ContainsAny(h, "/ \t") {

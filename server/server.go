@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -20,6 +21,7 @@ import (
 	"github.com/stratasearch/strata/engine"
 	"github.com/stratasearch/strata/engine/contract"
 	"github.com/stratasearch/strata/engine/tier"
+	"github.com/stratasearch/strata/engine/verify"
 )
 
 // Server is the HTTP/JSON front of an engine.DB. It is an http.Handler;
@@ -156,6 +158,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 func Run(ctx context.Context, ln net.Listener, o Options, setup ...func(*Server) error) error {
 	o.EnsureDefaults()
 	eo := o.Engine
+	eo.VerifyRoots = append(append([]verify.Root(nil), eo.VerifyRoots...), o.VerifyRoots...)
 	if eo.Logger == nil {
 		eo.Logger = o.Logger
 	}
@@ -184,6 +187,22 @@ func Run(ctx context.Context, ln net.Listener, o Options, setup ...func(*Server)
 	}
 	o.Logger.Info("server: stopped")
 	return errors.Join(serr, cerr)
+}
+
+// cleanPath is net/http's canonical form of a request path (the one its
+// ServeMux redirects to): rooted, path.Clean'ed, a trailing slash kept.
+func cleanPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	if p[0] != '/' {
+		p = "/" + p
+	}
+	np := path.Clean(p)
+	if p[len(p)-1] == '/' && np != "/" {
+		np += "/"
+	}
+	return np
 }
 
 // IsLoopback reports whether a listen address (host:port) names only
@@ -300,6 +319,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(sw, newErr(http.StatusForbidden, StatusForbidden, "host_not_allowed",
 			"open mode (no API keys) serves loopback Host names only (DNS-rebinding defence); add the name with --allowed-hosts",
 			[]any{"header", "Host"}, clip(r.Host), "localhost, 127.0.0.1, [::1] (any port) or an --allowed-hosts entry"))
+		return
+	}
+	if ep := r.URL.EscapedPath(); r.Method != http.MethodConnect && cleanPath(ep) != ep {
+		// net/http's ServeMux would redirect (307, HTML body) to the
+		// cleaned path; the API answers in its own error shape instead.
+		writeAPIError(sw, newErr(http.StatusBadRequest, StatusValidation, contract.ErrTypeInvalidFormat,
+			"the path is not clean (\".\" or \"..\" segments or doubled slashes); percent-encode such characters inside an id",
+			[]any{"path"}, clip(ep), "a clean path of the API (GET /v1/openapi.json)"))
 		return
 	}
 	if pattern != "" {
@@ -526,6 +553,9 @@ func (s *Server) mapErr(err error) *apiError {
 	case errors.Is(err, engine.ErrConflict):
 		// Not err.Error(): the engine's text names stored state.
 		return newErr(http.StatusPreconditionFailed, StatusPrecondition, contract.ErrTypeConflict, "version mismatch", []any{"header", "If-Match"}, nil, "the stored version hash")
+	case errors.Is(err, engine.ErrBatchTooLarge):
+		return newErr(http.StatusRequestEntityTooLarge, StatusTooLarge, "too_large", err.Error(), []any{"documents"}, nil,
+			"a batch of at most "+strconv.Itoa(engine.MaxBatchBytes)+" bytes as stored (one WAL record)")
 	case errors.Is(err, engine.ErrBadName):
 		return newErr(http.StatusBadRequest, StatusValidation, contract.ErrTypeInvalidFormat, err.Error(), []any{"path", "name"}, nil, "1..128 of [A-Za-z0-9_.-]")
 	case errors.Is(err, engine.ErrUnavailable):

@@ -19,6 +19,7 @@ import (
 
 	"github.com/stratasearch/strata/engine"
 	"github.com/stratasearch/strata/engine/contract"
+	"github.com/stratasearch/strata/engine/verify"
 )
 
 // ---- harness ----
@@ -479,7 +480,12 @@ func TestBadInputTable(t *testing.T) {
 // ---- OpenAPI ----
 
 func TestOpenAPIMatchesRoutes(t *testing.T) {
-	rs := start(t, t.TempDir(), func(o *Options) { o.IndexRoots = []string{"/srv/code"} })
+	// The examples' file:// sources live under /repo: a verify root here.
+	repo := t.TempDir()
+	rs := start(t, t.TempDir(), func(o *Options) {
+		o.IndexRoots = []string{"/srv/code"}
+		o.VerifyRoots = []verify.Root{{Namespace: "*", Dir: repo}}
+	})
 	c := newClient(t, rs.url)
 	var spec struct {
 		OpenAPI string `json:"openapi"`
@@ -545,7 +551,8 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	}
 	for _, e := range examples {
 		p := strings.ReplaceAll(e.path, "{name}", "docs")
-		code, _, b := c.do(e.method, p, e.body)
+		body := bytes.ReplaceAll(e.body, []byte(`"file:///repo/`), []byte(`"file://`+repo+`/`))
+		code, _, b := c.do(e.method, p, body)
 		if code < 200 || code > 299 {
 			t.Errorf("example %s %s: status %d: %s", e.method, p, code, b)
 		}

@@ -327,3 +327,38 @@ func TestConcurrencyLimitAndBodyLimit(t *testing.T) {
 	}
 	_ = time.Second
 }
+
+// TestBM25StatsDoNotLeakAcrossKeys: in a collection that is not
+// multi_tenant, alice's lexical score for a term does not move when bob
+// (another API key, another namespace) writes documents full of it; the
+// admin key, which reads both namespaces, does see it move (self-check).
+func TestBM25StatsDoNotLeakAcrossKeys(t *testing.T) {
+	_, admin, alice, bob, _ := tenants(t)
+	alice.must(http.StatusOK, "POST", "/v1/collections/docs/documents", upsertBody(
+		mkDoc("a1", "merger talks with acme continue", "tenant-a/", vec(1, 0, 0, 0)),
+		mkDoc("a2", "quarterly numbers look fine", "tenant-a/", vec(0, 1, 0, 0))), nil)
+	score := func(c *client) float64 {
+		t.Helper()
+		var res contract.Result
+		c.must(http.StatusOK, "POST", "/v1/collections/docs/search", map[string]any{"text": "merger acme", "mode": "lexical", "top_k": 50}, &res)
+		for _, h := range res.Hits {
+			if h.DocID == "a1" {
+				return h.Explain.LexicalScore
+			}
+		}
+		t.Fatalf("a1 not found among %d hits", len(res.Hits))
+		return 0
+	}
+	s0, admin0 := score(alice), score(admin)
+	var docs []contract.Document
+	for i := range 30 {
+		docs = append(docs, mkDoc(fmt.Sprintf("b%d", i), "merger acme merger probe", "tenant-b/", vec(0, 0, 1, 0)))
+	}
+	bob.must(http.StatusOK, "POST", "/v1/collections/docs/documents", upsertBody(docs...), nil)
+	if s1 := score(alice); s1 != s0 {
+		t.Fatalf("alice's score moved after bob's writes: %v → %v", s0, s1)
+	}
+	if admin1 := score(admin); admin1 == admin0 {
+		t.Fatal("the admin's score did not move either: the test cannot see a leak")
+	}
+}

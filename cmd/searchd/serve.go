@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/stratasearch/strata/engine/embed"
+	"github.com/stratasearch/strata/engine/verify"
 	"github.com/stratasearch/strata/server"
 )
 
@@ -35,6 +36,19 @@ func runServe(args []string) error {
 			return err
 		}
 		roots = append(roots, filepath.Clean(abs))
+		return nil
+	})
+	var vroots []verify.Root
+	fl.Func("verify-root", "NAMESPACE_PREFIX=DIR: API-written documents of matching namespaces may name file:// sources under DIR, and only there (repeatable; \"*\" = every namespace)", func(s string) error {
+		ns, dir, ok := strings.Cut(s, "=")
+		if !ok || ns == "" || dir == "" {
+			return fmt.Errorf("want NAMESPACE_PREFIX=DIR, got %q", s)
+		}
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return err
+		}
+		vroots = append(vroots, verify.Root{Namespace: ns, Dir: filepath.Clean(abs)})
 		return nil
 	})
 	maxBody := fl.Int64("max-body", server.DefaultMaxBodyBytes, "largest request body in bytes (413 above)")
@@ -80,7 +94,7 @@ func runServe(args []string) error {
 	logger := slog.New(h)
 
 	o := server.Options{DataDir: *data, MaxBodyBytes: *maxBody, RequestTimeout: *reqTimeout, MaxConcurrency: *maxConc,
-		IdempotencyTTL: *idemTTL, ShutdownTimeout: *shutdown, IndexRoots: roots, Logger: logger, AllowedHosts: hosts}
+		IdempotencyTTL: *idemTTL, ShutdownTimeout: *shutdown, IndexRoots: roots, VerifyRoots: vroots, Logger: logger, AllowedHosts: hosts}
 	if *apiKeys != "" {
 		keys, err := server.LoadAPIKeys(*apiKeys)
 		if err != nil {

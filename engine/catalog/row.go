@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/stratasearch/strata/engine/contract"
 	"github.com/stratasearch/strata/engine/tier"
@@ -46,13 +47,21 @@ func EncodeMeta(m map[string]contract.Value) (map[string]string, error) {
 	return out, nil
 }
 
-// DecodeMeta is EncodeMeta's inverse.
+// ReservedMetaPrefix starts the stored metadata keys the engine keeps for
+// itself (engine.VerifiableSources' mark): DecodeMeta leaves them out, so
+// they are never returned or matched by a filter, and writes refuse them.
+const ReservedMetaPrefix = "\x00strata."
+
+// DecodeMeta is EncodeMeta's inverse, without the ReservedMetaPrefix keys.
 func DecodeMeta(m map[string]string) (map[string]contract.Value, error) {
 	if len(m) == 0 {
 		return nil, nil
 	}
 	out := make(map[string]contract.Value, len(m))
 	for k, s := range m {
+		if strings.HasPrefix(k, ReservedMetaPrefix) {
+			continue
+		}
 		if v, ok := decodeValueFast(s); ok {
 			out[k] = v
 			continue

@@ -1,12 +1,12 @@
 package contract
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 )
@@ -166,15 +166,18 @@ func (e *decodeError) Error() string {
 // strictUnmarshal decodes one JSON value into v, rejecting unknown fields and
 // trailing data.
 func strictUnmarshal(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	// json.Unmarshal, not a json.Decoder: it decodes data in place (a
+	// Decoder copies the input into a growing buffer first), and refuses
+	// trailing data itself. Unknown fields are refused by checkKeys, which
+	// also matches keys exactly (strictkeys.go).
+	if err := json.Unmarshal(data, v); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) && strings.Contains(se.Error(), "after top-level value") {
+			return &decodeError{typ: ErrTypeJSONInvalid, msg: "trailing data after the JSON value"}
+		}
 		return err
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return &decodeError{typ: ErrTypeJSONInvalid, msg: "trailing data after the JSON value"}
-	}
-	return nil
+	return checkKeys(data, reflect.TypeOf(v))
 }
 
 // Decode reads exactly one JSON value from r into v (a *Query, *Document,
@@ -187,6 +190,11 @@ func Decode(r io.Reader, root string, v any) error {
 	if err != nil {
 		return fmt.Errorf("contract: reading request: %w", err)
 	}
+	return DecodeBytes(data, root, v)
+}
+
+// DecodeBytes is Decode of data already in memory (no copy is made).
+func DecodeBytes(data []byte, root string, v any) error {
 	if err := strictUnmarshal(data, v); err != nil {
 		return decodeFailure(err, root)
 	}

@@ -9,7 +9,7 @@ import (
 // queryWire is Query's JSON form.
 type queryWire struct {
 	Text            string          `json:"text,omitempty"`
-	Vector          []float32       `json:"vector,omitempty"`
+	Vector          vectorWire      `json:"vector,omitempty"`
 	Scope           json.RawMessage `json:"scope,omitempty"`
 	FreshnessMS     *int64          `json:"freshness_ms,omitempty"`
 	TopK            int             `json:"top_k,omitempty"`
@@ -42,7 +42,7 @@ func msPtr(d time.Duration) *int64 {
 // integer milliseconds (truncated); Principal is never encoded.
 func (q Query) MarshalJSON() ([]byte, error) {
 	w := queryWire{
-		Text: q.Text, Vector: q.Vector, FreshnessMS: msPtr(q.Freshness), TopK: q.TopK,
+		Text: q.Text, Vector: vectorWire(q.Vector), FreshnessMS: msPtr(q.Freshness), TopK: q.TopK,
 		BudgetMS: msPtr(q.Budget), Mode: q.Mode, Tiers: q.Tiers, MinScore: q.MinScore,
 		TokenBudget: q.TokenBudget, MaxTokensPerHit: q.MaxTokensPerHit, Verify: q.Verify,
 		Cursor: q.Cursor, Collapse: q.Collapse, Highlight: q.Highlight,
@@ -80,7 +80,7 @@ func (q *Query) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	out := Query{
-		Text: w.Text, Vector: w.Vector, TopK: w.TopK, Mode: w.Mode, Tiers: w.Tiers,
+		Text: w.Text, Vector: []float32(w.Vector), TopK: w.TopK, Mode: w.Mode, Tiers: w.Tiers,
 		MinScore: w.MinScore, TokenBudget: w.TokenBudget, MaxTokensPerHit: w.MaxTokensPerHit, Verify: w.Verify,
 		Cursor: w.Cursor, Collapse: w.Collapse, Highlight: w.Highlight,
 	}
@@ -124,7 +124,7 @@ func (q *Query) UnmarshalJSON(data []byte) error {
 type documentWire struct {
 	ID          string                     `json:"id"`
 	Content     string                     `json:"content"`
-	Vector      []float32                  `json:"vector,omitempty"`
+	Vector      vectorWire                 `json:"vector,omitempty"`
 	SourceURI   string                     `json:"source_uri,omitempty"`
 	Metadata    map[string]json.RawMessage `json:"metadata,omitempty"`
 	Namespace   string                     `json:"namespace,omitempty"`
@@ -141,7 +141,7 @@ func (d *Document) UnmarshalJSON(data []byte) error {
 	if err := strictUnmarshal(data, &w); err != nil {
 		return err
 	}
-	out := Document{ID: w.ID, Content: w.Content, Vector: w.Vector, SourceURI: w.SourceURI,
+	out := Document{ID: w.ID, Content: w.Content, Vector: []float32(w.Vector), SourceURI: w.SourceURI,
 		Namespace: w.Namespace, Trust: w.Trust, ACL: w.ACL, VersionHash: w.VersionHash, Timestamp: w.Timestamp}
 	if w.Metadata != nil {
 		out.Metadata = make(map[string]Value, len(w.Metadata))
@@ -178,12 +178,50 @@ func DecodeQuery(data []byte) (Query, error) {
 	return q, nil
 }
 
+// splitArray returns the elements of data, a valid JSON array, as
+// subslices of data (no copy), or ok=false when data is not one.
+func splitArray(data []byte) (elems []json.RawMessage, ok bool) {
+	if !json.Valid(data) {
+		return nil, false
+	}
+	s := keyScanner{b: data, skipOnly: true}
+	s.ws()
+	if s.i >= len(s.b) || s.b[s.i] != '[' {
+		return nil, false
+	}
+	s.i++
+	elems = []json.RawMessage{}
+	for {
+		s.ws()
+		if s.i >= len(s.b) {
+			return nil, false
+		}
+		if s.b[s.i] == ']' {
+			return elems, true
+		}
+		start := s.i
+		if err := s.value(nil); err != nil {
+			return nil, false
+		}
+		elems = append(elems, s.b[start:s.i])
+		s.ws()
+		if s.i < len(s.b) && s.b[s.i] == ',' {
+			s.i++
+		}
+	}
+}
+
 // DecodeDocuments reads a JSON array of documents under the closed-schema
 // rules. Errors are *ValidationError with locs rooted at "documents".
 func DecodeDocuments(data []byte) ([]Document, error) {
-	var raws []json.RawMessage
-	if err := strictUnmarshal(data, &raws); err != nil {
-		return nil, decodeFailure(err, "documents")
+	raws, ok := splitArray(data)
+	if !ok {
+		// Not a valid JSON array: encoding/json says why.
+		var rs []json.RawMessage
+		if err := strictUnmarshal(data, &rs); err != nil {
+			return nil, decodeFailure(err, "documents")
+		}
+		raws = rs
 	}
 	ds := make([]Document, len(raws))
 	for i, raw := range raws {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -249,21 +250,63 @@ func (v Value) jsonable() any {
 func (v Value) MarshalJSON() ([]byte, error) {
 	switch v.kind {
 	case KindString:
-		return json.Marshal(v.s)
+		return marshalNoHTML(v.s)
 	case KindNumber:
 		if math.IsNaN(v.n) || math.IsInf(v.n, 0) {
 			return nil, fmt.Errorf("contract: metadata number %v is not finite", v.n)
 		}
-		return json.Marshal(v.n)
+		return AppendNumber(nil, v.n), nil
 	case KindBool:
 		return json.Marshal(v.b)
 	case KindStrings:
 		if v.ss == nil {
 			return []byte("[]"), nil
 		}
-		return json.Marshal(v.ss)
+		return marshalNoHTML(v.ss)
 	}
 	return nil, fmt.Errorf("contract: cannot encode an invalid (zero) Value")
+}
+
+// AppendNumber appends the shortest JSON form of the finite f: the
+// shorter of the plain decimal and the exponent form (ties: plain), each
+// with the fewest digits that parse back to f exactly. encoding/json writes
+// every |f| < 1e21 in plain decimal, so 1e20 became the 21 digits of
+// 100000000000000000000 — a stored form five times its input; this one is
+// never longer than the shortest JSON spelling of f.
+func AppendNumber(dst []byte, f float64) []byte {
+	var fb, eb [32]byte
+	plain := strconv.AppendFloat(fb[:0], f, 'f', -1, 64)
+	exp := strconv.AppendFloat(eb[:0], f, 'e', -1, 64)
+	// Shorten the exponent: "e+20" → "e20", "e-07" → "e-7".
+	if i := bytes.IndexByte(exp, 'e'); i >= 0 {
+		mant, e := exp[:i+1], exp[i+1:]
+		neg := e[0] == '-'
+		e = bytes.TrimLeft(e[1:], "0")
+		if len(e) == 0 {
+			e = []byte("0")
+		}
+		if neg {
+			mant = append(mant, '-')
+		}
+		exp = append(mant, e...)
+	}
+	if len(exp) < len(plain) {
+		return append(dst, exp...)
+	}
+	return append(dst, plain...)
+}
+
+// marshalNoHTML is json.Marshal without HTML escaping: '<', '>' and '&'
+// stay one byte each instead of six (\u003c), so a stored string is never
+// longer than its JSON input.
+func marshalNoHTML(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // UnmarshalJSON decodes a JSON string, number, boolean or array of strings.

@@ -233,16 +233,16 @@ func (d *Document) validate(c *collector, root []any, dim int, opts ValidateOpti
 	}
 	for _, k := range sortedKeys(d.Metadata) {
 		v := d.Metadata[k]
-		l := at(root, "metadata", k)
+		l := func() []any { return at(root, "metadata", k) } // only for an error
 		if k == "" || !utf8.ValidString(k) {
-			c.add(l, strings.ToValidUTF8(k, "\uFFFD"), ErrTypeInvalidFormat, "metadata key must be a non-empty UTF-8 string", "non-empty UTF-8 field name")
+			c.add(l(), strings.ToValidUTF8(k, "\uFFFD"), ErrTypeInvalidFormat, "metadata key must be a non-empty UTF-8 string", "non-empty UTF-8 field name")
 		}
 		switch v.Kind() {
 		case KindInvalid:
-			c.add(l, nil, ErrTypeMissing, "metadata value is unset", "string | number | bool | [string]")
+			c.add(l(), nil, ErrTypeMissing, "metadata value is unset", "string | number | bool | [string]")
 		case KindNumber:
 			if n, _ := v.Num(); math.IsNaN(n) || math.IsInf(n, 0) {
-				c.add(l, safeNumber(n), ErrTypeNotFinite, "metadata number is not finite", "finite number")
+				c.add(l(), safeNumber(n), ErrTypeNotFinite, "metadata number is not finite", "finite number")
 			}
 		}
 	}

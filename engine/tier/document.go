@@ -85,7 +85,8 @@ func putStr(dst []byte, s string) []byte {
 
 // encodeBatch serialises b (see doc.go "Batch payload").
 func encodeBatch(b *Batch, stamp int64) []byte {
-	dst := []byte{batchFormatVersion}
+	dst := make([]byte, 0, batchSizeBound(b))
+	dst = append(dst, batchFormatVersion)
 	dst = binary.AppendUvarint(dst, uint64(len(b.Ops)))
 	for i := range b.Ops {
 		op := &b.Ops[i]
@@ -98,6 +99,30 @@ func encodeBatch(b *Batch, stamp int64) []byte {
 		dst = appendDocBody(dst, d, stamp)
 	}
 	return dst
+}
+
+// batchSizeBound is an upper bound of encodeBatch's output, so that it
+// allocates once.
+func batchSizeBound(b *Batch) int {
+	const uv = binary.MaxVarintLen64
+	n := 1 + uv
+	for i := range b.Ops {
+		d := &b.Ops[i].Doc
+		n += 1 + uv + len(d.ID)
+		if b.Ops[i].Kind != OpUpsert {
+			continue
+		}
+		n += 3*uv + len(d.Content) + len(d.SourceURI) + len(d.Namespace) + 1 + uv
+		for _, a := range d.ACL {
+			n += uv + len(a)
+		}
+		n += uv
+		for k, v := range d.Metadata {
+			n += 2*uv + len(k) + len(v)
+		}
+		n += uv + 4*len(d.Vector) + len(d.VersionHash) + uv
+	}
+	return n
 }
 
 // appendDocBody appends the upsert body of d (doc.go "Batch payload"),
