@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -106,7 +107,7 @@ func newServer(t testing.TB, db *engine.DB, root string, mod func(*Options)) *Se
 	if mod != nil {
 		mod(&o)
 	}
-	s, err := New(db, o, nil)
+	s, err := New(db, o, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if err != nil {
 		t.Fatal(err)
 	}

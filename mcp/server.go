@@ -122,8 +122,9 @@ func (s *Server) RunStdio(ctx context.Context) error {
 
 // tool is one registered tool: its definition and its adapter.
 type tool struct {
-	def *sdk.Tool
-	run func(ctx context.Context, c *call, args json.RawMessage) (out any, text string, err error)
+	def   *sdk.Tool
+	check func(c *call, args json.RawMessage) error // decode and validate only
+	run   func(ctx context.Context, c *call, args json.RawMessage) (out any, text string, err error)
 }
 
 // call is one tool invocation: the runtime's side of it.
@@ -152,19 +153,28 @@ func register[A any, PA interface {
 	arguments
 }, R any](s *Server, name, desc, inSchema, outSchema string, run func(ctx context.Context, c *call, a *A) (R, string, error)) {
 	def := &sdk.Tool{Name: name, Description: desc, InputSchema: json.RawMessage(inSchema), OutputSchema: json.RawMessage(outSchema)}
-	s.tools = append(s.tools, &tool{def: def, run: func(ctx context.Context, c *call, raw json.RawMessage) (any, string, error) {
+	decode := func(c *call, raw json.RawMessage) (*A, error) {
 		var a A
 		if len(bytes.TrimSpace(raw)) == 0 {
 			raw = json.RawMessage("{}")
 		}
 		if err := contract.Decode(bytes.NewReader(raw), "arguments", PA(&a)); err != nil {
-			return nil, "", err
+			return nil, err
 		}
 		if fes := PA(&a).validate(c); len(fes) > 0 {
-			return nil, "", &contract.ValidationError{Errors: fes}
+			return nil, &contract.ValidationError{Errors: fes}
 		}
-		return run(ctx, c, &a)
-	}})
+		return &a, nil
+	}
+	s.tools = append(s.tools, &tool{def: def,
+		check: func(c *call, raw json.RawMessage) error { _, err := decode(c, raw); return err },
+		run: func(ctx context.Context, c *call, raw json.RawMessage) (any, string, error) {
+			a, err := decode(c, raw)
+			if err != nil {
+				return nil, "", err
+			}
+			return run(ctx, c, a)
+		}})
 }
 
 // handler adapts a tool to the SDK: deadline, panic containment, error
