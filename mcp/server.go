@@ -12,7 +12,10 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"reflect"
+	"sort"
 	"strconv"
+	"strings"
 	"sync"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -153,16 +156,42 @@ func register[A any, PA interface {
 	arguments
 }, R any](s *Server, name, desc, inSchema, outSchema string, run func(ctx context.Context, c *call, a *A) (R, string, error)) {
 	def := &sdk.Tool{Name: name, Description: desc, InputSchema: json.RawMessage(inSchema), OutputSchema: json.RawMessage(outSchema)}
+	known := jsonFields(reflect.TypeFor[A]())
 	decode := func(c *call, raw json.RawMessage) (*A, error) {
 		var a A
 		if len(bytes.TrimSpace(raw)) == 0 {
 			raw = json.RawMessage("{}")
 		}
+		// Unknown fields are reported with every other problem: set them
+		// aside, then decode the rest strictly.
+		var fes []contract.FieldError
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(raw, &obj) == nil && obj != nil {
+			var extra []string
+			for k := range obj {
+				if !known[k] {
+					extra = append(extra, k)
+				}
+			}
+			if len(extra) > 0 {
+				sort.Strings(extra)
+				for _, k := range extra {
+					fes = append(fes, contract.FieldError{Loc: []any{"arguments", k}, InputValue: clip(k), ErrorType: contract.ErrTypeUnknownField,
+						Message: "unknown field " + strconv.Quote(k), ExpectedDomain: "a field of the tool's input schema"})
+					delete(obj, k)
+				}
+				raw, _ = json.Marshal(obj)
+			}
+		}
 		if err := contract.Decode(bytes.NewReader(raw), "arguments", PA(&a)); err != nil {
+			var ve *contract.ValidationError
+			if errors.As(err, &ve) {
+				return nil, &contract.ValidationError{Errors: append(fes, ve.Errors...)}
+			}
 			return nil, err
 		}
-		if fes := PA(&a).validate(c); len(fes) > 0 {
-			return nil, &contract.ValidationError{Errors: fes}
+		if more := PA(&a).validate(c); len(fes)+len(more) > 0 {
+			return nil, &contract.ValidationError{Errors: append(fes, more...)}
 		}
 		return &a, nil
 	}
@@ -323,4 +352,16 @@ func clip(s string) string {
 		return string(b) + "…"
 	}
 	return s
+}
+
+// jsonFields returns the JSON names of a struct type's fields.
+func jsonFields(t reflect.Type) map[string]bool {
+	m := map[string]bool{}
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			m[name] = true
+		}
+	}
+	return m
 }
