@@ -2,8 +2,10 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -77,41 +79,69 @@ func buildCatalog(ctx context.Context, col *engine.Collection, roots []string) (
 	}
 	defer sn.Close()
 	c := &catalog{epoch: sn.Epoch(), byAbs: map[string]*file{}, dirs: map[dirKey]*dir{}, vis: map[string]*visibility{}}
-	for _, id := range sn.IDs() {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		d, err := sn.Get(ctx, id)
-		if err != nil {
-			continue // deleted since IDs, or unreadable metadata: not part of the tree
-		}
-		p, from, to, err := engine.ParseFileURI(d.SourceURI)
-		if err != nil || from == 0 {
-			continue
-		}
-		f := c.byAbs[p]
-		if f == nil {
-			root, rel, ok := underRoot(roots, p)
-			if !ok {
-				continue
+	// Reading every document is the cost (one Snapshot.Get each, content
+	// included): spread it over the cores, then merge in one goroutine.
+	ids := sn.IDs()
+	type got struct {
+		path  string
+		from  int
+		to    int
+		trust contract.Trust
+		ch    chunk
+	}
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(ids)/1024))
+	parts := make([][]got, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(ids); i += workers {
+				if i%256 == 0 && ctx.Err() != nil {
+					return
+				}
+				d, err := sn.Get(ctx, ids[i])
+				if err != nil {
+					continue // deleted since IDs, or unreadable metadata: not part of the tree
+				}
+				p, from, to, err := engine.ParseFileURI(d.SourceURI)
+				if err != nil || from == 0 {
+					continue
+				}
+				ch := chunk{id: d.ID, from: from, to: to, ns: d.Namespace, acl: d.ACL}
+				if v, ok := d.Metadata[ingest.MetaSymbol]; ok {
+					ch.symbol, _ = v.Str()
+				}
+				if v, ok := d.Metadata[ingest.MetaKind]; ok {
+					ch.kind, _ = v.Str()
+				}
+				if v, ok := d.Metadata[ingest.MetaNames]; ok {
+					ch.names, _ = v.List()
+				}
+				parts[w] = append(parts[w], got{p, from, to, d.Trust, ch})
 			}
-			f = &file{abs: p, root: root, rel: rel, trust: d.Trust}
-			c.byAbs[p] = f
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for _, part := range parts {
+		for _, g := range part {
+			f := c.byAbs[g.path]
+			if f == nil {
+				root, rel, ok := underRoot(roots, g.path)
+				if !ok {
+					continue
+				}
+				f = &file{abs: g.path, root: root, rel: rel, trust: g.trust}
+				c.byAbs[g.path] = f
+			}
+			if g.trust != f.trust && g.trust != contract.Authoritative {
+				f.trust = g.trust // the weakest trust of the file's chunks
+			}
+			f.chunks = append(f.chunks, g.ch)
 		}
-		if d.Trust != f.trust && d.Trust != contract.Authoritative {
-			f.trust = d.Trust // the weakest trust of the file's chunks
-		}
-		ch := chunk{id: d.ID, from: from, to: to, ns: d.Namespace, acl: d.ACL}
-		if v, ok := d.Metadata[ingest.MetaSymbol]; ok {
-			ch.symbol, _ = v.Str()
-		}
-		if v, ok := d.Metadata[ingest.MetaKind]; ok {
-			ch.kind, _ = v.Str()
-		}
-		if v, ok := d.Metadata[ingest.MetaNames]; ok {
-			ch.names, _ = v.List()
-		}
-		f.chunks = append(f.chunks, ch)
 	}
 	for _, f := range c.byAbs {
 		sort.Slice(f.chunks, func(i, j int) bool { return f.chunks[i].from < f.chunks[j].from })
@@ -226,25 +256,58 @@ func (c *catalog) visible(p *contract.Principal, ns string) *visibility {
 	return v
 }
 
-// catalogCache keeps the catalog of the newest epoch.
+// catalogCache keeps the catalog of the newest epoch. A build runs
+// detached from the call that needed it (one at a time; a call waits for
+// it only until its own deadline), so a slow build still completes and
+// serves the calls after it.
 type catalogCache struct {
-	mu  sync.Mutex
-	col *engine.Collection
-	cur *catalog
+	mu   sync.Mutex
+	col  *engine.Collection
+	cur  *catalog
+	wait chan struct{} // closed when the running build ends; nil when none runs
+	err  error         // the last build's error
 }
 
-// get returns the catalog of col's current epoch, building it when the
-// epoch moved since the last build.
+// errCatalogBuilding is a call that ended while the catalog of the current
+// epoch was still being built.
+var errCatalogBuilding = errors.New("mcp: the indexed tree is still being read")
+
+// get returns the catalog of col's current epoch (or a newer one),
+// building it when the epoch moved since the last build.
 func (cc *catalogCache) get(ctx context.Context, col *engine.Collection, roots []string) (*catalog, error) {
-	cc.mu.Lock()
-	defer cc.mu.Unlock()
-	if cc.cur != nil && cc.col == col && cc.cur.epoch == col.Epoch() {
-		return cc.cur, nil
+	for {
+		cc.mu.Lock()
+		if cc.cur != nil && cc.col == col && cc.cur.epoch >= col.Epoch() {
+			c := cc.cur
+			cc.mu.Unlock()
+			return c, nil
+		}
+		if cc.wait == nil {
+			done := make(chan struct{})
+			cc.wait = done
+			go func() {
+				c, err := buildCatalog(context.Background(), col, roots)
+				cc.mu.Lock()
+				if err == nil && (cc.cur == nil || cc.col != col || c.epoch >= cc.cur.epoch) {
+					cc.col, cc.cur = col, c
+				}
+				cc.err, cc.wait = err, nil
+				cc.mu.Unlock()
+				close(done)
+			}()
+		}
+		w := cc.wait
+		cc.mu.Unlock()
+		select {
+		case <-w:
+			cc.mu.Lock()
+			err := cc.err
+			cc.mu.Unlock()
+			if err != nil {
+				return nil, err
+			}
+		case <-ctx.Done():
+			return nil, errCatalogBuilding
+		}
 	}
-	c, err := buildCatalog(ctx, col, roots)
-	if err != nil {
-		return nil, err
-	}
-	cc.col, cc.cur = col, c
-	return c, nil
 }

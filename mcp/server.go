@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -99,6 +100,16 @@ func (s *Server) catalog(ctx context.Context) (*catalog, error) {
 		return nil, err
 	}
 	return s.cat.get(ctx, col, s.roots)
+}
+
+// Warm starts reading the indexed tree (read, list and repo_map need it)
+// in the background, so that the first such call need not wait for it.
+func (s *Server) Warm() {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_, _ = s.catalog(ctx)
+	}()
 }
 
 // Options returns the server's options after defaults.
@@ -272,6 +283,8 @@ func (s *Server) errorShape(tool string, ctx context.Context, err error) errorBo
 		return failure("cancelled", "the call was cancelled", "")
 	case errors.Is(err, engine.ErrNoEmbedder):
 		return failure("unavailable", "dense and hybrid search need an embedder; this collection has none", "mode lexical")
+	case errors.Is(err, errCatalogBuilding):
+		return failure("unavailable", "the indexed tree is still being read after a change; retry shortly", "")
 	case errors.Is(err, errNoCollection):
 		return failure("unavailable", "the collection "+strconv.Quote(s.o.Collection)+" does not exist yet (index a tree first)", "")
 	case errors.Is(err, engine.ErrClosed):

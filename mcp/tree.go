@@ -232,9 +232,10 @@ type mapItem struct {
 }
 
 // runRepoMap renders the subtree top-down: the items (subdirectories and
-// files with their top symbols) of each depth are admitted in order while
-// the budget lasts, so a small budget shows the upper levels whole rather
-// than one corner in detail; the admitted items print in tree order.
+// files with their top symbols) of each depth are admitted in order until
+// the first that does not fit the budget, so a small budget shows the
+// upper levels whole rather than one corner in detail; the admitted items
+// print in tree order. The cost is proportional to what is shown.
 func runRepoMap(ctx context.Context, c *call, a *mapArgs) (mapResult, string, error) {
 	cat, err := c.s.catalog(ctx)
 	if err != nil {
@@ -276,17 +277,21 @@ func runRepoMap(ctx context.Context, c *call, a *mapArgs) (mapResult, string, er
 					continue
 				}
 				line := fmt.Sprintf("%s%s/ (%d files)\n", ind, name, n)
-				if cost := len(contract.EscapeText(line)); used+cost <= room {
-					used += cost
-					shown[sd] = true
-					dirLines[sd] = line
-					res.ShownDirs++
-					next = append(next, sd)
-				} else {
+				cost := len(contract.EscapeText(line))
+				if used+cost > room {
 					full = true
+					break
 				}
+				used += cost
+				shown[sd] = true
+				dirLines[sd] = line
+				res.ShownDirs++
+				next = append(next, sd)
 			}
 			for _, f := range d.files {
+				if full {
+					break
+				}
 				if !vis.file[f.idx] {
 					continue
 				}
@@ -295,13 +300,17 @@ func runRepoMap(ctx context.Context, c *call, a *mapArgs) (mapResult, string, er
 					line += ": " + strings.Join(syms, ", ")
 				}
 				line += "\n"
-				if cost := len(contract.EscapeText(line)); used+cost <= room {
-					used += cost
-					shownFiles[f] = line
-					res.ShownFiles++
-				} else {
+				cost := len(contract.EscapeText(line))
+				if used+cost > room {
 					full = true
+					break
 				}
+				used += cost
+				shownFiles[f] = line
+				res.ShownFiles++
+			}
+			if full {
+				break
 			}
 		}
 		level = next

@@ -139,6 +139,7 @@ func runMCP(args []string) error {
 	if err != nil {
 		return err
 	}
+	s.Warm()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := s.RunStdio(ctx); err != nil && !errors.Is(err, context.Canceled) {
@@ -159,6 +160,7 @@ func mountMCP(mf *mcpFlags, dataDir string, logger *slog.Logger) func(*server.Se
 		if err != nil {
 			return fmt.Errorf("serve: mcp: %w", err)
 		}
+		s.Warm()
 		srv.Mount("/mcp", s.HTTPHandler(mcp.HTTPOptions{
 			Authenticate: func(r *http.Request) (mcp.Caller, bool) {
 				p, _ := server.CallerOf(r.Context())
