@@ -80,7 +80,8 @@ func buildCatalog(ctx context.Context, col *engine.Collection, roots []string) (
 	defer sn.Close()
 	c := &catalog{epoch: sn.Epoch(), byAbs: map[string]*file{}, dirs: map[dirKey]*dir{}, vis: map[string]*visibility{}}
 	// Reading every document is the cost (one Snapshot.Get each, content
-	// included): spread it over the cores, then merge in one goroutine.
+	// included). One goroutine does it, yielding often, so that tool calls
+	// running meanwhile keep their latency.
 	ids := sn.IDs()
 	type got struct {
 		path  string
@@ -89,7 +90,7 @@ func buildCatalog(ctx context.Context, col *engine.Collection, roots []string) (
 		trust contract.Trust
 		ch    chunk
 	}
-	workers := max(1, min(runtime.GOMAXPROCS(0), len(ids)/1024))
+	const workers = 1
 	parts := make([][]got, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
@@ -97,8 +98,11 @@ func buildCatalog(ctx context.Context, col *engine.Collection, roots []string) (
 		go func() {
 			defer wg.Done()
 			for i := w; i < len(ids); i += workers {
-				if i%256 == 0 && ctx.Err() != nil {
-					return
+				if i%32 == 0 {
+					if ctx.Err() != nil {
+						return
+					}
+					runtime.Gosched()
 				}
 				d, err := sn.Get(ctx, ids[i])
 				if err != nil {

@@ -45,7 +45,9 @@
 // key's over HTTP, Options.Principal over stdio) go into every query; top_k
 // is refused above Options.MaxTopK (itself clamped to 50); result sizes are
 // bounded by Options.TokenBudget and MaxTokensPerHit; every call runs under
-// Options.Deadline, which is also the search's contract Budget. Unknown
+// Options.Deadline, of which the search's contract Budget is all but a
+// tenth (at most 100 ms, left for staging), so a slow search is a partial
+// result rather than a timeout. Unknown
 // argument fields ("namespace", "principal") are validation errors.
 // read, list and repo_map answer from a catalog of the indexed tree —
 // every document with a file:// source under Options.Roots, rebuilt when

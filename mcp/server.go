@@ -102,12 +102,17 @@ func (s *Server) catalog(ctx context.Context) (*catalog, error) {
 	return s.cat.get(ctx, col, s.roots)
 }
 
-// Warm starts reading the indexed tree (read, list and repo_map need it)
-// in the background, so that the first such call need not wait for it.
+// Warm prepares, in the background, what the first calls would otherwise
+// wait for: one search (the engine's first search after opening a store
+// loads its segment indexes; seconds on a large store) and the indexed
+// tree that read, list and repo_map answer from.
 func (s *Server) Warm() {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
+		if col, err := s.collection(); err == nil {
+			_, _ = col.Search(ctx, contract.Query{Text: "warm", TopK: 1, Mode: contract.Lexical, Scope: contract.Scope{Namespace: s.o.Namespace}})
+		}
 		_, _ = s.catalog(ctx)
 	}()
 }

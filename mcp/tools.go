@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/stratasearch/strata/engine/contract"
@@ -109,7 +110,14 @@ func (c *call) query(text, mode string, f *contract.Filter, topK *int, def int, 
 	return contract.Query{Text: text, Mode: m, Filter: f, TopK: k, Cursor: cursor,
 		Scope:     contract.Scope{Namespace: c.s.o.Namespace},
 		Principal: c.caller.Principal,
-		Budget:    c.s.o.Deadline}
+		Budget:    searchBudget(c.s.o.Deadline)}
+}
+
+// searchBudget is the engine's contract Budget within a call's deadline:
+// a tenth (at most 100 ms) is left for staging and the reply, so a slow
+// search comes back partial (partial: true) rather than as a timeout.
+func searchBudget(deadline time.Duration) time.Duration {
+	return deadline - min(deadline/10, 100*time.Millisecond)
 }
 
 // hitsResult is search's and find_definition's structured content.
