@@ -57,6 +57,7 @@ func fixture(t testing.TB) (root string, db *engine.DB) {
 		fmt.Fprintf(&big, "line %03d of the long file: ünïcödé filler text\n", i)
 	}
 	files["long.txt"] = big.String()
+	files["angle.html"] = strings.Repeat("<p><b>&lt;</b></p>\n", 300) // escaping grows it 2–3×
 	for name, body := range files {
 		p := filepath.Join(root, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -265,7 +266,7 @@ func TestMCPToolCalls(t *testing.T) {
 	for _, e := range m["entries"].([]any) {
 		names = append(names, e.(map[string]any)["name"].(string))
 	}
-	if strings.Join(names, ",") != "docs,sub,a.go,evil.md,long.txt" {
+	if strings.Join(names, ",") != "docs,sub,a.go,angle.html,evil.md,long.txt" {
 		t.Fatalf("list root: %v\n%s", names, text)
 	}
 	var paged []string
@@ -358,6 +359,11 @@ func TestMCPReadTruncation(t *testing.T) {
 	}
 	if got != string(src) {
 		t.Fatalf("reading by cursors gave %d bytes, want %d (%d lines)", len(got), len(src), len(lines))
+	}
+	// A span that escaping grows still fits the budget.
+	_, m, text = callTool(t, cs, "read", map[string]any{"uri": "angle.html"})
+	if tok := (len(text) + 3) / 4; tok > 400 || m["truncated"] != true {
+		t.Fatalf("angle.html: %d tokens over a budget of 400: %v", tok, m)
 	}
 	// A single over-long line is cut inside, on a UTF-8 boundary.
 	out, cut := truncateSpan([]byte(strings.Repeat("é", 1000)), 301)

@@ -130,33 +130,43 @@ func runRead(ctx context.Context, c *call, a *readArgs) (readResult, string, err
 		span = span[off:]
 	}
 	uri := ingest.FileURI(f.abs) + fmt.Sprintf("#L%d-L%d", from, to)
-	// The frame's overhead is bounded: budget the body to what is left.
-	bodyBytes := max(c.s.o.TokenBudget*contract.DefaultBytesPerToken-frameOverhead(f.abs), 256)
-	body, cut := truncateSpan(span, bodyBytes)
-	res := readResult{URI: uri, StartLine: from, EndLine: to, Lines: n, Nonce: c.nonce}
-	if cut != nil {
-		res.Truncated, res.OmittedLines, res.OmittedBytes = true, cut.lines, cut.bytes
-		// Continue at the first omitted byte: its line and offset.
-		line, lineStart := from, 0
-		if off > 0 {
-			lineStart = -off // the span's first line started off bytes earlier
-		}
-		for i := 0; i < cut.at; i++ {
-			if span[i] == '\n' {
-				line++
-				lineStart = i + 1
+	// Budget the body to what the frame leaves; escaping (& < > become
+	// entities) can grow it, so shrink and cut again until the frame fits.
+	budget := c.s.o.TokenBudget * contract.DefaultBytesPerToken
+	bodyBytes := max(budget-frameOverhead(f.abs), 256)
+	var res readResult
+	var text string
+	for attempt := 0; ; attempt++ {
+		body, cut := truncateSpan(span, bodyBytes)
+		res = readResult{URI: uri, StartLine: from, EndLine: to, Lines: n, Nonce: c.nonce}
+		if cut != nil {
+			res.Truncated, res.OmittedLines, res.OmittedBytes = true, cut.lines, cut.bytes
+			// Continue at the first omitted byte: its line and offset.
+			line, lineStart := from, 0
+			if off > 0 {
+				lineStart = -off // the span's first line started off bytes earlier
 			}
+			for i := 0; i < cut.at; i++ {
+				if span[i] == '\n' {
+					line++
+					lineStart = i + 1
+				}
+			}
+			res.NextCursor = c.sealCursor("read", readCursor{Path: f.abs, Line: line, Off: cut.at - lineStart, End: to})
 		}
-		res.NextCursor = c.sealCursor("read", readCursor{Path: f.abs, Line: line, Off: cut.at - lineStart, End: to})
-	}
-	env := contract.Envelope{DocID: safeName(f.rel) + fmt.Sprintf("#L%d-L%d", from, to), SourceURI: uri, Content: body, Score: 1,
-		Trust: f.trust, VersionHash: engine.VersionHash(lines.Span(from, to))}
-	text, err := contract.FrameHit(env, c.nonce)
-	if err != nil {
-		return readResult{}, "", err
-	}
-	if res.Truncated {
-		text += "truncated: call read with cursor=next_cursor for the rest\n"
+		env := contract.Envelope{DocID: safeName(f.rel) + fmt.Sprintf("#L%d-L%d", from, to), SourceURI: uri, Content: body, Score: 1,
+			Trust: f.trust, VersionHash: engine.VersionHash(lines.Span(from, to))}
+		var err error
+		if text, err = contract.FrameHit(env, c.nonce); err != nil {
+			return readResult{}, "", err
+		}
+		if res.Truncated {
+			text += "truncated: call read with cursor=next_cursor for the rest\n"
+		}
+		if len(text) <= budget || bodyBytes <= 256 || attempt == 4 {
+			break
+		}
+		bodyBytes = max(256, bodyBytes*budget/len(text)-32)
 	}
 	res.Tokens = (len(text) + contract.DefaultBytesPerToken - 1) / contract.DefaultBytesPerToken
 	return res, text, nil
@@ -262,7 +272,7 @@ func truncateSpan(span []byte, maxBytes int) (string, *spanCut) {
 	if len(span) <= maxBytes {
 		return string(span), nil
 	}
-	const markerRoom = 64 // longest marker: two 20-digit numbers and the words
+	markerRoom := len(truncateMarker(len(span), len(span))) + 1 // the longest marker, and a newline after a cut line
 	avail := max(maxBytes-markerRoom, 2)
 	half := avail / 2
 	head := 0
