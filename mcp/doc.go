@@ -74,8 +74,10 @@
 // "input_value","error_type","message","expected_domain"}]}); other
 // failures use the same shape with status not_found, timeout, cancelled,
 // unavailable or internal, and never carry an engine error's text (it is
-// logged). Every output schema admits that shape. A malformed JSON-RPC
-// message gets the protocol's own error from the SDK.
+// logged). Every output schema admits that shape. A message that is not
+// JSON gets JSON-RPC's parse error (-32700, id null; over stdio the
+// session goes on, over HTTP with status 400); other malformed JSON-RPC
+// gets the SDK's protocol errors.
 //
 // # Transports and revisions
 //

@@ -1,6 +1,9 @@
 package mcp
 
 import (
+	"bytes"
+	"encoding/json"
+	"io"
 	"net/http"
 	"sync"
 	"time"
@@ -99,6 +102,22 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="strata"`)
 		http.Error(w, "a valid API key is required (Authorization: Bearer <key>)", http.StatusUnauthorized)
 		return
+	}
+	if r.Method == http.MethodPost {
+		// A body that is not JSON gets JSON-RPC's parse error (the SDK
+		// answers it with a plain-text 400).
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, sdk.DefaultMaxRequestBodyBytes))
+		if err != nil {
+			http.Error(w, "request body too large or unreadable", http.StatusRequestEntityTooLarge)
+			return
+		}
+		if !json.Valid(body) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`+"\n")
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
 	if v := r.Header.Get(protocolHeader); v >= StatelessRevision {
 		h.stateless.ServeHTTP(w, r)

@@ -133,7 +133,7 @@ func TestMCPHTTPSessionBinding(t *testing.T) {
 	r := post("alice", id, `{"jsonrpc":"2.0","id":3,"method":`)
 	var buf bytes.Buffer
 	buf.ReadFrom(r.Body)
-	if !strings.Contains(buf.String(), "-32700") && r.StatusCode != http.StatusBadRequest {
+	if !strings.Contains(buf.String(), `"code":-32700`) || r.StatusCode != http.StatusBadRequest {
 		t.Errorf("malformed message: %d %s", r.StatusCode, buf.String())
 	}
 }

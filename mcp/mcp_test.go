@@ -1,10 +1,12 @@
 package mcp
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"html"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -608,4 +610,40 @@ func TestMCPCancellation(t *testing.T) {
 	if !res.IsError || m["status"] != "timeout" {
 		t.Fatalf("deadline: %v", m)
 	}
+}
+
+// TestMCPStdioParseError: a line that is not JSON gets JSON-RPC's parse
+// error and the session goes on.
+func TestMCPStdioParseError(t *testing.T) {
+	root, db := fixture(t)
+	s := newServer(t, db, root, nil)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.serveStream(ctx, inR, outW) }()
+	go func() {
+		io.WriteString(inW, "garbage\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\n")
+		io.WriteString(inW, `{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`+"\n")
+	}()
+	br := bufio.NewReader(outR)
+	var lines []string
+	for range 3 {
+		l, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, l)
+	}
+	for _, l := range lines[:2] {
+		if !strings.Contains(l, `"code":-32700`) || !strings.Contains(l, `"id":null`) {
+			t.Errorf("want a parse error, got %s", l)
+		}
+	}
+	if !strings.Contains(lines[2], `"id":7`) || !strings.Contains(lines[2], `"protocolVersion":"2025-11-25"`) {
+		t.Errorf("initialize after the bad lines: %s", lines[2])
+	}
+	inW.Close()
+	cancel()
+	<-done
 }

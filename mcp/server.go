@@ -133,12 +133,6 @@ func (s *Server) SDKServer(c Caller) *sdk.Server {
 	return srv
 }
 
-// RunStdio serves MCP over the process's stdin and stdout as
-// Options.Principal until the client closes the stream or ctx is done.
-func (s *Server) RunStdio(ctx context.Context) error {
-	return s.SDKServer(Caller{Principal: s.o.Principal}).Run(ctx, &sdk.StdioTransport{})
-}
-
 // tool is one registered tool: its definition and its adapter.
 type tool struct {
 	def   *sdk.Tool

@@ -120,8 +120,8 @@ func main() {
 			s.toks = append(s.toks, tok)
 		}
 	}
-	fmt.Printf("%d calls per tool after the first, Go %s, %s/%s, GOMAXPROCS=%d; server warm-up (store open, first search, tree catalog) %s\n\n",
-		*calls, runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), round(warm))
+	fmt.Printf("revision %s over stdio; %d calls per tool after the first, Go %s, %s/%s, GOMAXPROCS=%d; server warm-up (store open, first search, tree catalog) %s\n\n",
+		cs.InitializeResult().ProtocolVersion, *calls, runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), round(warm))
 	fmt.Println("| step | tool | tokens returned (min / median / max) | first call | p50 | p99 |")
 	fmt.Println("|---|---|---|---|---|---|")
 	for i, s := range steps {
