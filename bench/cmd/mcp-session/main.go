@@ -49,6 +49,7 @@ func main() {
 	bin := flag.String("searchd", "searchd", "searchd binary")
 	data := flag.String("data", "./strata-data", "store indexed with `searchd index`")
 	calls := flag.Int("calls", 200, "measured calls per tool (after the first)")
+	demo := flag.Bool("demo", false, "list the tools and make one call (make demo), then exit")
 	flag.Parse()
 	ctx := context.Background()
 	client := sdk.NewClient(&sdk.Implementation{Name: "mcp-session", Version: "1"}, nil)
@@ -75,6 +76,10 @@ func main() {
 		time.Sleep(100 * time.Millisecond)
 	}
 	warm := time.Since(t0)
+	if *demo {
+		runDemo(ctx, cs)
+		return
+	}
 
 	call := func(tool string, args map[string]any) (*sdk.CallToolResult, time.Duration, int) {
 		t0 := time.Now()
@@ -163,4 +168,23 @@ func identifier(s string) string {
 		return m[1]
 	}
 	return "NewRequest"
+}
+
+// runDemo lists the tools with their sizes and shows one call's framed
+// result, as a model would see it.
+func runDemo(ctx context.Context, cs *sdk.ClientSession) {
+	lt, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("tools (revision %s over stdio):\n", cs.InitializeResult().ProtocolVersion)
+	for _, t := range lt.Tools {
+		fmt.Printf("  %-16s %s\n", t.Name, t.Description)
+	}
+	args := map[string]any{"symbol": "EqualFold", "top_k": 2}
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "find_definition", Arguments: args})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("\ntools/call find_definition %v (isError %v):\n%s", args, res.IsError, text(res))
 }
