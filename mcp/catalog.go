@@ -276,12 +276,15 @@ type catalogCache struct {
 // epoch was still being built.
 var errCatalogBuilding = errors.New("mcp: the indexed tree is still being read")
 
-// get returns the catalog of col's current epoch (or a newer one),
-// building it when the epoch moved since the last build.
+// get returns a catalog that holds every write acknowledged before the
+// call (an epoch ≥ the collection's epoch at entry), building one when the
+// epoch moved since the last build. Writes during the call do not make it
+// wait for further builds.
 func (cc *catalogCache) get(ctx context.Context, col *engine.Collection, roots []string) (*catalog, error) {
+	want := col.Epoch()
 	for {
 		cc.mu.Lock()
-		if cc.cur != nil && cc.col == col && cc.cur.epoch >= col.Epoch() {
+		if cc.cur != nil && cc.col == col && cc.cur.epoch >= want {
 			c := cc.cur
 			cc.mu.Unlock()
 			return c, nil

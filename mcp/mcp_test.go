@@ -647,3 +647,38 @@ func TestMCPStdioParseError(t *testing.T) {
 	cancel()
 	<-done
 }
+
+// TestMCPCatalogFollowsWrites: a write is visible to the next tree call
+// (the catalog is rebuilt for the new epoch), and a deleted file vanishes.
+func TestMCPCatalogFollowsWrites(t *testing.T) {
+	root, db := fixture(t)
+	cs := connect(t, newServer(t, db, root, nil), Caller{})
+	names := func() string {
+		_, m, _ := callTool(t, cs, "list", map[string]any{"path": "sub"})
+		var n []string
+		for _, e := range m["entries"].([]any) {
+			n = append(n, e.(map[string]any)["name"].(string))
+		}
+		return strings.Join(n, ",")
+	}
+	if got := names(); got != "deep,b.go" {
+		t.Fatalf("before: %s", got)
+	}
+	col, _ := db.Collection("code")
+	p := filepath.Join(root, "sub", "new.go")
+	body := "package sub\n\nfunc New() {}\n"
+	os.WriteFile(p, []byte(body), 0o644)
+	if _, err := col.Upsert(context.Background(), []contract.Document{{ID: p + "#L1-L3", Content: body, SourceURI: ingest.FileURI(p) + "#L1-L3",
+		Trust: contract.Authoritative, VersionHash: engine.VersionHash([]byte(body))}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(); got != "deep,b.go,new.go" {
+		t.Fatalf("after an upsert: %s", got)
+	}
+	if _, err := col.Delete(context.Background(), []string{p + "#L1-L3"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(); got != "deep,b.go" {
+		t.Fatalf("after a delete: %s", got)
+	}
+}

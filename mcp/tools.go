@@ -134,17 +134,16 @@ type hitsResult struct {
 // stagedHit is one envelope as staged for the model: sanitised (and
 // possibly cut) content, with what sanitising removed.
 type stagedHit struct {
-	DocID       string                    `json:"doc_id"`
-	SourceURI   string                    `json:"source_uri"`
-	Score       float64                   `json:"score"`
-	Trust       contract.Trust            `json:"trust"`
-	VersionHash string                    `json:"version_hash"`
-	Symbol      string                    `json:"symbol,omitempty"`
-	Kind        string                    `json:"kind,omitempty"`
-	Content     string                    `json:"content"`
-	Cut         *contract.Cut             `json:"cut,omitempty"`
-	Sanitized   *contract.SanitizeStats   `json:"sanitized,omitempty"`
-	Metadata    map[string]contract.Value `json:"-"`
+	DocID       string                  `json:"doc_id"`
+	SourceURI   string                  `json:"source_uri"`
+	Score       float64                 `json:"score"`
+	Trust       contract.Trust          `json:"trust"`
+	VersionHash string                  `json:"version_hash"`
+	Symbol      string                  `json:"symbol,omitempty"`
+	Kind        string                  `json:"kind,omitempty"`
+	Content     string                  `json:"content"`
+	Cut         *contract.Cut           `json:"cut,omitempty"`
+	Sanitized   *contract.SanitizeStats `json:"sanitized,omitempty"`
 }
 
 func runSearch(ctx context.Context, c *call, a *searchArgs) (hitsResult, string, error) {
