@@ -240,8 +240,14 @@ func (s *Server) readConfined(f *file) ([]byte, *contract.FieldError) {
 			Message: "the indexed file cannot be read", ExpectedDomain: "an indexed file"}
 	}
 	defer fh.Close()
+	// The path may have changed between resolving and opening it: the
+	// opened file must still be what the path resolves to.
 	st, err := fh.Stat()
 	if err != nil || !st.Mode().IsRegular() {
+		return nil, refused
+	}
+	again, err := filepath.EvalSymlinks(f.abs)
+	if st2, err2 := os.Stat(again); err != nil || err2 != nil || again != real || !os.SameFile(st, st2) {
 		return nil, refused
 	}
 	data, err := io.ReadAll(io.LimitReader(fh, maxReadFileBytes+1))
