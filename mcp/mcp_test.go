@@ -558,6 +558,11 @@ func TestMCPInjection(t *testing.T) {
 		if strings.Count(text, "</retrieved_evidence") != len(bodies) {
 			t.Errorf("%s: %d closing tags for %d frames", call.tool, strings.Count(text, "</retrieved_evidence"), len(bodies))
 		}
+		if call.tool == "read" {
+			if sn, ok := m["sanitized"].(map[string]any); !ok || sn["escape_sequences"].(float64) < 3 {
+				t.Errorf("read: sanitising not counted: %v", m)
+			}
+		}
 		if call.tool == "search" {
 			counted := false
 			for _, h := range m["hits"].([]any) {

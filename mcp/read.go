@@ -76,6 +76,9 @@ type readResult struct {
 	NextCursor   string `json:"next_cursor,omitempty"`
 	Tokens       int    `json:"tokens"`
 	Nonce        string `json:"nonce"`
+	// Sanitized counts what framing removed or repaired in the body
+	// (escape sequences, control characters, invalid UTF-8).
+	Sanitized *contract.SanitizeStats `json:"sanitized,omitempty"`
 }
 
 func runRead(ctx context.Context, c *call, a *readArgs) (readResult, string, error) {
@@ -159,6 +162,9 @@ func runRead(ctx context.Context, c *call, a *readArgs) (readResult, string, err
 		var err error
 		if text, err = contract.FrameHit(env, c.nonce); err != nil {
 			return readResult{}, "", err
+		}
+		if _, st := contract.Sanitize(body); st.Changed() {
+			res.Sanitized = &st
 		}
 		if res.Truncated {
 			text += "truncated: call read with cursor=next_cursor for the rest\n"
