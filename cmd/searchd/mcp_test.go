@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -13,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // tsClient returns node and the tools/mcp-client directory, skipping the
@@ -349,5 +352,44 @@ func TestMCPHTTPTypeScript(t *testing.T) {
 	cfg, _ := json.Marshal(map[string]any{"transport": "http", "url": base + "/mcp", "steps": []map[string]any{{"op": "list"}}})
 	if out, err := exec.Command(node, filepath.Join(dir, "client.mjs"), string(cfg)).CombinedOutput(); err == nil {
 		t.Errorf("no key: the client connected: %s", out)
+	}
+}
+
+// TestMCPStdioRevisions: `searchd mcp` over stdio serves both the
+// stateless 2026-07-28 revision (server/discover, per-request _meta) and
+// 2025-11-25 (initialize), as the Go SDK's client negotiates them.
+func TestMCPStdioRevisions(t *testing.T) {
+	if args := os.Getenv("STRATA_TEST_MAIN_ARGS"); args != "" {
+		json.Unmarshal([]byte(args), &os.Args)
+		main()
+		os.Exit(0)
+	}
+	_, data := mcpTree(t)
+	mainArgs, _ := json.Marshal([]string{"searchd", "mcp", "--data", data})
+	for _, version := range []string{"2026-07-28", "2025-11-25"} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestMCPStdioRevisions$")
+		cmd.Env = append(os.Environ(), "STRATA_TEST_MAIN_ARGS="+string(mainArgs))
+		ctx := context.Background()
+		cs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, &sdk.CommandTransport{Command: cmd}, &sdk.ClientSessionOptions{ProtocolVersion: version})
+		if err != nil {
+			t.Fatalf("%s: %v", version, err)
+		}
+		if got := cs.InitializeResult().ProtocolVersion; got != version {
+			t.Errorf("asked %s, negotiated %s", version, got)
+		}
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "find_definition", Arguments: map[string]any{"symbol": "Frobnicate"}})
+		if err != nil || res.IsError {
+			t.Fatalf("%s: find_definition: %v %+v", version, err, res)
+		}
+		var text strings.Builder
+		for _, c := range res.Content {
+			if tc, ok := c.(*sdk.TextContent); ok {
+				text.WriteString(tc.Text)
+			}
+		}
+		if !strings.Contains(text.String(), "func Frobnicate()") {
+			t.Errorf("%s: %s", version, text.String())
+		}
+		cs.Close()
 	}
 }
