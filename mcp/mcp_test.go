@@ -687,3 +687,23 @@ func TestMCPCatalogFollowsWrites(t *testing.T) {
 		t.Fatalf("after a delete: %s", got)
 	}
 }
+
+// TestMCPPanicContained: a panic inside a tool is a tool error with a
+// fixed message, and the session goes on.
+func TestMCPPanicContained(t *testing.T) {
+	root, db := fixture(t)
+	s := newServer(t, db, root, nil)
+	s.testHookCall = func(ctx context.Context, tool string) {
+		if tool == "search" {
+			panic("engine: secret internal state /var/lib/x")
+		}
+	}
+	cs := connect(t, s, Caller{})
+	res, m, text := callTool(t, cs, "search", map[string]any{"query": "x"})
+	if !res.IsError || m["status"] != "internal" || strings.Contains(text, "secret") {
+		t.Fatalf("panic: %v %s", m, text)
+	}
+	if res, _, _ := callTool(t, cs, "list", map[string]any{}); res.IsError {
+		t.Fatal("the session did not survive the panic")
+	}
+}
