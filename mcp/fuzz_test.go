@@ -10,9 +10,9 @@ import (
 	"github.com/stratasearch/strata/engine/contract"
 )
 
-// FuzzTruncateSpan: the output fits the budget, and is exactly the span's
+// FuzzMCPTruncateSpan: the output fits the budget, and is exactly the span's
 // head, the marker, and its tail; a valid UTF-8 span stays valid.
-func FuzzTruncateSpan(f *testing.F) {
+func FuzzMCPTruncateSpan(f *testing.F) {
 	f.Add([]byte("a\nbb\nccc\n"), 4)
 	f.Add([]byte("éééééééééé\nx\n"), 7)
 	f.Add(bytes.Repeat([]byte("line\n"), 100), 120)
@@ -46,9 +46,9 @@ func FuzzTruncateSpan(f *testing.F) {
 	})
 }
 
-// FuzzToolArguments: any arguments decode to valid ones or to a
+// FuzzMCPToolArguments: any arguments decode to valid ones or to a
 // validation error (never a panic or another error).
-func FuzzToolArguments(f *testing.F) {
+func FuzzMCPToolArguments(f *testing.F) {
 	for _, s := range []string{`{}`, `{"query":"x","top_k":3}`, `{"query":1}`, `{"filter":{"and":[{"eq":{"field":"a","value":1}}]}}`,
 		`{"uri":"../x","start_line":-1}`, `{"cursor":"AAAA"}`, `[1,2]`, `null`, `{"path":"a/../..","limit":0}`, `{"symbol":"A.B","x":[]}`} {
 		for i := 0; i < 5; i++ {

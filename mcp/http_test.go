@@ -138,10 +138,10 @@ func TestMCPHTTPSessionBinding(t *testing.T) {
 	}
 }
 
-// TestSchemasMatchValidation: for every tool, the advertised input schema
+// TestMCPSchemasMatchValidation: for every tool, the advertised input schema
 // (checked by an independent JSON Schema validator) and the tool's own
 // validation agree on a set of arguments, valid and not.
-func TestSchemasMatchValidation(t *testing.T) {
+func TestMCPSchemasMatchValidation(t *testing.T) {
 	root, db := fixture(t)
 	s := newServer(t, db, root, nil)
 	samples := map[string][]string{
