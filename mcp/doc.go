@@ -81,7 +81,9 @@
 //
 // # Transports and revisions
 //
-// Server.RunStdio serves stdio (`searchd mcp`). Server.HTTPHandler serves
+// Server.RunStdio serves stdio (`searchd mcp`), where the SDK negotiates
+// either revision: 2026-07-28 (server/discover, per-request _meta) or
+// 2025-11-25 and older (initialize). Server.HTTPHandler serves
 // streamable HTTP (`searchd serve` mounts it at /mcp behind the API keys):
 // requests at protocol revision 2026-07-28 (the Mcp-Protocol-Version
 // header) go to the SDK's stateless handler, where each POST is a whole
