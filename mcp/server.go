@@ -158,7 +158,7 @@ type arguments interface {
 // contract.Decode reports them), then A's validate runs; run gets valid
 // arguments and returns the structured result, the framed text content
 // and an error. inSchema and outSchema are the JSON Schemas the tool
-// advertises; TestSchemasMatchValidation checks that the schema and
+// advertises; TestMCPSchemasMatchValidation checks that the schema and
 // validate agree. Adding a tool is an argument struct, a run function and
 // one register call in registerTools.
 func register[A any, PA interface {
