@@ -3,7 +3,8 @@
 #   1. searchd index: the Go standard library source, $(go env GOROOT)/src,
 #      chunked by declaration, into an embedded store (WAL + MemTable);
 #   2. searchd search: code queries answered with envelopes (file:// URI with
-#      line span, BLAKE3 version hash re-checked against the file, trust);
+#      line span, BLAKE3 version hash re-checked against the file, trust),
+#      then searchd mcp over stdio: tools/list and one tools/call;
 #   3. searchd demo: lexical, dense and hybrid retrieval through the engine on
 #      the judged Cranfield and Vaswani collections ($STRATA_DATASETS or
 #      ../shared/datasets), with nDCG@10 / MAP / R@100.
@@ -28,6 +29,10 @@ echo "== searchd search (one store opening, several queries)"
 	EqualFold ReadFull DecodeRuneInString \
 	"parse http request header" "base64 url encoding without padding" \
 	'"deadline exceeded"'
+echo
+echo "== searchd mcp (stdio): the tools an MCP client sees, and one call"
+./bin/searchd mcp --describe --data "$data" | tail -1
+go run ./bench/cmd/mcp-session --demo --searchd ./bin/searchd --data "$data"
 echo
 echo "== searchd demo: Cranfield and Vaswani through the engine"
 ./bin/searchd demo -skip-code

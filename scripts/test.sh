@@ -30,7 +30,7 @@ cd "$(dirname "$0")/.."
 # bundled USE-Lite embed server backs the hybrid main-job test
 # (cmd/searchd). Under CI=true a test whose tool is missing fails.
 if command -v node >/dev/null; then
-	for d in tools/parquet-check tools/embed-server; do
+	for d in tools/parquet-check tools/embed-server tools/mcp-client; do
 		if [ ! -d "$d/node_modules" ] || [ "$d/package-lock.json" -nt "$d/node_modules" ]; then
 			(cd "$d" && npm ci --no-audit --no-fund --loglevel=error)
 		fi

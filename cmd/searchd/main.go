@@ -4,7 +4,8 @@
 //
 //	searchd index PATH [--data DIR] [--collection C] [--embedder URL] [--watch]   walk, chunk and index a tree (incremental)
 //	searchd search "query" [--data DIR] [--top-k 5] [--mode lexical|dense|hybrid] [--scope PREFIX] [--json]
-//	searchd serve [--data DIR] [--addr 127.0.0.1:7700] [--api-keys FILE] [--embedder URL]   the HTTP/JSON API
+//	searchd serve [--data DIR] [--addr 127.0.0.1:7700] [--api-keys FILE] [--embedder URL]   the HTTP/JSON API (and MCP at /mcp)
+//	searchd mcp [--data DIR] [--root DIR] [--principal NAME] [--describe]   the MCP tools over stdio
 //	searchd loadtest [--duration 30s] [--clients 8] [--url URL]   loopback load test of the API
 //	searchd inspect [--json] FILE|DIR...                header, sections and checksums of Strata files; a store under DIR is validated as opening it would
 //	searchd version
@@ -37,7 +38,8 @@ commands:
   index    index a directory tree into the embedded store (--data DIR, default ./strata-data)
   search   search it: searchd search "query" [--top-k 5] [--scope PREFIX] [--json]
   inspect  header, sections and checksums of Strata files, stores under DIR validated as opening them would: searchd inspect [--json] FILE|DIR...
-  serve    serve the HTTP/JSON API: searchd serve [--data DIR] [--addr 127.0.0.1:7700] [--api-keys FILE]
+  serve    serve the HTTP/JSON API (and MCP at /mcp): searchd serve [--data DIR] [--addr 127.0.0.1:7700] [--api-keys FILE]
+  mcp      serve the MCP tools over stdio: searchd mcp [--data DIR] [--root DIR] [--describe]
   loadtest loopback load test of the API: searchd loadtest [--duration 30s] [--clients 8] [--url URL]
   version  print the version
   demo     index real input (Go stdlib source, Cranfield, Vaswani) and answer queries
@@ -61,6 +63,8 @@ func main() {
 		err = runSearch(os.Args[2:])
 	case "serve":
 		err = runServe(os.Args[2:])
+	case "mcp":
+		err = runMCP(os.Args[2:])
 	case "loadtest":
 		err = runLoadtest(os.Args[2:])
 	case "inspect":

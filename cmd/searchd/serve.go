@@ -59,6 +59,7 @@ func runServe(args []string) error {
 	logFormat := fl.String("log-format", "text", "access/server log format: text | json (stderr)")
 	logLevel := fl.String("log-level", "info", "debug | info | warn | error (the access log is info)")
 	ef := addEmbedderFlags(fl)
+	mf := addMCPFlags(fl, "mcp-") // mcp.go: /mcp, the MCP tools over streamable HTTP
 	var hosts []string
 	fl.Func("allowed-hosts", `further Host names accepted in open mode (comma-separated or repeatable; "*" disables the DNS-rebinding check)`, func(s string) error {
 		for _, h := range strings.Split(s, ",") {
@@ -135,7 +136,10 @@ func runServe(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	t0 := time.Now()
-	err = server.Run(ctx, ln, o)
+	if len(mf.roots) == 0 {
+		mf.roots = roots // index jobs' roots bound what MCP may read, unless --mcp-root says otherwise
+	}
+	err = server.Run(ctx, ln, o, mountMCP(mf, *data, logger))
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}

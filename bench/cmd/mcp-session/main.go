@@ -1,0 +1,190 @@
+// Command mcp-session measures an agent-style MCP session against
+// `searchd mcp` over stdio, as a model would issue it: repo_map, task-style
+// searches, a read of a hit, find_definition of a name seen in it. For each
+// tool it reports the tokens returned (the text content a model reads, in
+// staging's estimate ⌈bytes/4⌉), the first call's latency and the p50/p99
+// latency of N further calls, measured at the client (JSON-RPC over the
+// pipes included), after the server's warm-up (store open, first search,
+// tree catalog), which it reports apart.
+//
+//	go build -o /tmp/searchd ./cmd/searchd
+//	/tmp/searchd index $(go env GOROOT)/src --data /tmp/goroot-store
+//	go run ./bench/cmd/mcp-session --searchd /tmp/searchd --data /tmp/goroot-store --calls 200
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+var queries = []string{
+	"export times out for large accounts",
+	"http client request timeout deadline exceeded",
+	"parse RFC 3339 timestamp with time zone",
+	"gzip reader checksum error",
+	"json decoder unknown field error",
+	"retry temporary network error dial",
+}
+
+type step struct {
+	tool  string
+	args  func(i int) map[string]any
+	first time.Duration
+	lat   []time.Duration
+	toks  []int
+}
+
+func main() {
+	bin := flag.String("searchd", "searchd", "searchd binary")
+	data := flag.String("data", "./strata-data", "store indexed with `searchd index`")
+	calls := flag.Int("calls", 200, "measured calls per tool (after the first)")
+	demo := flag.Bool("demo", false, "list the tools and make one call (make demo), then exit")
+	flag.Parse()
+	ctx := context.Background()
+	client := sdk.NewClient(&sdk.Implementation{Name: "mcp-session", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: exec.Command(*bin, "mcp", "--data", *data)}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer cs.Close()
+
+	// Start-up: the server opens the store and warms it (its first search,
+	// the indexed tree); wait until a tree tool answers.
+	t0 := time.Now()
+	for {
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "list", Arguments: map[string]any{"limit": 1}})
+		if err != nil {
+			log.Fatal(err)
+		}
+		if !res.IsError {
+			break
+		}
+		if time.Since(t0) > 2*time.Minute {
+			log.Fatalf("the server did not warm up: %s", text(res))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	warm := time.Since(t0)
+	if *demo {
+		runDemo(ctx, cs)
+		return
+	}
+
+	call := func(tool string, args map[string]any) (*sdk.CallToolResult, time.Duration, int) {
+		t0 := time.Now()
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
+		el := time.Since(t0)
+		if err != nil {
+			log.Fatalf("%s %v: %v", tool, args, err)
+		}
+		n := 0
+		for _, c := range res.Content {
+			if tc, ok := c.(*sdk.TextContent); ok {
+				n += len(tc.Text)
+			}
+		}
+		if res.IsError {
+			log.Fatalf("%s %v: tool error %s", tool, args, text(res))
+		}
+		return res, el, (n + 3) / 4
+	}
+
+	// The session: what a model would do, deriving each step from the last.
+	res, _, _ := call("search", map[string]any{"query": queries[0], "top_k": 5})
+	hit := res.StructuredContent.(map[string]any)["hits"].([]any)[0].(map[string]any)
+	uri := hit["source_uri"].(string)
+	res, _, _ = call("read", map[string]any{"uri": uri})
+	name := identifier(text(res))
+	fmt.Fprintf(os.Stderr, "session: search %q → %s; read it; find_definition %q\n", queries[0], uri, name)
+
+	steps := []*step{
+		{tool: "repo_map", args: func(int) map[string]any { return map[string]any{} }},
+		{tool: "search", args: func(i int) map[string]any { return map[string]any{"query": queries[i%len(queries)], "top_k": 5} }},
+		{tool: "read", args: func(int) map[string]any { return map[string]any{"uri": uri} }},
+		{tool: "find_definition", args: func(int) map[string]any { return map[string]any{"symbol": name} }},
+		{tool: "list", args: func(int) map[string]any { return map[string]any{"path": "net/http", "limit": 50} }},
+	}
+	for _, s := range steps {
+		_, s.first, _ = call(s.tool, s.args(0))
+	}
+	for i := 0; i < *calls; i++ {
+		for _, s := range steps {
+			_, el, tok := call(s.tool, s.args(i))
+			s.lat = append(s.lat, el)
+			s.toks = append(s.toks, tok)
+		}
+	}
+	fmt.Printf("revision %s over stdio; %d calls per tool after the first, Go %s, %s/%s, GOMAXPROCS=%d; server warm-up (store open, first search, tree catalog) %s\n\n",
+		cs.InitializeResult().ProtocolVersion, *calls, runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), round(warm))
+	fmt.Println("| step | tool | tokens returned (min / median / max) | first call | p50 | p99 |")
+	fmt.Println("|---|---|---|---|---|---|")
+	for i, s := range steps {
+		fmt.Printf("| %d | %s | %d / %d / %d | %s | %s | %s |\n", i+1, s.tool, slices.Min(s.toks), pct(s.toks, 50), slices.Max(s.toks),
+			round(s.first), round(pct(s.lat, 50)), round(pct(s.lat, 99)))
+	}
+}
+
+func pct[T int | time.Duration](xs []T, p int) T {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	i := (len(s)*p + 99) / 100
+	return s[max(0, min(len(s)-1, i-1))]
+}
+
+func round(d time.Duration) string {
+	if d < time.Millisecond {
+		return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond))
+	}
+	return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
+}
+
+func text(res *sdk.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// identifier picks a name a model would look up next: the first exported
+// identifier called in the read span ("Name(").
+var callRE = regexp.MustCompile(`\b([A-Z][A-Za-z0-9_]+)\(`)
+
+func identifier(s string) string {
+	if m := callRE.FindStringSubmatch(s); m != nil {
+		return m[1]
+	}
+	return "NewRequest"
+}
+
+// runDemo lists the tools with their sizes and shows one call's framed
+// result, as a model would see it.
+func runDemo(ctx context.Context, cs *sdk.ClientSession) {
+	lt, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("tools (revision %s over stdio):\n", cs.InitializeResult().ProtocolVersion)
+	for _, t := range lt.Tools {
+		fmt.Printf("  %-16s %s\n", t.Name, t.Description)
+	}
+	args := map[string]any{"symbol": "EqualFold", "top_k": 2}
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "find_definition", Arguments: args})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("\ntools/call find_definition %v (isError %v):\n%s", args, res.IsError, text(res))
+}

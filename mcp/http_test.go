@@ -1,0 +1,209 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/stratasearch/strata/engine"
+	"github.com/stratasearch/strata/engine/contract"
+	"github.com/stratasearch/strata/ingest"
+)
+
+// bearer is a test Authenticate: "Bearer NAME" runs as principal NAME with
+// namespace NAME/ (and "Bearer root" as the trusted caller).
+func bearer(r *http.Request) (Caller, bool) {
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	switch {
+	case !ok:
+		return Caller{}, false
+	case tok == "root":
+		return Caller{}, true
+	}
+	return Caller{Principal: &contract.Principal{Name: tok, Namespaces: []string{tok + "/"}}}, true
+}
+
+type authTransport struct{ key string }
+
+func (a authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+a.key)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func httpSession(t *testing.T, url, key, version string) *sdk.ClientSession {
+	t.Helper()
+	tr := &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: authTransport{key}}}
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), tr, &sdk.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatalf("connect %s: %v", version, err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// TestMCPHTTPRevisions: both revisions over streamable HTTP, each caller
+// confined to its principal's namespace.
+func TestMCPHTTPRevisions(t *testing.T) {
+	root, db := fixture(t)
+	col, _ := db.Collection("code")
+	p := filepath.Join(root, "alice.go")
+	body := "package s\n\nfunc AliceOnly() {} // zebraquux\n"
+	os.WriteFile(p, []byte(body), 0o644)
+	if _, err := col.Upsert(context.Background(), []contract.Document{{ID: p + "#L1-L3", Content: body, SourceURI: ingest.FileURI(p) + "#L1-L3",
+		Namespace: "alice/", Trust: contract.Authoritative, VersionHash: engine.VersionHash([]byte(body))}}); err != nil {
+		t.Fatal(err)
+	}
+	s := newServer(t, db, root, nil)
+	ts := httptest.NewServer(s.HTTPHandler(HTTPOptions{Authenticate: bearer}))
+	t.Cleanup(ts.Close) // after the sessions close (cleanups run last-in first-out)
+	for _, version := range []string{StatefulRevision, StatelessRevision} {
+		for _, who := range []string{"alice", "bob"} {
+			cs := httpSession(t, ts.URL, who, version)
+			if got := cs.InitializeResult().ProtocolVersion; got != version {
+				t.Errorf("%s: negotiated %s", version, got)
+			}
+			_, m, text := callTool(t, cs, "search", map[string]any{"query": "zebraquux"})
+			sees := strings.Contains(text, "AliceOnly")
+			if sees != (who == "alice") {
+				t.Errorf("%s %s: sees alice.go = %v: %v", version, who, sees, m)
+			}
+			_, m, _ = callTool(t, cs, "read", map[string]any{"uri": "alice.go"})
+			if (m["status"] == nil) != (who == "alice") {
+				t.Errorf("%s %s read: %v", version, who, m)
+			}
+		}
+	}
+	// No key: 401 before the SDK.
+	resp, err := http.Post(ts.URL, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("no key: %d", resp.StatusCode)
+	}
+}
+
+// TestMCPHTTPSessionBinding: a stateful session answers only the
+// principal that opened it.
+func TestMCPHTTPSessionBinding(t *testing.T) {
+	root, db := fixture(t)
+	ts := httptest.NewServer(newServer(t, db, root, nil).HTTPHandler(HTTPOptions{Authenticate: bearer}))
+	t.Cleanup(ts.Close)
+	post := func(key, session, body string) *http.Response {
+		req, _ := http.NewRequest("POST", ts.URL, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", StatefulRevision)
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	resp := post("alice", "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
+	resp.Body.Close()
+	id := resp.Header.Get("Mcp-Session-Id")
+	if id == "" {
+		t.Fatalf("no session id (%d)", resp.StatusCode)
+	}
+	post("alice", id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
+	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list","arguments":{}}}`
+	if r := post("bob", id, call); r.StatusCode != http.StatusNotFound {
+		t.Errorf("bob used alice's session: %d", r.StatusCode)
+	}
+	if r := post("alice", id, call); r.StatusCode != http.StatusOK {
+		t.Errorf("alice's own session: %d", r.StatusCode)
+	}
+	// A malformed JSON-RPC message gets the protocol's parse error.
+	r := post("alice", id, `{"jsonrpc":"2.0","id":3,"method":`)
+	var buf bytes.Buffer
+	buf.ReadFrom(r.Body)
+	if !strings.Contains(buf.String(), `"code":-32700`) || r.StatusCode != http.StatusBadRequest {
+		t.Errorf("malformed message: %d %s", r.StatusCode, buf.String())
+	}
+}
+
+// TestMCPSchemasMatchValidation: for every tool, the advertised input schema
+// (checked by an independent JSON Schema validator) and the tool's own
+// validation agree on a set of arguments, valid and not.
+func TestMCPSchemasMatchValidation(t *testing.T) {
+	root, db := fixture(t)
+	s := newServer(t, db, root, nil)
+	samples := map[string][]string{
+		"search": {`{}`, `{"query":"x"}`, `{"query":""}`, `{"query":"x","top_k":1}`, `{"query":"x","top_k":50}`, `{"query":"x","top_k":51}`,
+			`{"query":"x","top_k":0}`, `{"query":"x","mode":"dense"}`, `{"query":"x","mode":"fuzzy"}`, `{"query":"x","extra":1}`,
+			`{"query":"x","top_k":2.5}`, `{"query":"x","filter":{"eq":{"field":"lang","value":"go"}}}`, `{"query":"x","filter":[]}`},
+		"find_definition": {`{}`, `{"symbol":"Foo"}`, `{"symbol":"Foo.Bar"}`, `{"symbol":"a.b.c"}`, `{"symbol":"1x"}`, `{"symbol":"Foo","top_k":51}`, `{"symbol":"Foo","x":1}`},
+		"read":            {`{"uri":"a.go"}`, `{"uri":""}`, `{"uri":"a.go","start_line":0}`, `{"uri":"a.go","start_line":2,"end_line":3}`, `{"uri":"a.go","line":1}`},
+		"list":            {`{}`, `{"path":"sub"}`, `{"limit":0}`, `{"limit":500}`, `{"limit":501}`, `{"depth":1}`},
+		"repo_map":        {`{}`, `{"token_budget":99}`, `{"token_budget":100}`, `{"token_budget":2000}`, `{"token_budget":2001}`, `{"symbols_per_file":11}`, `{"symbols_per_file":0}`, `{"x":1}`},
+	}
+	for _, tl := range s.tools {
+		var sch jsonschema.Schema
+		if err := json.Unmarshal(tl.def.InputSchema.(json.RawMessage), &sch); err != nil {
+			t.Fatalf("%s: %v", tl.def.Name, err)
+		}
+		rs, err := sch.Resolve(nil)
+		if err != nil {
+			t.Fatalf("%s: resolve: %v", tl.def.Name, err)
+		}
+		var out jsonschema.Schema
+		if err := json.Unmarshal(tl.def.OutputSchema.(json.RawMessage), &out); err != nil {
+			t.Fatalf("%s output: %v", tl.def.Name, err)
+		}
+		if len(samples[tl.def.Name]) == 0 {
+			t.Errorf("no samples for %s", tl.def.Name)
+		}
+		for _, raw := range samples[tl.def.Name] {
+			var v map[string]any
+			json.Unmarshal([]byte(raw), &v)
+			schemaOK := rs.Validate(v) == nil
+			c := &call{s: s, nonce: "ABCDEFGHIJKLMNOPQRSTUVWXYZ"}
+			err := tl.check(c, json.RawMessage(raw))
+			ourOK := err == nil
+			if schemaOK != ourOK {
+				t.Errorf("%s %s: schema says valid=%v, the tool says valid=%v (%v)", tl.def.Name, raw, schemaOK, ourOK, err)
+			}
+		}
+	}
+	// Every output, and the error shape, validates against the output schema.
+	cs := connect(t, s, Caller{})
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"search", map[string]any{"query": "func"}}, {"search", map[string]any{"query": ""}},
+		{"find_definition", map[string]any{"symbol": "Helper"}}, {"read", map[string]any{"uri": "a.go"}}, {"read", map[string]any{"uri": "nope.go"}},
+		{"list", map[string]any{}}, {"repo_map", map[string]any{}}, {"repo_map", map[string]any{"path": "missing"}},
+	} {
+		var out jsonschema.Schema
+		for _, tl := range s.tools {
+			if tl.def.Name == tc.tool {
+				json.Unmarshal(tl.def.OutputSchema.(json.RawMessage), &out)
+			}
+		}
+		rs, err := out.Resolve(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, m, _ := callTool(t, cs, tc.tool, tc.args)
+		if err := rs.Validate(m); err != nil {
+			t.Errorf("%s %v: output does not match its schema: %v\n%v", tc.tool, tc.args, err, m)
+		}
+	}
+}
