@@ -26,8 +26,9 @@ type Collection struct {
 	metric tier.Metric
 	an     *text.Analyzer
 	store  *tier.Store
-	warm   *catalog.WarmCache // lexical catalogs of warm segment sets
-	cold   *catalog.ColdCache // and of cold archives
+	warm   *catalog.WarmCache    // lexical catalogs of warm segment sets
+	cold   *catalog.ColdCache    // and of cold archives
+	lists  *catalog.ListingCache // id listings of warm segments and cold archives
 	verify *verifyCache
 
 	// writeMu serialises writes, so an IfMatch check and the batch it
@@ -63,7 +64,8 @@ func openCollection(db *DB, name, dir string, o CollectionOptions) (*Collection,
 		return nil, fmt.Errorf("engine: collection %q: %w", name, err)
 	}
 	c := &Collection{db: db, name: name, dir: dir, o: o, metric: metric, an: an, verify: newVerifyCache(),
-		warm: catalog.NewWarmCache(an, o.IndexedFields), cold: catalog.NewColdCache(an)}
+		warm: catalog.NewWarmCache(an, o.IndexedFields), cold: catalog.NewColdCache(an),
+		lists: catalog.NewListingCache()}
 	memSize := o.MemTableSizeBytes
 	if memSize < 0 {
 		memSize = 0 // automatic flush off
