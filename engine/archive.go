@@ -234,8 +234,11 @@ func (s *Snapshot) Search(ctx context.Context, q contract.Query) (contract.Resul
 	}
 	dq := q
 	dq.EnsureDefaults()
-	// The inner search runs with a shaper (shape.go) whose pin is a clone
-	// of this snapshot: same epoch, same view.
+	// The plan (plan.go) reads a clone of this snapshot: same epoch, same
+	// view; one retrieval, shaped (shape.go) for collapse.
+	if err := s.c.check(ctx); err != nil {
+		return contract.Result{}, err
+	}
 	sh := &shaper{pin: newPinned(s.sn.Clone()), topK: dq.TopK, collapse: dq.Collapse, seen: map[uint64]bool{}}
 	defer sh.pin.release()
 	iq := q
@@ -243,7 +246,15 @@ func (s *Snapshot) Search(ctx context.Context, q contract.Query) (contract.Resul
 	if sh.collapse > 0 {
 		iq.TopK = min(contract.MaxTopK, 4*dq.TopK)
 	}
-	res, _, err := s.c.search(context.WithValue(ctx, shaperKey{}, sh), iq)
+	pl, err := s.c.newPlan(ctx, iq, sh.pin, false, false)
+	if err != nil {
+		return contract.Result{}, err
+	}
+	r, err := pl.retrieve(ctx, pl.q.TopK, pl.q.Budget)
+	if err != nil {
+		return contract.Result{}, err
+	}
+	res, _, err := pl.finish(r, sh.page(r.hits))
 	if err != nil {
 		return res, err
 	}
