@@ -42,6 +42,9 @@ type Collection struct {
 	// testHookRetriever, if set, runs at the start of each retriever
 	// ("lexical", "dense") in Search. Tests only.
 	testHookRetriever func(name string)
+	// testHookPlan, if set, runs each time a search builds its plan
+	// (plan.go). Tests only.
+	testHookPlan func()
 }
 
 func openCollection(db *DB, name, dir string, o CollectionOptions) (*Collection, error) {

@@ -56,6 +56,9 @@ type plan struct {
 // embedded (its vector came from the embedder). Errors: validation,
 // ErrNoEmbedder, the embedder's, a catalog's.
 func (c *Collection) newPlan(ctx context.Context, q contract.Query, pin *pinnedSnap, validated, embedded bool) (*plan, error) {
+	if h := c.testHookPlan; h != nil {
+		h()
+	}
 	fusionUnset := q.Fusion.Method == "" && q.Fusion.K == 0 && len(q.Fusion.Weights) == 0 && q.Fusion.Window == 0
 	q.EnsureDefaults()
 	pl := &plan{c: c, pin: pin, sn: pin.sn}
