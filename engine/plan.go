@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -144,16 +145,8 @@ func (c *Collection) newPlan(ctx context.Context, q contract.Query, pin *pinnedS
 		scope := pred
 		pred = func(vi *verInfo, v uint32) bool { return filterBM.Contains(v) && (scope == nil || scope(vi, v)) }
 	}
-	views := make([]bm25.View, 0, len(wc.Segs)+len(hots))
 	bases := make([]uint32, 0, len(wc.Segs)+len(hots))
-	for i, sg := range wc.Segs {
-		views = append(views, bm25.View{Seg: sg, Allow: roaring.New()})
-		bases = append(bases, wc.Bases[i])
-	}
-	for i, seg := range hotSegs {
-		views = append(views, bm25.View{Seg: seg, Allow: roaring.New()})
-		bases = append(bases, hotBase[i])
-	}
+	bases = append(append(bases, wc.Bases[:len(wc.Segs)]...), hotBase...)
 	var allowDoc map[*tier.Document]struct{}
 	if pred != nil {
 		allowDoc = map[*tier.Document]struct{}{}
@@ -164,39 +157,34 @@ func (c *Collection) newPlan(ctx context.Context, q contract.Query, pin *pinnedS
 	var statsAllow []*roaring.Bitmap
 	tenancy := compileTenancy(&q)
 	if c.o.MultiTenant && q.Mode != contract.Dense {
-		statsAllow = make([]*roaring.Bitmap, len(views))
+		statsAllow = make([]*roaring.Bitmap, len(bases))
 		for i := range statsAllow {
 			statsAllow[i] = roaring.New()
 		}
 	}
+	var views []bm25.View
 	if q.Mode != contract.Dense || pred != nil {
-		for p := range views {
-			lo, hi := bases[p], uint32(len(infos))
-			if p+1 < len(bases) {
-				hi = bases[p+1]
+		// The tier knows which rows are live at the epoch; keep sees each
+		// of them once.
+		views, err = sn.LexicalViews(tier.LexicalSets{Warm: wc.Segs, Hot: hotSegs}, func(p int, local uint32) bool {
+			k := bases[p] + local
+			if statsAllow != nil && (tenancy == nil || tenancy(&infos[k])) {
+				statsAllow[p].Add(local)
 			}
-			allow := views[p].Allow
-			for k := lo; k < hi; k++ {
-				local := k - lo
-				var vis bool
-				if p < len(wc.Segs) {
-					vis = sn.VisibleRow(p, local)
-				} else {
-					vis = sn.VisibleHot(p-len(wc.Segs), local)
-				}
-				if !vis {
-					continue
-				}
-				if statsAllow != nil && (tenancy == nil || tenancy(&infos[k])) {
-					statsAllow[p].Add(local)
-				}
-				if pred == nil || pred(&infos[k], k) {
-					allow.Add(local)
-					if pred != nil {
-						allowDoc[infos[k].Doc] = struct{}{}
-					}
-				}
+			if pred != nil && !pred(&infos[k], k) {
+				return false
 			}
+			if pred != nil {
+				allowDoc[infos[k].Doc] = struct{}{}
+			}
+			return true
+		})
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		for _, seg := range append(wc.Segs[:len(wc.Segs):len(wc.Segs)], hotSegs...) {
+			views = append(views, bm25.View{Seg: seg, Allow: roaring.New()})
 		}
 	}
 
@@ -276,7 +264,7 @@ func (pl *plan) retrieve(ctx context.Context, depth int, budget time.Duration) (
 			if h := hook; h != nil {
 				h(retrieverLexical)
 			}
-			r := c.lexical(pl.views, pl.bases, pl.statsAllow, &q, lexDepth)
+			r := c.lexical(ctx, pl.sn, pl.views, pl.bases, pl.statsAllow, &q, lexDepth)
 			if lexCh != nil {
 				lexCh <- r
 			}
@@ -311,6 +299,9 @@ func (pl *plan) retrieve(ctx context.Context, depth int, budget time.Duration) (
 			select {
 			case r := <-ch:
 				if r.err != nil {
+					if ctx.Err() != nil && errors.Is(r.err, ctx.Err()) {
+						break wait // the budget stopped it: a partial result
+					}
 					return out, r.err
 				}
 				got[r.name] = r

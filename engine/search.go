@@ -262,16 +262,16 @@ func compilePredicate(q *contract.Query, withFilter bool) func(*verInfo, uint32)
 	}
 }
 
-// lexical runs one BM25 search over every tier's segment (warm segments'
-// BM25 sections and the MemTable's sealed builder), each restricted to its
-// Allow bitmap during traversal, with global statistics (CollectStats over
+// lexical runs one BM25 search (tier.Snapshot.SearchLexical) over every
+// tier's segment (warm segments' BM25 sections and the MemTable's sealed
+// builder), each restricted to its Allow bitmap during traversal, with global statistics (CollectStats over
 // all of them, so a score does not depend on how rows are split into
 // segments). Hit keys are bases[view] + local doc id.
 //
 // statsAllow, when not nil (MultiTenant collections), restricts the
 // statistics to the rows it marks per view (tenantStats); views past its
 // end (cold archives) use their Allow bitmap.
-func (c *Collection) lexical(views []bm25.View, bases []uint32, statsAllow []*roaring.Bitmap, q *contract.Query, k int) retrieved {
+func (c *Collection) lexical(ctx context.Context, sn *tier.Snapshot, views []bm25.View, bases []uint32, statsAllow []*roaring.Bitmap, q *contract.Query, k int) retrieved {
 	r := retrieved{name: retrieverLexical}
 	bq := bm25.ParseQuery(q.Text, c.an, false)
 	if len(bq.Terms()) == 0 && len(bq.Prefixes) == 0 {
@@ -317,7 +317,7 @@ func (c *Collection) lexical(views []bm25.View, bases []uint32, statsAllow []*ro
 	} else {
 		st = bm25.CollectStats(segs, terms)
 	}
-	hits, err := bm25.Search(views, bq, p, st)
+	hits, err := sn.SearchLexical(ctx, views, bq, p, st)
 	if err != nil {
 		r.err = fmt.Errorf("engine: lexical search: %w", err)
 		return r
