@@ -1,6 +1,6 @@
 package engine
 
-// Result shaping (issue #8 "Result shaping"): cursor pagination, collapse
+// Result shaping: cursor pagination, collapse
 // by source file and highlighting. See the package doc "Result shaping".
 
 import (
