@@ -1,7 +1,7 @@
 package engine
 
-// Result shaping: cursor pagination, collapse
-// by source file and highlighting. See the package doc "Result shaping".
+// Result shaping: cursor pagination, collapse by source file and
+// highlighting. See the package doc "Result shaping".
 
 import (
 	"context"
