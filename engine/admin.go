@@ -2,11 +2,13 @@ package engine
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
-	"slices"
-	"sort"
+	"time"
 
+	"github.com/stratasearch/strata/engine/catalog"
+	"github.com/stratasearch/strata/engine/contract"
 	"github.com/stratasearch/strata/engine/tier"
 )
 
@@ -101,10 +103,49 @@ const MaxListLimit = 10000
 // ascending byte order, read at one pinned epoch: pass the last id of a
 // page as after to get the next one (keyset pagination; an id written
 // between pages appears if it sorts after the cursor). limit must be in
-// 1..MaxListLimit. A page costs O(live documents · log) today: the store
-// keeps no sorted id index. Errors: ErrClosed, the context's error, or a
-// limit out of range.
+// 1..MaxListLimit. It is ListDocuments for the trusted caller, ids only.
+// Errors: ErrClosed, the context's error, or a limit out of range.
 func (c *Collection) List(ctx context.Context, after string, limit int) ([]string, error) {
+	docs, err := c.ListDocuments(ctx, nil, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(docs))
+	for i, d := range docs {
+		ids[i] = d.ID
+	}
+	return ids, nil
+}
+
+// ListedDocument is one document of a listing page: what identifies its
+// version (GET the document for content, vector and metadata).
+type ListedDocument struct {
+	ID          string
+	Namespace   string
+	SourceURI   string
+	VersionHash string // 64 lowercase hex digits
+	Timestamp   time.Time
+	Trust       contract.Trust
+}
+
+// ListDocuments returns up to limit live documents that principal p may
+// read (contract.Principal.CanRead; nil p: every document), with ids
+// greater than after, in ascending byte order of id, read at one pinned
+// epoch (keyset pagination as in List). limit must be in
+// 1..MaxListLimit.
+//
+// Scope and ACL are a pre-filter: every warm segment, cold archive and
+// MemTable keeps an ordered id listing per namespace and ACL entry
+// (catalog.Listing), and a page merges, from the cursor on, only the
+// classes p may read; each nominated id is then checked against its
+// version visible at the epoch. A page costs O(c · log n + (limit + d) ·
+// log c) for c readable classes over the row sets, n ids and d ids
+// nominated but not returned (a version the epoch no longer shows or p
+// may not read: ids overwritten or deleted since the row set was written,
+// bounded by compaction), whatever the collection holds for other
+// principals. Errors: ErrClosed, the context's error, or a limit out of
+// range.
+func (c *Collection) ListDocuments(ctx context.Context, p *contract.Principal, after string, limit int) ([]ListedDocument, error) {
 	if err := c.check(ctx); err != nil {
 		return nil, err
 	}
@@ -112,19 +153,48 @@ func (c *Collection) List(ctx context.Context, after string, limit int) ([]strin
 		return nil, fmt.Errorf("engine: list limit %d out of range 1..%d", limit, MaxListLimit)
 	}
 	sn := c.store.Snapshot()
-	ids := sn.LiveIDs()
-	sn.Close()
-	sort.Strings(ids)
-	ids = slices.Compact(ids)
-	i := sort.SearchStrings(ids, after)
-	if i < len(ids) && ids[i] == after {
-		i++
+	defer sn.Close()
+	out, _, err := c.listPage(ctx, sn, p, after, limit)
+	return out, err
+}
+
+// listPage is ListDocuments at sn; examined counts the listing entries
+// the merge read.
+func (c *Collection) listPage(ctx context.Context, sn *tier.Snapshot, p *contract.Principal, after string, limit int) ([]ListedDocument, int, error) {
+	lists := c.lists.Get(sn.WarmSegments(), sn.ColdArchives())
+	for i, lx := range sn.HotLexical() {
+		h, ok := lx.(*hotIndex)
+		if !ok {
+			return nil, 0, fmt.Errorf("engine: MemTable %d has no id listing", i)
+		}
+		lists = append(lists, h.list)
 	}
-	ids = ids[i:]
-	if len(ids) > limit {
-		ids = ids[:limit]
+	var cursors []*catalog.Cursor
+	for _, l := range lists {
+		cursors = append(cursors, l.Classes(p, after)...)
 	}
-	return slices.Clone(ids), nil
+	out := []ListedDocument{}
+	var err error
+	n := 0
+	examined := catalog.Merge(cursors, func(id string) bool {
+		if n++; n%256 == 0 {
+			if err = ctx.Err(); err != nil {
+				return false
+			}
+		}
+		d, _, ok := sn.Get(id)
+		if !ok || (p != nil && !p.CanRead(d.Namespace, d.ACL)) {
+			return true
+		}
+		out = append(out, ListedDocument{ID: d.ID, Namespace: d.Namespace, SourceURI: d.SourceURI,
+			VersionHash: hex.EncodeToString(d.VersionHash[:]), Timestamp: time.Unix(0, d.UpdatedUnixNano).UTC(),
+			Trust: trustFromTier(d.Trust)})
+		return len(out) < limit
+	})
+	if err != nil {
+		return nil, examined, err
+	}
+	return out, examined, nil
 }
 
 // Err returns the first collection store's sticky I/O failure (the store

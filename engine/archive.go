@@ -140,35 +140,43 @@ func (c *Collection) addCold(q *contract.Query, cq *coldQuery) error {
 	copy(infos, cq.infos)
 	coldBase := make([]uint32, len(cats))
 	byDoc := map[*tier.Document]uint32{}
+	segs := make([]*bm25.Segment, len(cats))
 	for i, cat := range cats {
 		coldBase[i] = uint32(len(infos))
-		allow := roaring.New()
-		var stats *roaring.Bitmap
-		if cq.statsAllow != nil {
-			stats = roaring.New()
-		}
+		segs[i] = cat.Seg
 		for r := range cat.Rows {
-			k := uint32(len(infos))
+			byDoc[cat.Rows[r].Doc] = uint32(len(infos))
 			infos = append(infos, cat.Rows[r])
-			byDoc[cat.Rows[r].Doc] = k
-			if !cq.sn.VisibleColdRow(i, uint32(r)) {
-				continue
-			}
-			if stats != nil && (tenancy == nil || tenancy(&cat.Rows[r])) {
-				stats.Add(uint32(r))
-			}
-			if pred == nil || pred(&cat.Rows[r], k) {
-				allow.Add(uint32(r))
-				if cq.allowDoc != nil {
-					cq.allowDoc[cat.Rows[r].Doc] = struct{}{}
-				}
-			}
 		}
-		cq.views = append(cq.views, bm25.View{Seg: cat.Seg, Allow: allow})
-		cq.bases = append(cq.bases, coldBase[i])
-		if stats != nil {
-			cq.statsAllow = append(cq.statsAllow, stats)
+	}
+	var stats []*roaring.Bitmap
+	if cq.statsAllow != nil {
+		stats = make([]*roaring.Bitmap, len(cats))
+		for i := range stats {
+			stats[i] = roaring.New()
 		}
+	}
+	// The tier knows which cold rows are live at the epoch.
+	views, err := cq.sn.LexicalViews(tier.LexicalSets{Cold: segs}, func(i int, r uint32) bool {
+		row := &cats[i].Rows[r]
+		if stats != nil && (tenancy == nil || tenancy(row)) {
+			stats[i].Add(r)
+		}
+		if pred != nil && !pred(row, coldBase[i]+r) {
+			return false
+		}
+		if cq.allowDoc != nil {
+			cq.allowDoc[row.Doc] = struct{}{}
+		}
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	cq.views = append(cq.views, views...)
+	cq.bases = append(cq.bases, coldBase...)
+	if stats != nil {
+		cq.statsAllow = append(cq.statsAllow, stats...)
 	}
 	inner := cq.keyOf
 	cq.keyOf = func(d *tier.Document) (uint32, bool) {
@@ -236,8 +244,11 @@ func (s *Snapshot) Search(ctx context.Context, q contract.Query) (contract.Resul
 	}
 	dq := q
 	dq.EnsureDefaults()
-	// The inner search runs with a shaper (shape.go) whose pin is a clone
-	// of this snapshot: same epoch, same view.
+	// The plan (plan.go) reads a clone of this snapshot: same epoch, same
+	// view; one retrieval, shaped (shape.go) for collapse.
+	if err := s.c.check(ctx); err != nil {
+		return contract.Result{}, err
+	}
 	sh := &shaper{pin: newPinned(s.sn.Clone()), topK: dq.TopK, collapse: dq.Collapse, seen: map[uint64]bool{}}
 	defer sh.pin.release()
 	iq := q
@@ -245,7 +256,15 @@ func (s *Snapshot) Search(ctx context.Context, q contract.Query) (contract.Resul
 	if sh.collapse > 0 {
 		iq.TopK = min(contract.MaxTopK, 4*dq.TopK)
 	}
-	res, _, err := s.c.search(context.WithValue(ctx, shaperKey{}, sh), iq)
+	pl, err := s.c.newPlan(ctx, iq, sh.pin, false, false)
+	if err != nil {
+		return contract.Result{}, err
+	}
+	r, err := pl.retrieve(ctx, pl.q.TopK, pl.q.Budget)
+	if err != nil {
+		return contract.Result{}, err
+	}
+	res, _, err := pl.finish(r, sh.page(r.hits))
 	if err != nil {
 		return res, err
 	}

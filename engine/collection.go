@@ -27,8 +27,9 @@ type Collection struct {
 	metric tier.Metric
 	an     *text.Analyzer
 	store  *tier.Store
-	warm   *catalog.WarmCache // lexical catalogs of warm segment sets
-	cold   *catalog.ColdCache // and of cold archives
+	warm   *catalog.WarmCache    // lexical catalogs of warm segment sets
+	cold   *catalog.ColdCache    // and of cold archives
+	lists  *catalog.ListingCache // id listings of warm segments and cold archives
 	verify *verify.Cache
 
 	// writeMu serialises writes, so an IfMatch check and the batch it
@@ -42,6 +43,9 @@ type Collection struct {
 	// testHookRetriever, if set, runs at the start of each retriever
 	// ("lexical", "dense") in Search. Tests only.
 	testHookRetriever func(name string)
+	// testHookPlan, if set, runs each time a search builds its plan
+	// (plan.go). Tests only.
+	testHookPlan func()
 }
 
 func openCollection(db *DB, name, dir string, o CollectionOptions) (*Collection, error) {
@@ -64,7 +68,8 @@ func openCollection(db *DB, name, dir string, o CollectionOptions) (*Collection,
 		return nil, fmt.Errorf("engine: collection %q: %w", name, err)
 	}
 	c := &Collection{db: db, name: name, dir: dir, o: o, metric: metric, an: an, verify: verify.NewCache(),
-		warm: catalog.NewWarmCache(an, o.IndexedFields), cold: catalog.NewColdCache(an)}
+		warm: catalog.NewWarmCache(an, o.IndexedFields), cold: catalog.NewColdCache(an),
+		lists: catalog.NewListingCache()}
 	memSize := o.MemTableSizeBytes
 	if memSize < 0 {
 		memSize = 0 // automatic flush off

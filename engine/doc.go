@@ -166,9 +166,15 @@
 // built on the first query after the segment set changes), then the
 // versions of each MemTable of the snapshot (tier.Snapshot.HotLexical:
 // while a flush builds its segment, the frozen MemTable it is flushing and
-// the active one; writes continue meanwhile). Lexical search is one
-// bm25.Search over all tiers' segments, each with an Allow bitmap of its
-// rows visible at the pinned epoch that pass scope, ACL and filter. Dense
+// the active one; writes continue meanwhile). A search is a plan
+// (plan.go), built once: the query validated and embedded, the snapshot
+// pinned, and scope, ACL and filter resolved into one Allow bitmap per
+// row set of the rows live at the epoch that pass them
+// (tier.Snapshot.LexicalViews). Retrieval runs from the plan at a depth,
+// and the shaping loop (Result shaping) retrieves again from the same
+// plan when it needs a deeper list. Lexical search is one BM25 search
+// over all tiers' segments (tier.Snapshot.SearchLexical) restricted to
+// those bitmaps. Dense
 // search is the tier's (MemTable brute force + each warm segment's vector
 // index, HNSW or IVF-PQ, with the same visibility and filter applied while
 // it generates candidates); its raw values are
@@ -344,7 +350,8 @@
 //     (SourceURI without its #fragment; hits without a SourceURI are never
 //     collapsed) in rank order; hits of earlier pages count towards their
 //     file's quota. Retrieval starts 4× deeper and is repeated 4× deeper
-//     (up to MaxTopK) while the page is short and the list was full, so a
+//     (up to MaxTopK; from the same plan, nothing re-resolved) while the
+//     page is short and the list was full, so a
 //     collapsed query returns TopK hits whenever that many remain within
 //     the top 1000. Collapsed hits are not listed in Result.Dropped.
 //   - Highlighting: Query.Highlight sets Envelope.Highlights, the byte

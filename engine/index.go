@@ -39,11 +39,14 @@ type hotIndex struct {
 	byDoc map[*tier.Document]uint32
 	fi    *catalog.FieldIndex
 	err   error // sticky: a version the builder could not take
+	// list is the MemTable's ordered id listing (every version, even one
+	// the builder could not take); it has its own lock.
+	list *catalog.Listing
 }
 
 func newHotIndex(an *text.Analyzer, fields map[string]FieldType) *hotIndex {
 	return &hotIndex{an: an, b: bm25.NewBuilder(bm25.Options{}), byDoc: map[*tier.Document]uint32{},
-		fi: catalog.NewFieldIndex(fields)}
+		fi: catalog.NewFieldIndex(fields), list: catalog.NewListing()}
 }
 
 // filterBitmap compiles f over the indexed fields (catalog.FieldIndex.Compile).
@@ -55,6 +58,7 @@ func (h *hotIndex) filterBitmap(f *contract.Filter) (*roaring.Bitmap, bool) {
 
 // Add implements tier.LexicalIndexer.
 func (h *hotIndex) Add(version uint32, doc *tier.Document) {
+	h.list.Add(doc)
 	toks := h.an.Analyze(doc.Content)
 	meta, merr := catalog.DecodeMeta(doc.Metadata)
 	h.mu.Lock()

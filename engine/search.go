@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -104,309 +103,12 @@ func (c *Collection) SearchStaged(ctx context.Context, q contract.Query) (contra
 }
 
 func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Result, *contract.StagedResult, error) {
-	var res contract.Result
 	if err := c.check(ctx); err != nil {
-		return res, nil, err
+		return contract.Result{}, nil, err
 	}
-	// Result shaping (shape.go): cursor, collapse, highlight and
-	// NextCursor wrap this search, which they call with a shaper.
-	if shaperFrom(ctx) == nil {
-		return c.searchShaped(ctx, q)
-	}
-	fusionUnset := q.Fusion.Method == "" && q.Fusion.K == 0 && len(q.Fusion.Weights) == 0 && q.Fusion.Window == 0
-	q.EnsureDefaults()
-	rerank := q.Mode == contract.Hybrid && fusionUnset && c.o.HybridDefault != HybridRRF
-	if err := q.Validate(c.o.Dim, c.validateOpts()); err != nil {
-		return res, nil, err
-	}
-	if fe, bad := c.zeroCosine(q.Vector, []any{"query", "vector"}); bad {
-		return res, nil, &contract.ValidationError{Errors: []contract.FieldError{fe}}
-	}
-	// Query embedding (embedding.go): text and no vector in dense or
-	// hybrid mode → the live embedder, or ErrNoEmbedder.
-	if err := c.embedQuery(ctx, &q); err != nil {
-		return res, nil, err
-	}
-	parent := ctx
-	if q.Budget > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, q.Budget)
-		defer cancel()
-	}
-
-	sn, release := c.shapeSnapshot(ctx) // shape.go: the cursor's pinned epoch
-	res.Epoch = sn.Epoch()
-	// Key space of this query: the warm rows (catalog order), then each
-	// hot MemTable's versions (tier.Snapshot.HotLexical order: the frozen
-	// MemTables a running flush is turning into a segment, then the active
-	// one; key hotBase[i] + version).
-	var hots []*hotIndex
-	for _, li := range sn.HotLexical() {
-		h, _ := li.(*hotIndex)
-		if h == nil {
-			release()
-			return res, nil, fmt.Errorf("engine: MemTable has no lexical index")
-		}
-		hots = append(hots, h)
-	}
-	wc, err := c.warm.Get(sn)
-	if err != nil {
-		release()
-		return res, nil, err
-	}
-	nW := uint32(len(wc.Rows))
-	infos := wc.Rows[:len(wc.Rows):len(wc.Rows)]
-	hotSegs := make([]*bm25.Segment, len(hots))
-	hotBase := make([]uint32, len(hots))
-	for i, h := range hots {
-		seg, memInfos, err := h.view()
-		if err != nil {
-			release()
-			return res, nil, err
-		}
-		hotSegs[i], hotBase[i] = seg, uint32(len(infos))
-		if len(infos) == 0 {
-			infos = memInfos
-		} else {
-			infos = append(infos[:len(infos):len(infos)], memInfos...)
-		}
-	}
-	keyOf := func(d *tier.Document) (uint32, bool) {
-		for i, h := range hots {
-			if v, ok := h.versionOf(d); ok {
-				return hotBase[i] + v, true
-			}
-		}
-		k, ok := wc.ByDoc[d]
-		return k, ok
-	}
-
-	// Candidate bitmaps: per tier view, the rows visible at the epoch and
-	// passing scope, ACL and filter.
-	// An indexed filter becomes a bitmap; otherwise it is evaluated per
-	// version with Filter.Match.
-	var filterBM *roaring.Bitmap
-	if q.Filter != nil {
-		fbm, ok := roaring.New(), true
-		if nW > 0 {
-			var wb *roaring.Bitmap
-			if wb, ok = wc.Fields.Compile(q.Filter, nW); ok {
-				fbm.Or(wb)
-			}
-		}
-		for i := 0; ok && i < len(hots); i++ {
-			var mb *roaring.Bitmap
-			if mb, ok = hots[i].filterBitmap(q.Filter); ok {
-				fbm.Or(roaring.AddOffset(mb, hotBase[i]))
-			}
-		}
-		if ok {
-			filterBM = fbm
-		}
-	}
-	pred := compilePredicate(&q, filterBM == nil)
-	if filterBM != nil {
-		scope := pred
-		pred = func(vi *verInfo, v uint32) bool { return filterBM.Contains(v) && (scope == nil || scope(vi, v)) }
-	}
-	views := make([]bm25.View, 0, len(wc.Segs)+len(hots))
-	bases := make([]uint32, 0, len(wc.Segs)+len(hots))
-	for i, sg := range wc.Segs {
-		views = append(views, bm25.View{Seg: sg, Allow: roaring.New()})
-		bases = append(bases, wc.Bases[i])
-	}
-	for i, seg := range hotSegs {
-		views = append(views, bm25.View{Seg: seg, Allow: roaring.New()})
-		bases = append(bases, hotBase[i])
-	}
-	var allowDoc map[*tier.Document]struct{}
-	if pred != nil {
-		allowDoc = map[*tier.Document]struct{}{}
-	}
-	// In a MultiTenant collection, and for every query that carries a
-	// principal (a server with API keys), the BM25 statistics are
-	// collected over the rows the principal may read in the query's
-	// namespace only (see tenantStats), so no score depends on documents
-	// the caller cannot read.
-	var statsAllow []*roaring.Bitmap
-	tenancy := compileTenancy(&q)
-	if (c.o.MultiTenant || q.Principal != nil) && q.Mode != contract.Dense {
-		statsAllow = make([]*roaring.Bitmap, len(views))
-		for i := range statsAllow {
-			statsAllow[i] = roaring.New()
-		}
-	}
-	if q.Mode != contract.Dense || pred != nil {
-		for p := range views {
-			lo, hi := bases[p], uint32(len(infos))
-			if p+1 < len(bases) {
-				hi = bases[p+1]
-			}
-			allow := views[p].Allow
-			for k := lo; k < hi; k++ {
-				local := k - lo
-				var vis bool
-				if p < len(wc.Segs) {
-					vis = sn.VisibleRow(p, local)
-				} else {
-					vis = sn.VisibleHot(p-len(wc.Segs), local)
-				}
-				if !vis {
-					continue
-				}
-				if statsAllow != nil && (tenancy == nil || tenancy(&infos[k])) {
-					statsAllow[p].Add(local)
-				}
-				if pred == nil || pred(&infos[k], k) {
-					allow.Add(local)
-					if pred != nil {
-						allowDoc[infos[k].Doc] = struct{}{}
-					}
-				}
-			}
-		}
-	}
-
-	// --- cold tier hook (archive.go): only when q.Tiers includes cold ---
-	if q.HasTier(contract.Cold) {
-		cq := coldQuery{sn: sn, infos: infos, views: views, bases: bases, keyOf: keyOf, allowDoc: allowDoc, statsAllow: statsAllow}
-		if err := c.addCold(&q, &cq); err != nil {
-			release()
-			return res, nil, err
-		}
-		sn, infos, views, bases, keyOf, statsAllow = cq.sn, cq.infos, cq.views, cq.bases, cq.keyOf, cq.statsAllow
-	}
-	// --- end cold tier hook ---
-
-	depth, denseDepth := q.TopK, q.TopK
-	switch {
-	case rerank:
-		// The lexical list supplies the RerankWindow candidates and the
-		// tail; the dense list (depth TopK) only back-fills a lexical list
-		// shorter than TopK.
-		depth = max(RerankWindow, q.TopK)
-	case q.Mode == contract.Hybrid:
-		depth = q.Fusion.Window
-		if depth == 0 {
-			depth = max(100, q.TopK)
-		}
-		depth = max(depth, q.TopK)
-		denseDepth = depth
-	}
-
-	hook := c.testHookRetriever
-	var wg sync.WaitGroup
-	ch := make(chan retrieved, 2)
-	// Under the rerank strategy the dense retriever scores the lexical
-	// candidates, so it waits for the lexical list.
-	var lexCh chan retrieved
-	if rerank {
-		lexCh = make(chan retrieved, 1)
-	}
-	want := 0
-	if q.Mode != contract.Dense {
-		want++
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if h := hook; h != nil {
-				h(retrieverLexical)
-			}
-			r := c.lexical(views, bases, statsAllow, &q, depth)
-			if lexCh != nil {
-				lexCh <- r
-			}
-			ch <- r
-		}()
-	}
-	if q.Mode != contract.Lexical {
-		want++
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if h := hook; h != nil {
-				h(retrieverDense)
-			}
-			var filter func(*tier.Document) bool
-			if allowDoc != nil {
-				filter = func(d *tier.Document) bool { _, ok := allowDoc[d]; return ok }
-			}
-			if rerank {
-				ch <- c.denseRerank(sn, keyOf, <-lexCh, infos, q.Vector, q.TopK, filter)
-				return
-			}
-			ch <- c.dense(sn, keyOf, q.Vector, denseDepth, filter)
-		}()
-	}
-	// The snapshot stays pinned until every retriever returned, even those
-	// a deadline left behind.
-	go func() { wg.Wait(); release() }()
-
-	got := map[string]retrieved{}
-	var missing []string
-	if ctx.Err() == nil {
-	wait:
-		for len(got) < want {
-			select {
-			case r := <-ch:
-				if r.err != nil {
-					return res, nil, r.err
-				}
-				got[r.name] = r
-			case <-ctx.Done():
-				break wait
-			}
-		}
-	}
-	if len(got) < want {
-		if err := parent.Err(); err != nil {
-			return res, nil, err
-		}
-		for _, n := range []string{retrieverLexical, retrieverDense} {
-			needed := (n == retrieverLexical && q.Mode != contract.Dense) || (n == retrieverDense && q.Mode != contract.Lexical)
-			if _, ok := got[n]; needed && !ok {
-				missing = append(missing, n)
-			}
-		}
-		res.Partial = true
-		res.Reason = fmt.Sprintf("budget of %v expired before the %s retriever(s) finished", q.Budget, strings.Join(missing, " and "))
-	}
-
-	var hits []contract.Envelope
-	if rerank {
-		hits, err = c.rerankEnvelopes(&q, infos, got)
-	} else {
-		hits, err = c.envelopes(&q, infos, got)
-	}
-	if err != nil {
-		return res, nil, err
-	}
-	hits = shaperFrom(ctx).page(hits) // shape.go: cursor page + collapse
-	hits, dropped := c.verifyHits(&q, hits)
-	res.Dropped = append(res.Dropped, dropped...)
-	kept := hits[:0]
-	for _, h := range hits {
-		if h.Score < q.MinScore {
-			res.Dropped = append(res.Dropped, contract.Dropped{DocID: h.DocID, Reason: contract.DropBelowMinScore,
-				Detail: fmt.Sprintf("score %.6f < min_score %.6f", h.Score, q.MinScore)})
-			continue
-		}
-		kept = append(kept, h)
-	}
-	res.Hits = kept
-	if q.TokenBudget > 0 || q.MaxTokensPerHit > 0 {
-		st, err := contract.Stage(res.Hits, contract.StageOptionsFrom(&q))
-		if err != nil {
-			return res, nil, err
-		}
-		res.Hits = make([]contract.Envelope, len(st.Hits))
-		for i := range st.Hits {
-			res.Hits[i] = st.Hits[i].Envelope
-		}
-		res.Dropped = append(res.Dropped, st.Dropped...)
-		return res, &st, nil
-	}
-	return res, nil, nil
+	// Result shaping (shape.go) drives the read path (plan.go): cursor,
+	// collapse, highlight and NextCursor around one plan's retrievals.
+	return c.searchShaped(ctx, q)
 }
 
 // compileTenancy returns the test of the rows a tenant-scoped query's BM25
@@ -560,9 +262,9 @@ func compilePredicate(q *contract.Query, withFilter bool) func(*verInfo, uint32)
 	}
 }
 
-// lexical runs one BM25 search over every tier's segment (warm segments'
-// BM25 sections and the MemTable's sealed builder), each restricted to its
-// Allow bitmap during traversal, with global statistics (CollectStats over
+// lexical runs one BM25 search (tier.Snapshot.SearchLexical) over every
+// tier's segment (warm segments' BM25 sections and the MemTable's sealed
+// builder), each restricted to its Allow bitmap during traversal, with global statistics (CollectStats over
 // all of them, so a score does not depend on how rows are split into
 // segments). Hit keys are bases[view] + local doc id.
 //
@@ -570,7 +272,7 @@ func compilePredicate(q *contract.Query, withFilter bool) func(*verInfo, uint32)
 // principal), restricts the statistics to the rows it marks per view
 // (tenantStats); views past its end (cold archives) use their Allow
 // bitmap.
-func (c *Collection) lexical(views []bm25.View, bases []uint32, statsAllow []*roaring.Bitmap, q *contract.Query, k int) retrieved {
+func (c *Collection) lexical(ctx context.Context, sn *tier.Snapshot, views []bm25.View, bases []uint32, statsAllow []*roaring.Bitmap, q *contract.Query, k int) retrieved {
 	r := retrieved{name: retrieverLexical}
 	bq := bm25.ParseQuery(q.Text, c.an, false)
 	if len(bq.Terms()) == 0 && len(bq.Prefixes) == 0 {
@@ -616,7 +318,7 @@ func (c *Collection) lexical(views []bm25.View, bases []uint32, statsAllow []*ro
 	} else {
 		st = bm25.CollectStats(segs, terms)
 	}
-	hits, err := bm25.Search(views, bq, p, st)
+	hits, err := sn.SearchLexical(ctx, views, bq, p, st)
 	if err != nil {
 		r.err = fmt.Errorf("engine: lexical search: %w", err)
 		return r

@@ -1,7 +1,7 @@
 package engine
 
-// Result shaping (issue #8 "Result shaping"): cursor pagination, collapse
-// by source file and highlighting. See the package doc "Result shaping".
+// Result shaping: cursor pagination, collapse by source file and
+// highlighting. See the package doc "Result shaping".
 
 import (
 	"context"
@@ -61,41 +61,21 @@ func (p *pinnedSnap) release() {
 	}
 }
 
-// shaper carries one shaped search's state into the inner search (through
-// the context) and back.
+// shaper is one shaped search's paging state: what the cursor has
+// returned, and what the last page (page) kept.
 type shaper struct {
 	pin      *pinnedSnap
 	topK     int // page size
 	collapse int // 0 = off
 	seen     map[uint64]bool
 	// Set by page:
-	fetched int      // hits the inner search produced (its depth)
+	fetched int      // hits the retrieval produced (its depth)
 	pageIDs []string // ids of the page, in order
 	rest    bool     // candidates remained after the page
 }
 
-type shaperKey struct{}
-
-func shaperFrom(ctx context.Context) *shaper {
-	sh, _ := ctx.Value(shaperKey{}).(*shaper)
-	return sh
-}
-
-// shapeSnapshot returns the snapshot a search reads (the shaping
-// wrapper's pinned one, else a fresh one) and the function that releases
-// it.
-func (c *Collection) shapeSnapshot(ctx context.Context) (*tier.Snapshot, func()) {
-	if sh := shaperFrom(ctx); sh != nil && sh.pin != nil {
-		sh.pin.acquire()
-		var once sync.Once
-		return sh.pin.sn, func() { once.Do(sh.pin.release) }
-	}
-	sn := c.store.Snapshot()
-	return sn, sn.Close
-}
-
 // page is the shaping step between fusion and verification: hits is the
-// fused list at the inner search's depth. Collapse is applied to the whole
+// fused list at the retrieval's depth. Collapse is applied to the whole
 // list (hits returned on earlier pages count towards their file's quota),
 // then hits already returned (by the cursor) are skipped and the next
 // topK kept. A nil shaper returns hits unchanged.
@@ -133,11 +113,11 @@ func (sh *shaper) page(hits []contract.Envelope) []contract.Envelope {
 }
 
 // searchShaped runs a search through the shaping steps: it checks the
-// cursor, pins the snapshot, runs the inner search (c.search with a
-// shaper in the context) at depth = hits already returned + TopK, widened
-// ×4 up to MaxTopK while collapse (or an approximate index) leaves the
-// page short and the list was full; then it sets highlights and
-// NextCursor.
+// cursor, pins the snapshot, builds the query's plan (plan.go) once and
+// retrieves at depth = hits already returned + TopK, widened ×4 up to
+// MaxTopK while collapse (or an approximate index) leaves the page short
+// and the list was full; the page then goes through verification and
+// staging (plan.finish), and it sets highlights and NextCursor.
 func (c *Collection) searchShaped(ctx context.Context, q contract.Query) (contract.Result, *contract.StagedResult, error) {
 	var res contract.Result
 	dq := q
@@ -181,16 +161,17 @@ func (c *Collection) searchShaped(ctx context.Context, q contract.Query) (contra
 		sh.pin = newPinned(c.store.Snapshot())
 	}
 	defer sh.pin.release()
-	// Embed the query text once (embedding.go), not once per attempt.
+	// Embed the query text once (embedding.go).
 	base := q
+	embedded := false
 	if len(q.Vector) == 0 && (dq.Mode == contract.Dense || dq.Mode == contract.Hybrid) {
 		ev := dq
 		if err := c.embedQuery(ctx, &ev); err != nil {
 			return res, nil, err
 		}
 		base.Vector, base.Mode = ev.Vector, dq.Mode
+		embedded = true
 	}
-	ictx := context.WithValue(ctx, shaperKey{}, sh)
 	var deadline time.Time
 	if q.Budget > 0 {
 		deadline = time.Now().Add(q.Budget)
@@ -199,24 +180,33 @@ func (c *Collection) searchShaped(ctx context.Context, q contract.Query) (contra
 	if sh.collapse > 0 {
 		depth = min(contract.MaxTopK, 4*depth)
 	}
-	var st *contract.StagedResult
+	base.TopK, base.Cursor, base.Collapse, base.Highlight = depth, "", 0, false
+	pl, err := c.newPlan(ctx, base, sh.pin, true, embedded)
+	if err != nil {
+		return res, nil, err
+	}
+	var r retrieval
+	var page []contract.Envelope
 	for {
 		sh.fetched, sh.pageIDs, sh.rest = 0, sh.pageIDs[:0], false
-		iq := base
-		iq.TopK, iq.Cursor, iq.Collapse, iq.Highlight = depth, "", 0, false
+		budget := q.Budget
 		if !deadline.IsZero() {
-			iq.Budget = max(time.Until(deadline), time.Nanosecond)
+			budget = max(time.Until(deadline), time.Nanosecond)
 		}
-		var err error
-		res, st, err = c.search(ictx, iq)
+		r, err = pl.retrieve(ctx, depth, budget)
 		if err != nil {
 			return res, nil, err
 		}
+		page = sh.page(r.hits)
 		short := len(sh.pageIDs) < sh.topK && sh.fetched >= depth && depth < contract.MaxTopK
-		if !short || res.Partial || (!deadline.IsZero() && time.Now().After(deadline)) {
+		if !short || r.partial || (!deadline.IsZero() && time.Now().After(deadline)) {
 			break
 		}
 		depth = min(contract.MaxTopK, 4*depth)
+	}
+	res, st, err := pl.finish(r, page)
+	if err != nil {
+		return res, nil, err
 	}
 	if dq.Highlight {
 		hl := highlight.New(c.an, dq.Text)

@@ -96,9 +96,12 @@
 // generated (a tenant gets its full top-k even when another tenant's
 // documents dominate the matches). A document is visible to a key when
 // Principal.CanRead holds: its namespace is one of the key's and its ACL
-// is empty or names the principal or a group. GET document and listing
-// answer 404 / skip for invisible documents, and writes treat them the
-// same way:
+// is empty or names the principal or a group. GET document answers 404
+// for an invisible document, and listing never returns one: the engine
+// lists only the namespaces and ACL classes the key may read
+// (engine.Collection.ListDocuments), so a page costs O(page + log n)
+// whatever other keys own. Writes treat invisible documents the same
+// way:
 //
 //   - an upsert into a namespace the key does not have is 403 (the
 //     caller's own input);
@@ -164,9 +167,7 @@
 // # Known gaps
 //
 // Jobs are in memory (a restart forgets them). Idempotency records hold the
-// whole response (a search is not mutating and is never stored). Listing
-// under tenancy skips foreign ids one Get at a time (O(page + skipped));
-// engine.List itself is O(live documents) per page. JSON string escapes of
-// lone UTF-16 surrogates ("\ud800") are decoded by encoding/json to U+FFFD
-// and are not rejected.
+// whole response (a search is not mutating and is never stored). JSON
+// string escapes of lone UTF-16 surrogates ("\ud800") are decoded by
+// encoding/json to U+FFFD and are not rejected.
 package server

@@ -534,34 +534,17 @@ func (s *Server) listDocuments(rq *request) (int, any, error) {
 	if len(fes) > 0 {
 		return 0, nil, validation(fes...)
 	}
-	p := rq.caller.principal
-	out := ListResponse{Documents: []DocumentSummary{}}
-	for len(out.Documents) < limit {
-		ids, err := c.List(rq.ctx, after, limit)
-		if err != nil {
-			return 0, nil, err
-		}
-		if len(ids) == 0 {
-			break
-		}
-		for _, id := range ids {
-			after = id
-			d, err := c.Get(rq.ctx, id)
-			if errors.Is(err, engine.ErrNotFound) {
-				continue // deleted since List
-			}
-			if err != nil {
-				return 0, nil, err
-			}
-			if p != nil && !p.CanRead(d.Namespace, d.ACL) {
-				continue
-			}
-			out.Documents = append(out.Documents, DocumentSummary{ID: d.ID, Namespace: d.Namespace, SourceURI: d.SourceURI,
-				VersionHash: d.VersionHash, Timestamp: d.Timestamp, Trust: d.Trust})
-			if len(out.Documents) == limit {
-				break
-			}
-		}
+	// Scope and ACL are the engine's pre-filter: a page costs
+	// O(page + log n) whoever else owns documents in the collection.
+	docs, err := c.ListDocuments(rq.ctx, rq.caller.principal, after, limit)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := ListResponse{Documents: make([]DocumentSummary, 0, len(docs))}
+	for _, d := range docs {
+		after = d.ID
+		out.Documents = append(out.Documents, DocumentSummary{ID: d.ID, Namespace: d.Namespace, SourceURI: d.SourceURI,
+			VersionHash: d.VersionHash, Timestamp: d.Timestamp, Trust: d.Trust})
 	}
 	if len(out.Documents) == limit {
 		out.NextCursor = s.cursors.encode(c.Name(), principalName, after)

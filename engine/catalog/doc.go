@@ -13,6 +13,10 @@
 //     bases and field index, cached for the most recent sets.
 //   - Cold / ColdCache: one cold archive's in-memory BM25 segment and rows,
 //     cached while the archive lives.
+//   - Listing / ListingCache: one row set's ids in order, per namespace and
+//     ACL entry (the listing's scope and ACL pre-filter; Merge walks a
+//     principal's classes from a cursor); cached per warm segment and cold
+//     archive, and kept by each MemTable's lexical index as it grows.
 //
 // The MemTable's lexical index (the hot rows) stays in the engine, which
 // assigns the query's key space: warm rows first (Warm.Bases), then each

@@ -139,9 +139,13 @@
 //     (LexicalMerger). A flush's segment rows are the live versions in
 //     version order. Snapshot.HotLexical and VisibleHot (every MemTable
 //     of the view, frozen ones included; MemLexical and Visible: the
-//     active one), WarmSegments and VisibleRow expose them to a lexical
-//     search across tiers; ReplayedRecords
-//     reports how much WAL Open replayed.
+//     active one), WarmSegments and VisibleRow (ColdArchives and
+//     VisibleColdRow) expose them. A lexical search across tiers is the
+//     counterpart of SearchVector (lexical.go): LexicalViews turns the
+//     caller's BM25 segment of each row set into a bm25.View whose Allow
+//     bitmap holds the rows live at the snapshot that the caller keeps,
+//     and SearchLexical runs one BM25 search over such views.
+//     ReplayedRecords reports how much WAL Open replayed.
 //
 //   - Cold tier (cold.go): Store.Archive writes warm segments' live rows
 //     to one Parquet archive (parquet-go, zstd; layout below) with an

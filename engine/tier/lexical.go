@@ -1,0 +1,74 @@
+package tier
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/stratasearch/strata/engine/bm25"
+)
+
+// Lexical search over a snapshot, the counterpart of SearchVector: the
+// caller's catalog opens (or builds) the BM25 segment of each of the
+// snapshot's row sets and says which rows its query allows; the tier
+// knows which rows are live at the epoch. LexicalViews resolves both into
+// one bm25.View per row set, once per query; SearchLexical runs a BM25
+// search over them, as often as the query needs.
+
+// LexicalSets are the BM25 segments of a snapshot's row sets: Warm[i] of
+// WarmSegments()[i] (local doc id = row), Hot[i] of HotLexical()[i]
+// (local doc id = MemTable version number, as passed to
+// LexicalIndexer.Add), Cold[i] of ColdArchives()[i] (local doc id = row).
+// Any of them may be shorter than the snapshot's list (the sets past its
+// end are left out), not longer.
+type LexicalSets struct {
+	Warm, Hot, Cold []*bm25.Segment
+}
+
+// LexicalViews returns one bm25.View per segment of ls, Warm first, then
+// Hot, then Cold, whose Allow bitmap holds the rows live at the snapshot
+// for which keep returns true (nil keep: every live row). keep is called
+// once per live row, view by view, rows ascending, with the view's index
+// in the result; the rows of a segment are 0..NumDocs()-1. Errors: a set
+// the snapshot does not have.
+func (sn *Snapshot) LexicalViews(ls LexicalSets, keep func(view int, row uint32) bool) ([]bm25.View, error) {
+	if len(ls.Warm) > len(sn.v.segs) || len(ls.Hot) > len(sn.v.frozen)+1 || len(ls.Cold) > len(sn.v.cold) {
+		return nil, fmt.Errorf("tier: lexical sets %d warm / %d hot / %d cold, snapshot has %d / %d / %d",
+			len(ls.Warm), len(ls.Hot), len(ls.Cold), len(sn.v.segs), len(sn.v.frozen)+1, len(sn.v.cold))
+	}
+	views := make([]bm25.View, 0, len(ls.Warm)+len(ls.Hot)+len(ls.Cold))
+	add := func(seg *bm25.Segment, visible func(uint32) bool) {
+		i := len(views)
+		allow := roaring.New()
+		for r := uint32(0); r < uint32(seg.NumDocs()); r++ {
+			if visible(r) && (keep == nil || keep(i, r)) {
+				allow.Add(r)
+			}
+		}
+		views = append(views, bm25.View{Seg: seg, Allow: allow})
+	}
+	for i, seg := range ls.Warm {
+		add(seg, func(r uint32) bool { return sn.VisibleRow(i, r) })
+	}
+	for i, seg := range ls.Hot {
+		add(seg, func(v uint32) bool { return sn.VisibleHot(i, v) })
+	}
+	for i, seg := range ls.Cold {
+		add(seg, func(r uint32) bool { return sn.VisibleColdRow(i, r) })
+	}
+	return views, nil
+}
+
+// SearchLexical returns the top p.K documents of views (LexicalViews
+// output, possibly joined by the caller's own) for q, best first: one
+// BM25 search with statistics st (bm25.CollectStats over the segments, or
+// the caller's), each view restricted to its Allow bitmap while
+// candidates are generated. A hit's View indexes views and Doc is the
+// local doc id there. Errors: the context's (checked before the search
+// starts), or a corrupt segment's.
+func (sn *Snapshot) SearchLexical(ctx context.Context, views []bm25.View, q bm25.Query, p bm25.SearchParams, st *bm25.Stats) ([]bm25.Hit, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return bm25.Search(views, q, p, st)
+}
