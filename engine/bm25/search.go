@@ -1099,15 +1099,21 @@ func (ms *msState) single() bool {
 // region moves every list's shallow block pointer to the block that may
 // hold doc d and returns the last doc id those blocks all cover and the sum
 // of their block-max scores (an upper bound on the score of any doc in
-// [d, end]). Exhausted lists contribute nothing.
+// [d, end]). Exhausted lists contribute nothing. A list in its last block
+// does not end the region: past that block it contributes nothing, so its
+// block-max score bounds it on [d, ∞) (otherwise a segment's many short
+// lists would cut it into many small regions, each costing a pass over
+// every list).
 func (ss *segSearch) region(cs []*tcur, d uint32) (end uint32, bound float64) {
 	pl := ss.pl
 	end = efEnd - 1
 	for _, c := range cs {
 		if bb, ok := c.blockBound(d, pl.k1, pl.b); ok {
 			bound += bb
-			last, _, _ := c.blockMeta(c.sb)
-			end = min(end, last)
+			if c.sb < c.nb-1 {
+				last, _, _ := c.blockMeta(c.sb)
+				end = min(end, last)
+			}
 		}
 	}
 	return end, bound
