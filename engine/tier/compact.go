@@ -138,8 +138,8 @@ const (
 	// second one only smaller than the running one.
 	pickBackground pickMode = iota
 	// pickExplicit (Store.Compact): the count rule while more than target
-	// segments exist, and the dead-fraction rule for segments in only
-	// (nil: all); no lane limit.
+	// segments exist (the newest segments when target is 1), and the
+	// dead-fraction rule for segments in only (nil: all); no lane limit.
 	pickExplicit
 )
 
@@ -176,6 +176,13 @@ func (s *Store) pickMerge(mode pickMode, only map[*warmSegment]bool, target int)
 		((mode == pickBackground && s.o.StopSegments >= 0 && n >= s.o.SlowdownSegments) ||
 			(mode == pickExplicit && n > target)) {
 		inputs = bySize[:min(len(bySize), fanIn)]
+		if mode == pickExplicit && target == 1 {
+			// Merging everything: the newest segments first, so each
+			// output takes its inputs' place at the end of the id order
+			// and the final segment holds the rows in the order the
+			// segments had (as one merge of all of them would).
+			inputs = free[len(free)-min(len(free), fanIn):]
+		}
 	}
 	for _, sg := range free {
 		if inputs != nil {
@@ -230,7 +237,8 @@ func (s *Store) pickMerge(mode pickMode, only map[*warmSegment]bool, target int)
 // ρ_dead (rows dead at every epoch ≥ the oldest pinned one) exceeds
 // CompactDeadFraction is rewritten without those rows, and when more
 // than CompactMaxSegments segments exist, all of them are merged into
-// one, the CompactFanIn smallest at a time. Each merge is one bounded
+// one, the CompactFanIn newest at a time (so the rows keep the segments'
+// order). Each merge is one bounded
 // step (compact.go) with its own manifest edit: the surviving rows
 // (with their e_birth and any later e_death) go into one new segment
 // with a rebuilt vector index, one manifest edit removes the inputs and
