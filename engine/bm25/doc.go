@@ -151,10 +151,11 @@
 //
 // Cost: OR queries touch O(Σ df) postings in the worst case and far fewer
 // in practice; NextGEQ costs O(1) amortised plus the bucket scan;
-// dictionary lookup is O(|term|) expected through a hash index each
-// segment builds in memory on its first lookup (O(T) time, 16–32 bytes
-// per term; dictionaries under 64 terms are binary-searched, O(log T ·
-// |term|)); prefix expansion binary-searches the sorted dictionary.
+// dictionary lookup is O(|term|) expected through a hash index a segment
+// builds in memory once it has served T/16 lookups (O(T) time, 16–32
+// bytes per term; before that, and for dictionaries under 64 terms, a
+// binary search, O(log T · |term|)); prefix expansion binary-searches the
+// sorted dictionary.
 //
 // Many segments: a search over S segments shares across them one top-k
 // heap (so each segment prunes with the best scores found so far), one

@@ -167,3 +167,35 @@ func BenchmarkMultiSegmentOR(b *testing.B) {
 	b.ReportMetric(pct(lays[1], 0.5)/pct(lays[0], 0.5), "p50-ratio")
 	b.ReportMetric(pct(lays[1], 0.9)/pct(lays[0], 0.9), "p90-ratio")
 }
+
+// TestLookupHashIndex: lookup finds every dictionary term at its index
+// and no absent term, by binary search before the segment's hash index is
+// built and through it afterwards (it is built after T/16 lookups).
+func TestLookupHashIndex(t *testing.T) {
+	docs := synthCorpus(rand.New(rand.NewPCG(4, 4)), 800, 3000)
+	s := buildSegs(t, docs, nil, Options{})[0]
+	if s.NumTerms() < 16*termHashMinTerms {
+		t.Fatalf("only %d terms", s.NumTerms())
+	}
+	check := func(phase string) {
+		for i := 0; i < s.NumTerms(); i++ {
+			term := string(s.termBytes(i))
+			if j, ok := s.lookup(term); !ok || j != i {
+				t.Fatalf("%s: lookup(%q) = %d, %v; want %d", phase, term, j, ok, i)
+			}
+			for _, absent := range []string{term + "\x00", term[:len(term)-1] + "~", "zz" + term} {
+				if j := s.lowerBound(absent); j < s.NumTerms() && string(s.termBytes(j)) == absent {
+					continue // actually present
+				}
+				if _, ok := s.lookup(absent); ok {
+					t.Fatalf("%s: lookup(%q) found an absent term", phase, absent)
+				}
+			}
+		}
+	}
+	check("first pass (binary search until the index is built)")
+	if s.thash.Load() == nil {
+		t.Fatal("no hash index after T lookups")
+	}
+	check("through the index")
+}

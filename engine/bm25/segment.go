@@ -299,9 +299,11 @@ type Segment struct {
 	// norms caches one table of BM25 length normalisations (see
 	// normTable), shared by concurrent queries; replaced, never mutated.
 	norms atomic.Pointer[normTable]
-	// thash is the dictionary's hash index (termIndex), built on first
-	// use and never changed.
+	// thash is the dictionary's hash index (termIndex), built after T/16
+	// lookups and never changed.
 	thash atomic.Pointer[termHash]
+	// lookups counts binary-searched lookups until thash is built.
+	lookups atomic.Int64
 }
 
 // Open validates data as a segment and returns it. path names the bytes in
@@ -472,7 +474,7 @@ func (s *Segment) lowerBound(term string) int {
 const termHashMinTerms = 64
 
 // termHash is an open-addressing (linear probing) hash index over the
-// dictionary, built in memory on a segment's first lookup (O(T), 16 to 32
+// dictionary, built in memory once a segment has served T/16 lookups (O(T), 16 to 32
 // bytes per term): a slot holds the term's hash in its high 32 bits (so a
 // probe compares term bytes only on a hash match) and term index + 1 in
 // its low 32 bits, 0 = empty; at least half of the slots are empty.
@@ -504,14 +506,22 @@ func (s *Segment) termIndex() *termHash {
 }
 
 // lookup returns term's dictionary index: O(|term|) expected through the
-// hash index (O(log T · |term|) binary search for small dictionaries).
+// hash index, O(log T · |term|) by binary search before it is built and
+// for small dictionaries.
 // The index is only meaningful when ok.
 func (s *Segment) lookup(term string) (int, bool) {
-	if s.numTerms < termHashMinTerms {
-		i := s.lowerBound(term)
-		return i, i < s.numTerms && string(s.termBytes(i)) == term
+	h := s.thash.Load()
+	if h == nil {
+		// Build the index only once the segment has served about T/16
+		// lookups (a build costs O(T), a binary search O(log T)), so a
+		// short-lived segment (a MemTable's, re-sealed after every write)
+		// never pays for one.
+		if s.numTerms < termHashMinTerms || s.lookups.Add(1) < int64(s.numTerms/16) {
+			i := s.lowerBound(term)
+			return i, i < s.numTerms && string(s.termBytes(i)) == term
+		}
+		h = s.termIndex()
 	}
-	h := s.termIndex()
 	x := maphash.String(h.seed, term)
 	for j := x & h.mask; ; j = (j + 1) & h.mask {
 		v := h.slots[j]
