@@ -28,6 +28,7 @@ package bm25
 
 // bmw runs Block-Max WAND over the segment's (optional) term cursors.
 func (ss *segSearch) bmw() {
+	openAll(ss.curs)
 	var cs []*tcur
 	for _, c := range ss.curs {
 		if c != nil && c.doc() != efEnd {

@@ -137,7 +137,28 @@
 //
 // Cost: OR queries touch O(Σ df) postings in the worst case and far fewer
 // in practice; NextGEQ costs O(1) amortised plus the bucket scan;
-// dictionary lookup is O(log T · |term|).
+// dictionary lookup is O(|term|) expected through a hash index a segment
+// builds in memory once it has served T/16 lookups (O(T) time, 16–32
+// bytes per term; before that, and for dictionaries under 64 terms, a
+// binary search, O(log T · |term|)); prefix expansion binary-searches the
+// sorted dictionary.
+//
+// Many segments: a search over S segments shares across them one top-k
+// heap (so each segment prunes with the best scores found so far), one
+// IDF per term (computed once from Stats), and the dictionary indexes
+// CollectStats found (a Search with those Stats looks no term up again).
+// One cursor per query term is reused from segment to segment, and a
+// cursor starts half open: its block metadata serves block-max bounds at
+// once, its doc ids are decoded only when the traversal first reads them,
+// so a list MaxScore only bounds in a segment costs one term record and a
+// block-metadata read there. A list in its last block does not end a
+// block-max region. On 50-term OR queries over Vaswani
+// (BenchmarkMultiSegmentOR), 35 segments cost 1.8–2.1× one segment at p50
+// and p90 on a loaded 2-core host, down from 2.7–2.8× / 3.0–3.5×
+// (bench/results/notes/multisegment-or.md); what remains is mostly the
+// per-segment, per-term work (a dictionary lookup, a term record, block
+// metadata, and decoding the essential lists), about 1,750 pairs per
+// query there against 50.
 //
 // # Postings
 //

@@ -37,30 +37,41 @@ type cursor struct {
 }
 
 func (s *Segment) openCursor(i int) (*cursor, error) {
+	cu := new(cursor)
+	if err := s.openCursorAt(cu, i); err != nil {
+		return nil, err
+	}
+	return cu, nil
+}
+
+// openCursorAt is openCursor into *cu (whatever it held before), so a
+// search can reuse one cursor per query term across segments instead of
+// allocating ~700 bytes per term and segment.
+func (s *Segment) openCursorAt(cu *cursor, i int) error {
 	r := s.rec(i)
 	blob := s.post[r.off : r.off+uint64(r.blobLen)]
 	at := s.postOff + int64(r.off)
-	cu := &cursor{seg: s, blob: blob, blobAt: at, nb: int(r.nb), df: int(r.df), tfBlock: -1, posIdx: -1, term: i}
+	*cu = cursor{seg: s, blob: blob, blobAt: at, nb: int(r.nb), df: int(r.df), tfBlock: -1, posIdx: -1, term: i}
 	if s.version >= 2 {
 		cu.metaOff = int(r.efLen)
 		cu.pcv = pefCursor{reg: blob[:r.efLen], blob: blob, metaOff: cu.metaOff, nb: cu.nb, df: cu.df, u: uint32(s.numDocs)}
 		cu.pc = &cu.pcv
 		cu.pc.start(&cu.c)
 		cu.check()
-		return cu, nil
+		return nil
 	}
 	ef, n, err := openEF(blob, s.path, at)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if n != int(r.efLen) || ef.len() != int(r.df) || ef.ly.u != uint32(s.numDocs) {
-		return nil, corruptf(s.path, at, "term %d: Elias-Fano sequence (n=%d, u=%d, %d bytes) does not match record (df=%d, %d docs, %d bytes)", i, ef.len(), ef.ly.u, n, r.df, s.numDocs, r.efLen)
+		return corruptf(s.path, at, "term %d: Elias-Fano sequence (n=%d, u=%d, %d bytes) does not match record (df=%d, %d docs, %d bytes)", i, ef.len(), ef.ly.u, n, r.df, s.numDocs, r.efLen)
 	}
 	cu.ef = ef
 	cu.metaOff = n
 	cu.c = cu.ef.cursor()
 	cu.check()
-	return cu, nil
+	return nil
 }
 
 func (cu *cursor) check() {

@@ -1,6 +1,7 @@
 package bm25
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -102,6 +103,19 @@ type Stats struct {
 	N     int64
 	SumDL int64
 	DF    map[string]int64
+
+	// looked, when CollectStats built the Stats, keeps the dictionary
+	// index of every term in every segment it read, so a Search over the
+	// same segments looks no term up twice.
+	looked *statsLookups
+}
+
+// statsLookups: idx[si][ti] is term terms[ti]'s dictionary index in
+// segs[si], or -1.
+type statsLookups struct {
+	segs []*Segment
+	pos  map[string]int // term → ti
+	idx  [][]int32
 }
 
 // CollectStats sums N, Σ|D| and the df of terms over segs. Documents
@@ -118,14 +132,57 @@ func CollectStats(segs []*Segment, terms []string) *Stats {
 			uniq = append(uniq, t)
 		}
 	}
-	for _, s := range segs {
+	lk := &statsLookups{segs: segs, pos: make(map[string]int, len(uniq)), idx: make([][]int32, len(segs))}
+	for ti, t := range uniq {
+		lk.pos[t] = ti
+	}
+	flat := make([]int32, len(segs)*len(uniq))
+	for si, s := range segs {
 		st.N += int64(s.numDocs)
 		st.SumDL += int64(s.sumDL)
-		for _, t := range uniq {
-			st.DF[t] += int64(s.DocFreq(t))
+		idx := flat[si*len(uniq) : (si+1)*len(uniq) : (si+1)*len(uniq)]
+		for ti, t := range uniq {
+			idx[ti] = -1
+			if i, ok := s.lookup(t); ok {
+				idx[ti] = int32(i)
+				st.DF[t] += int64(s.rec(i).df)
+			}
+		}
+		lk.idx[si] = idx
+	}
+	st.looked = lk
+	return st
+}
+
+// lookupsFor returns, when st was collected over exactly the views'
+// segments, each plan term's dictionary index per view (-1: absent),
+// looking up only terms st did not see; nil otherwise.
+func (st *Stats) lookupsFor(views []View, terms []qterm) [][]int {
+	lk := st.looked
+	if lk == nil || len(lk.segs) != len(views) {
+		return nil
+	}
+	for vi, v := range views {
+		if lk.segs[vi] != v.Seg {
+			return nil
 		}
 	}
-	return st
+	tidx := make([][]int, len(views))
+	flat := make([]int, len(views)*len(terms))
+	for vi, v := range views {
+		idx := flat[vi*len(terms) : (vi+1)*len(terms) : (vi+1)*len(terms)]
+		for qi, t := range terms {
+			if ti, ok := lk.pos[t.term]; ok {
+				idx[qi] = int(lk.idx[vi][ti])
+			} else if i, ok := v.Seg.lookup(t.term); ok {
+				idx[qi] = i
+			} else {
+				idx[qi] = -1
+			}
+		}
+		tidx[vi] = idx
+	}
+	return tidx
 }
 
 // AvgDL returns Σ|D| / N (0 for an empty collection).
@@ -211,8 +268,13 @@ type plan struct {
 	alg     string // AlgBMM or AlgBMW
 	empty   bool   // no scored clause: nothing matches
 	// tidx[vi][qi] is term qi's dictionary index in view vi (-1: absent),
-	// when planQuery looked the terms up itself; nil otherwise.
+	// when planQuery looked the terms up itself or CollectStats did; nil
+	// otherwise.
 	tidx [][]int
+	// tcurs and cursors hold one cursor per query term, reused by each
+	// segment in turn (segments are searched one after the other).
+	tcurs   []tcur
+	cursors []cursor
 }
 
 func planQuery(views []View, q Query, p SearchParams, st *Stats) (*plan, error) {
@@ -296,6 +358,8 @@ func planQuery(views []View, q Query, p SearchParams, st *Stats) (*plan, error) 
 			}
 			pl.tidx[vi] = idx
 		}
+	} else {
+		pl.tidx = st.lookupsFor(views, pl.terms)
 	}
 	if st.N <= 0 {
 		pl.empty = true
@@ -483,8 +547,17 @@ func (s *Segment) normsFor(k1, b, avgdl float64, postings int) []float64 {
 // attachNorms gives each cursor its segment's normalisation table when the
 // query's postings in that segment make building one worthwhile.
 func attachNorms(curs []*tcur, k1, b float64) {
+	// done marks the cursors whose (segment, field) group is settled, so
+	// a query of n terms over one segment costs O(n), not O(n²).
+	var small [64]bool
+	done := small[:0]
+	if len(curs) <= len(small) {
+		done = small[:len(curs)]
+	} else {
+		done = make([]bool, len(curs))
+	}
 	for i, c := range curs {
-		if c == nil || c.norms != nil {
+		if c == nil || done[i] {
 			continue
 		}
 		postings := 0
@@ -494,9 +567,12 @@ func attachNorms(curs []*tcur, k1, b float64) {
 			}
 		}
 		t := c.seg.normsFor(k1, b, c.avgdl, postings)
-		for _, o := range curs[i:] {
+		for j, o := range curs[i:] {
 			if o != nil && o.seg == c.seg && o.avgdl == c.avgdl {
-				o.norms = t
+				done[i+j] = true
+				if o.norms == nil {
+					o.norms = t
+				}
 			}
 		}
 	}
@@ -513,6 +589,38 @@ type tcur struct {
 
 	bbBlock int     // block whose bound is in bbScore; 0 until computed (stored +1)
 	bbScore float64 // block-max score of block bbBlock-1
+
+	// lazy: the cursor is half open (newSegSearch): its block metadata
+	// (blob, metaOff, nb, the shallow pointer) is usable, its doc ids are
+	// not decoded yet (doc() = efEnd) until open.
+	lazy bool
+}
+
+// open decodes a half-open cursor's doc ids, keeping its shallow block
+// pointer; it reports whether the cursor is usable (false: corrupt
+// postings, err set).
+func (c *tcur) open() bool {
+	if c.lazy {
+		c.lazy = false
+		s, term, sb := c.seg, c.term, c.sb
+		if err := s.openCursorAt(c.cursor, term); err != nil {
+			c.err = err
+			c.c = efCursor{val: efEnd}
+			c.pc = nil
+			return false
+		}
+		c.sb = sb
+	}
+	return c.err == nil
+}
+
+// openAll opens every half-open cursor of curs.
+func openAll(curs []*tcur) {
+	for _, c := range curs {
+		if c != nil {
+			c.open()
+		}
+	}
 }
 
 // blockBound moves the shallow pointer to the block that may hold doc d
@@ -554,6 +662,10 @@ type segSearch struct {
 func newSegSearch(vi int, v View, pl *plan, top *topK) (*segSearch, bool, error) {
 	ss := &segSearch{vi: vi, v: v, pl: pl, top: top, curs: make([]*tcur, len(pl.terms)), contrib: make([]float64, len(pl.terms))}
 	s := v.Seg
+	if pl.tcurs == nil {
+		pl.tcurs = make([]tcur, len(pl.terms))
+		pl.cursors = make([]cursor, len(pl.terms))
+	}
 	for qi, t := range pl.terms {
 		var i int
 		var ok bool
@@ -569,13 +681,18 @@ func newSegSearch(vi int, v View, pl *plan, top *topK) (*segSearch, bool, error)
 			}
 			continue
 		}
-		c, err := s.openCursor(i)
-		if err != nil {
-			return nil, false, err
-		}
+		// The cursor starts half open (tcur.open): block metadata only,
+		// so block-max bounds work, while the doc ids are decoded only
+		// when the traversal first needs them. A list that a MaxScore
+		// traversal only bounds in this segment is never decoded.
+		c := &pl.cursors[qi]
 		r := s.rec(i)
+		*c = cursor{seg: s, blob: s.post[r.off : r.off+uint64(r.blobLen)], blobAt: s.postOff + int64(r.off),
+			nb: int(r.nb), df: int(r.df), metaOff: int(r.efLen), tfBlock: -1, posIdx: -1, term: i, c: efCursor{val: efEnd}}
 		ub := termScore(t.w, r.maxTF, bm25Norm(r.minDL, pl.k1, pl.b, pl.avgdl), pl.k1)
-		ss.curs[qi] = &tcur{cursor: c, qi: qi, w: t.w, ub: ub, avgdl: pl.avgdl}
+		tc := &pl.tcurs[qi]
+		*tc = tcur{cursor: c, qi: qi, w: t.w, ub: ub, avgdl: pl.avgdl, lazy: true}
+		ss.curs[qi] = tc
 	}
 	attachNorms(ss.curs, pl.k1, pl.b)
 	for _, t := range pl.exclude {
@@ -723,6 +840,7 @@ func searchPruned(vi int, v View, pl *plan, top *topK) error {
 		conj = conj || t.required
 	}
 	if conj {
+		openAll(ss.curs)
 		ss.conjunctive()
 	} else {
 		ss.disjunctive()
@@ -755,7 +873,7 @@ func (ss *segSearch) maxScore() {
 	if len(cs) == 0 {
 		return
 	}
-	sort.SliceStable(cs, func(i, j int) bool { return cs[i].ub < cs[j].ub })
+	slices.SortStableFunc(cs, func(a, b *tcur) int { return cmp.Compare(a.ub, b.ub) })
 	ms := &msState{ss: ss, cs: cs, prefix: make([]float64, len(cs))}
 	acc := 0.0
 	for i, c := range cs {
@@ -764,6 +882,9 @@ func (ss *segSearch) maxScore() {
 	}
 	ms.theta = ss.top.theta()
 	ms.raise()
+	// The essential lists are decoded from the start; a non-essential
+	// one when a candidate first probes it (finish).
+	openAll(ms.cs[ms.e:])
 	for ms.e < len(ms.cs) {
 		var done bool
 		if ms.e == len(ms.cs)-1 {
@@ -840,6 +961,9 @@ func (ms *msState) finish(d uint32, s float64) bool {
 		if canSkip(s+rest+bb, ms.theta) {
 			lost = true
 			break
+		}
+		if !c.open() {
+			continue
 		}
 		if c.nextGEQ(d) == d {
 			x := termScore(c.w, c.tf(), c.norm(d, pl.k1, pl.b), pl.k1)
@@ -975,15 +1099,21 @@ func (ms *msState) single() bool {
 // region moves every list's shallow block pointer to the block that may
 // hold doc d and returns the last doc id those blocks all cover and the sum
 // of their block-max scores (an upper bound on the score of any doc in
-// [d, end]). Exhausted lists contribute nothing.
+// [d, end]). Exhausted lists contribute nothing. A list in its last block
+// does not end the region: past that block it contributes nothing, so its
+// block-max score bounds it on [d, ∞) (otherwise a segment's many short
+// lists would cut it into many small regions, each costing a pass over
+// every list).
 func (ss *segSearch) region(cs []*tcur, d uint32) (end uint32, bound float64) {
 	pl := ss.pl
 	end = efEnd - 1
 	for _, c := range cs {
 		if bb, ok := c.blockBound(d, pl.k1, pl.b); ok {
 			bound += bb
-			last, _, _ := c.blockMeta(c.sb)
-			end = min(end, last)
+			if c.sb < c.nb-1 {
+				last, _, _ := c.blockMeta(c.sb)
+				end = min(end, last)
+			}
 		}
 	}
 	return end, bound

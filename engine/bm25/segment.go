@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/RoaringBitmap/roaring/v2"
 	"hash/crc32"
+	"hash/maphash"
 	"io"
 	"math"
 	"sort"
@@ -298,6 +299,11 @@ type Segment struct {
 	// norms caches one table of BM25 length normalisations (see
 	// normTable), shared by concurrent queries; replaced, never mutated.
 	norms atomic.Pointer[normTable]
+	// thash is the dictionary's hash index (termIndex), built after T/16
+	// lookups and never changed.
+	thash atomic.Pointer[termHash]
+	// lookups counts binary-searched lookups until thash is built.
+	lookups atomic.Int64
 }
 
 // Open validates data as a segment and returns it. path names the bytes in
@@ -457,10 +463,75 @@ func (s *Segment) termBytes(i int) []byte {
 	return s.dict[a:b]
 }
 
-// lookup binary-searches the dictionary; O(log T · |term|).
+// lowerBound binary-searches the dictionary for the first term ≥ term;
+// O(log T · |term|).
+func (s *Segment) lowerBound(term string) int {
+	return sort.Search(s.numTerms, func(i int) bool { return string(s.termBytes(i)) >= term })
+}
+
+// termHashMinTerms: dictionaries with fewer terms are only binary-searched
+// (a handful of comparisons).
+const termHashMinTerms = 64
+
+// termHash is an open-addressing (linear probing) hash index over the
+// dictionary, built in memory once a segment has served T/16 lookups (O(T), 16 to 32
+// bytes per term): a slot holds the term's hash in its high 32 bits (so a
+// probe compares term bytes only on a hash match) and term index + 1 in
+// its low 32 bits, 0 = empty; at least half of the slots are empty.
+type termHash struct {
+	seed  maphash.Seed
+	mask  uint64
+	slots []uint64
+}
+
+func (s *Segment) termIndex() *termHash {
+	if h := s.thash.Load(); h != nil {
+		return h
+	}
+	n := 1
+	for n < 2*s.numTerms {
+		n <<= 1
+	}
+	h := &termHash{seed: maphash.MakeSeed(), mask: uint64(n - 1), slots: make([]uint64, n)}
+	for i := 0; i < s.numTerms; i++ {
+		x := maphash.Bytes(h.seed, s.termBytes(i))
+		j := x & h.mask
+		for h.slots[j] != 0 {
+			j = (j + 1) & h.mask
+		}
+		h.slots[j] = x&^0xffffffff | uint64(i+1)
+	}
+	s.thash.Store(h) // a racing builder stores an equivalent table
+	return h
+}
+
+// lookup returns term's dictionary index: O(|term|) expected through the
+// hash index, O(log T · |term|) by binary search before it is built and
+// for small dictionaries.
+// The index is only meaningful when ok.
 func (s *Segment) lookup(term string) (int, bool) {
-	i := sort.Search(s.numTerms, func(i int) bool { return string(s.termBytes(i)) >= term })
-	return i, i < s.numTerms && string(s.termBytes(i)) == term
+	h := s.thash.Load()
+	if h == nil {
+		// Build the index only once the segment has served about T/16
+		// lookups (a build costs O(T), a binary search O(log T)), so a
+		// short-lived segment (a MemTable's, re-sealed after every write)
+		// never pays for one.
+		if s.numTerms < termHashMinTerms || s.lookups.Add(1) < int64(s.numTerms/16) {
+			i := s.lowerBound(term)
+			return i, i < s.numTerms && string(s.termBytes(i)) == term
+		}
+		h = s.termIndex()
+	}
+	x := maphash.String(h.seed, term)
+	for j := x & h.mask; ; j = (j + 1) & h.mask {
+		v := h.slots[j]
+		if v == 0 {
+			return 0, false
+		}
+		if i := int(uint32(v)) - 1; v>>32 == x>>32 && string(s.termBytes(i)) == term {
+			return i, true
+		}
+	}
 }
 
 // DocFreq returns the number of documents of the segment containing term.
@@ -475,7 +546,7 @@ func (s *Segment) DocFreq(term string) int {
 // PrefixTerms appends to dst every term that starts with prefix, in byte
 // order, at most limit of them (limit <= 0: no limit).
 func (s *Segment) PrefixTerms(dst []string, prefix string, limit int) []string {
-	i, _ := s.lookup(prefix)
+	i := s.lowerBound(prefix)
 	for n := 0; i < s.numTerms; i++ {
 		t := s.termBytes(i)
 		if !bytes.HasPrefix(t, []byte(prefix)) || (limit > 0 && n >= limit) {

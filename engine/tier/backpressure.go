@@ -92,7 +92,8 @@ func (s *Store) throttle() error {
 	defer func() { s.bp.stallNanos.Add(int64(time.Since(start))) }()
 	logged := false
 	for {
-		s.kick() // flush (if needed) and compact in the background
+		s.kick()        // flush (if needed) in the background
+		s.kickCompact() // and merge (AutoCompact)
 		if s.closed.Load() {
 			return ErrClosed
 		}

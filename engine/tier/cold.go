@@ -681,7 +681,7 @@ func (s *Store) Archive(ctx context.Context, o ArchiveOptions) (uint64, error) {
 			}
 		}
 	}
-	id := max(s.manifest.State().NextSegmentID, 1)
+	id := s.allocSegmentID()
 	name := coldFileName(id)
 	path := filepath.Join(s.o.Dir, name)
 	if err := vfs.WriteFileAtomic(s.o.FS, path, func(w io.Writer) error {
@@ -704,7 +704,7 @@ func (s *Store) Archive(ctx context.Context, o ArchiveOptions) (uint64, error) {
 	s.applyMu.Lock()
 	defer s.applyMu.Unlock()
 	D := s.manifest.State().DurableEpoch
-	edit := Edit{NextSegmentID: id + 1, AddArchives: []ArchiveMeta{a.meta}}
+	edit := Edit{NextSegmentID: s.segmentIDCounter(id), AddArchives: []ArchiveMeta{a.meta}}
 	for _, sg := range victims {
 		edit.Remove = append(edit.Remove, sg.meta.ID)
 	}
@@ -786,7 +786,7 @@ func (s *Store) Promote(ctx context.Context, id uint64, progress func(done, tota
 		}
 	}
 	step(1)
-	nid := max(s.manifest.State().NextSegmentID, 1)
+	nid := s.allocSegmentID()
 	var seg *warmSegment
 	if len(rows) > 0 {
 		data, err := buildSegment(rows, s.buildOptions())
@@ -813,7 +813,7 @@ func (s *Store) Promote(ctx context.Context, id uint64, progress func(done, tota
 	s.applyMu.Lock()
 	defer s.applyMu.Unlock()
 	D := s.manifest.State().DurableEpoch
-	edit := Edit{NextSegmentID: nid + 1, RemoveArchives: []uint64{id}}
+	edit := Edit{NextSegmentID: s.segmentIDCounter(nid), RemoveArchives: []uint64{id}}
 	if seg != nil {
 		edit.Add = []SegmentMeta{seg.meta}
 		for j, r := range src {

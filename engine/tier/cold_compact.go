@@ -150,7 +150,7 @@ func (s *Store) compactArchive(ctx context.Context, a *coldArchive, P uint64) er
 			keep = append(keep, uint32(r))
 		}
 	}
-	id := max(s.manifest.State().NextSegmentID, 1)
+	id := s.allocSegmentID()
 	var na *coldArchive
 	if len(keep) > 0 {
 		name := coldFileName(id)
@@ -176,7 +176,7 @@ func (s *Store) compactArchive(ctx context.Context, a *coldArchive, P uint64) er
 	s.applyMu.Lock()
 	defer s.applyMu.Unlock()
 	D := s.manifest.State().DurableEpoch
-	edit := Edit{NextSegmentID: id + 1, RemoveArchives: []uint64{a.meta.ID}}
+	edit := Edit{NextSegmentID: s.segmentIDCounter(id), RemoveArchives: []uint64{a.meta.ID}}
 	if na != nil {
 		edit.AddArchives = []ArchiveMeta{na.meta}
 		// Writes are held: carry every death of a kept row over.

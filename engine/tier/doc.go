@@ -63,12 +63,18 @@
 //     Archive and Promote install new views. A segment removed by compaction is unmapped and its file
 //     deleted when the last view holding it is released.
 //
-//   - Compaction (Store.Compact, or after background flushes with
-//     Options.AutoCompact): segments whose dead fraction ρ_dead (rows dead
-//     at every epoch ≥ the oldest pinned epoch P) exceeds θ_compact
-//     (CompactDeadFraction, default 0.2) — or every segment when there are
-//     more than CompactMaxSegments — are rewritten into one segment without
-//     the rows dead before P, with a rebuilt index of the store's current
+//   - Compaction (Store.Compact, or in the background with
+//     Options.AutoCompact; compact.go) is incremental: each merge takes
+//     at most CompactFanIn segments, chosen size-tiered (a tier of more
+//     than CompactMaxSegments similar-sized segments, or the smallest
+//     segments once the count reaches SlowdownSegments), or rewrites one
+//     segment whose dead fraction ρ_dead (rows dead at every epoch ≥ the
+//     oldest pinned epoch P) exceeds θ_compact (CompactDeadFraction,
+//     default 0.2). Background merges run in their own goroutines beside
+//     flushes, so the write stalls at StopSegments are bounded by one
+//     merge of small segments, not by the collection size. A merge
+//     writes one segment without the rows dead before P, with a rebuilt
+//     index of the store's current
 //     SegmentIndex: the HNSW graph re-linked, or the IVF-PQ quantizers
 //     re-trained on the survivors and their codes re-encoded (so
 //     approximate results may change; exact-refined distances of common

@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 
-	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/stratasearch/strata/vfs"
 )
 
@@ -348,8 +348,8 @@ func (s *Store) Flush(ctx context.Context) error {
 			}
 		}
 	}
-	id := max(st.NextSegmentID, 1)
-	edit := Edit{DurableEpoch: F, NextSegmentID: id + 1, Tombstones: tombs}
+	id := s.allocSegmentID()
+	edit := Edit{DurableEpoch: F, NextSegmentID: s.segmentIDCounter(id), Tombstones: tombs}
 	var seg *warmSegment
 	if len(rows) > 0 {
 		data, err := buildSegment(rows, bo)
@@ -410,159 +410,6 @@ func (s *Store) Flush(ctx context.Context) error {
 	return nil
 }
 
-// Compact rewrites warm segments without their dead rows: every segment
-// whose dead fraction ρ_dead (rows dead at every epoch ≥ the oldest
-// pinned one) exceeds CompactDeadFraction, or all segments when there are
-// more than CompactMaxSegments. The surviving rows (with their e_birth
-// and any later e_death) go into one new segment with a rebuilt HNSW;
-// one manifest edit removes the inputs and adds it; the inputs' files are
-// deleted once no Snapshot uses them. Queries and writes continue while
-// the new segment is built; writes wait only for the final swap. Then
-// the cold archives are compacted the same way (CompactArchives).
-func (s *Store) Compact(ctx context.Context) error {
-	if s.closed.Load() {
-		return ErrClosed
-	}
-	s.maintMu.Lock()
-	defer s.maintMu.Unlock()
-	if err := s.compactSegmentsLocked(ctx); err != nil {
-		return err
-	}
-	return s.compactArchivesLocked(ctx)
-}
-
-// compactSegmentsLocked is the warm part of Compact (caller holds maintMu).
-func (s *Store) compactSegmentsLocked(ctx context.Context) error {
-	if s.closed.Load() {
-		return ErrClosed
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := s.Err(); err != nil {
-		return err
-	}
-	v := s.currentView()
-	defer v.unref()
-	P := s.OldestPinnedEpoch()
-	var victims []*warmSegment
-	if len(v.segs) > s.o.CompactMaxSegments {
-		victims = v.segs
-	} else {
-		for _, sg := range v.segs {
-			if sg.meta.Rows == 0 || float64(sg.deadRows(P)) > s.o.CompactDeadFraction*float64(sg.meta.Rows) {
-				victims = append(victims, sg)
-			}
-		}
-	}
-	if len(victims) == 0 {
-		return nil
-	}
-	type src struct {
-		sg  *warmSegment
-		row uint32
-	}
-	var rows []segRow
-	var srcs []src
-	bo := s.buildOptions()
-	lm, merge := bo.lexical.(LexicalMerger)
-	var lexSecs [][]byte
-	var lexPaths []string
-	var lexDel []*roaring.Bitmap
-	for _, sg := range victims {
-		del := roaring.New()
-		for r := range sg.docs {
-			if sg.death[r].Load() > P {
-				rows = append(rows, segRow{doc: sg.docs[r], birth: sg.birth[r]})
-				srcs = append(srcs, src{sg, uint32(r)})
-			} else {
-				del.Add(uint32(r))
-			}
-		}
-		merge = merge && sg.lex != nil
-		lexSecs, lexPaths, lexDel = append(lexSecs, sg.lex), append(lexPaths, sg.path), append(lexDel, del)
-	}
-	if merge && len(rows) > 0 {
-		// Merge the inputs' BM25 sections without their dropped rows
-		// (same row order as rows), instead of re-analysing.
-		lb, err := lm.MergeLexical(lexSecs, lexPaths, lexDel)
-		if err != nil {
-			return fmt.Errorf("tier: compaction lexical merge: %w", err)
-		}
-		bo.lexicalBytes = lb
-	}
-	id := max(s.manifest.State().NextSegmentID, 1)
-	var seg *warmSegment
-	if len(rows) > 0 {
-		data, err := buildSegment(rows, bo)
-		if err != nil {
-			return err
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		name := segFileName(id)
-		if err := s.writeSegment(name, data); err != nil {
-			return err
-		}
-		if seg, err = s.loadSegment(name); err != nil {
-			s.o.FS.Remove(filepath.Join(s.o.Dir, name))
-			return err
-		}
-		seg.meta.ID = id
-	}
-	s.applyMu.Lock()
-	defer s.applyMu.Unlock()
-	// Writes are held: carry every death (including those that happened
-	// during the build) over to the new rows. Deaths after the durable
-	// epoch are not persisted here: WAL replay rebuilds them by id.
-	D := s.manifest.State().DurableEpoch
-	edit := Edit{NextSegmentID: id + 1}
-	for _, sg := range victims {
-		edit.Remove = append(edit.Remove, sg.meta.ID)
-	}
-	if seg != nil {
-		edit.Add = []SegmentMeta{seg.meta}
-		for i, sr := range srcs {
-			d := sr.sg.death[sr.row].Load()
-			if d == epochLive {
-				continue
-			}
-			seg.setDeath(uint32(i), d)
-			if d <= D {
-				edit.Tombstones = append(edit.Tombstones, Tombstone{Segment: id, Row: uint32(i), Death: d})
-			}
-		}
-	}
-	if err := s.manifest.Apply(edit); err != nil {
-		if seg != nil {
-			seg.obsolete.Store(true)
-			seg.free()
-		}
-		if s.manifest.Err() != nil {
-			return fmt.Errorf("%w: %w", ErrReadOnly, err)
-		}
-		return err
-	}
-	cur := s.cur
-	var segs []*warmSegment
-	for _, sg := range cur.segs {
-		if !containsSeg(victims, sg) {
-			segs = append(segs, sg)
-		}
-	}
-	if seg != nil {
-		segs = append(segs, seg)
-	}
-	sort.Slice(segs, func(i, j int) bool { return segs[i].meta.ID < segs[j].meta.ID })
-	for _, sg := range victims {
-		sg.obsolete.Store(true)
-	}
-	s.swapView(cur.derive(segs, cur.cold))
-	s.compactions.Add(1)
-	return nil
-}
-
 func containsSeg(list []*warmSegment, sg *warmSegment) bool {
 	for _, x := range list {
 		if x == sg {
@@ -584,9 +431,21 @@ func (s *Store) kick() {
 }
 
 // background runs automatic flushes (MemTableSizeBytes) and, with
-// AutoCompact, compactions after them.
+// AutoCompact, the merge lanes (compact.go), which it kicks after each
+// flush and archive compactions after that.
 func (s *Store) background() {
-	defer close(s.bgDone)
+	var lanes sync.WaitGroup
+	defer func() {
+		lanes.Wait()
+		close(s.bgDone)
+	}()
+	if s.o.AutoCompact {
+		for range compactLanes {
+			lanes.Add(1)
+			go s.compactLane(&lanes)
+		}
+		s.kickCompact() // segments due since before Open
+	}
 	for {
 		select {
 		case <-s.bgStop:
@@ -598,8 +457,9 @@ func (s *Store) background() {
 			continue
 		}
 		if s.o.AutoCompact {
-			if err := s.Compact(context.Background()); err != nil && !errors.Is(err, ErrClosed) {
-				s.o.Logger.Warn("tier: background compaction failed", "err", err)
+			s.kickCompact()
+			if err := s.CompactArchives(context.Background()); err != nil && !errors.Is(err, ErrClosed) {
+				s.o.Logger.Warn("tier: background archive compaction failed", "err", err)
 			}
 		}
 	}

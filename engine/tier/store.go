@@ -128,15 +128,23 @@ type Options struct {
 	// CompactDeadFraction is θ_compact: a segment whose dead-row fraction
 	// ρ_dead exceeds it is rewritten by compaction. Default 0.2.
 	CompactDeadFraction float64
-	// CompactMaxSegments: when more warm segments exist, compaction
-	// merges them all into one. Default 8.
+	// CompactMaxSegments is the number of similar-sized warm segments (a
+	// size tier, compact.go) background compaction lets accumulate: a
+	// tier with more is merged, CompactFanIn segments at a time. An
+	// explicit Store.Compact merges while more than CompactMaxSegments
+	// segments exist in all. Default 8.
 	CompactMaxSegments int
+	// CompactFanIn is the most segments one merge takes, which bounds
+	// each compaction's work (compact.go). Default 8; at least 2.
+	CompactFanIn int
 	// IndexedMetadata lists the metadata keys for which each warm segment
 	// keeps per-value roaring bitmaps (built in memory when the segment
 	// is opened), used by Snapshot.SearchVectorWhere. Default none.
 	IndexedMetadata []string
-	// AutoCompact runs compaction in the background after each flush
-	// when a segment qualifies. Default false (call Store.Compact).
+	// AutoCompact runs compaction in the background (compact.go: size
+	// tiers, dead fractions, and the segment count at SlowdownSegments),
+	// in goroutines beside the flushes. Default false (call
+	// Store.Compact).
 	AutoCompact bool
 
 	// Write backpressure (backpressure.go). Past SlowdownSegments warm
@@ -144,7 +152,7 @@ type Options struct {
 	// or failed flush) over 2·MemTableSizeBytes (flushes not keeping up,
 	// or failing), every Apply first sleeps SlowdownDelay; past
 	// StopSegments, or MemTables over 4·MemTableSizeBytes, Apply
-	// blocks (after kicking a background flush + compaction) until the
+	// blocks (after kicking a background flush and the merges) until the
 	// pressure falls below the stop bound, for at most StallTimeout,
 	// then fails with ErrWriteStall without writing anything. Defaults
 	// (RocksDB's level-0 slowdown / stop triggers): SlowdownSegments
@@ -228,6 +236,9 @@ func (o *Options) EnsureDefaults() {
 	if o.CompactMaxSegments == 0 {
 		o.CompactMaxSegments = 8
 	}
+	if o.CompactFanIn == 0 {
+		o.CompactFanIn = 8
+	}
 	if o.SlowdownSegments == 0 {
 		o.SlowdownSegments = max(20, 2*o.CompactMaxSegments)
 	}
@@ -285,6 +296,9 @@ func (o *Options) Validate() error {
 	if o.CompactMaxSegments < 1 {
 		errs = append(errs, fmt.Errorf("tier: Options.CompactMaxSegments %d must be >= 1", o.CompactMaxSegments))
 	}
+	if o.CompactFanIn < 2 {
+		errs = append(errs, fmt.Errorf("tier: Options.CompactFanIn %d must be >= 2", o.CompactFanIn))
+	}
 	if o.StopSegments >= 0 && (o.SlowdownSegments < 1 || o.StopSegments < o.SlowdownSegments) {
 		errs = append(errs, fmt.Errorf("tier: Options.SlowdownSegments %d, StopSegments %d: want 1 <= slowdown <= stop (or stop < 0: off)",
 			o.SlowdownSegments, o.StopSegments))
@@ -309,14 +323,28 @@ type Store struct {
 	// under applyMu and viewMu by Flush, Compact, Archive and Promote.
 	viewMu sync.Mutex
 	cur    *view
-	// maintMu serialises Flush and Compact.
+	// maintMu serialises Flush, Archive, Promote, Backup, archive
+	// compaction and the commit step of each merge (compact.go).
 	maintMu sync.Mutex
 	bgKick  chan struct{}
 	bgStop  chan struct{}
 	bgDone  chan struct{}
+	// Merges (compact.go): the running ones, the lanes' kick, and the
+	// context Close cancels.
+	compactor     compactor
+	compactKick   chan struct{}
+	compactCtx    context.Context
+	compactCancel context.CancelFunc
+	// idMu guards idNext, the next segment/archive id not yet reserved
+	// (allocSegmentID).
+	idMu   sync.Mutex
+	idNext uint64
 	// flushes and compactions count successful runs (tests, stats).
 	flushes, compactions atomic.Int64
-	archiveCompactions   atomic.Int64 // cold_compact.go
+	// mergedRows counts rows written by merges, maxMergeInputs the most
+	// inputs one merge took (compact.go; tests).
+	mergedRows, maxMergeInputs atomic.Int64
+	archiveCompactions         atomic.Int64 // cold_compact.go
 	// bp counts backpressure events (backpressure.go).
 	bp backpressure
 	// replayed counts the WAL records applied by Open's recovery.
@@ -442,6 +470,8 @@ func Open(o Options) (*Store, error) {
 	s.bgKick = make(chan struct{}, 1)
 	s.bgStop = make(chan struct{})
 	s.bgDone = make(chan struct{})
+	s.compactKick = make(chan struct{}, 1)
+	s.compactCtx, s.compactCancel = context.WithCancel(context.Background())
 	go s.background()
 	return s, nil
 }
@@ -579,9 +609,11 @@ func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return ErrClosed
 	}
+	s.compactCancel()
 	close(s.bgStop)
 	<-s.bgDone
-	s.maintMu.Lock() // wait for a running Flush or Compact
+	s.waitMerges()
+	s.maintMu.Lock() // wait for a running Flush, Archive, ...
 	defer s.maintMu.Unlock()
 	werr := s.wal.Close()
 	if werr == nil && s.manifest.Err() == nil {
