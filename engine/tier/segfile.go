@@ -239,6 +239,10 @@ const (
 	kindManifest = "manifest"
 )
 
+// maxDocStoreBytes bounds a segment's decoded doc store (1 TiB): larger
+// sizes are corruption, whatever the compressed section holds.
+const maxDocStoreBytes = 1 << 40
+
 func segCorrupt(path string, off int64, format string, args ...any) error {
 	return base.Corruptf(kindSegment, path, off, format, args...)
 }
@@ -314,14 +318,20 @@ func openSegment(data []byte, path string, wantDim int, wantMetric Metric, index
 	if int(dim) != wantDim || metric != wantMetric {
 		return nil, segCorrupt(path, secOff[secMeta], "segment dim %d metric %v, store has dim %d metric %v", dim, metric, wantDim, wantMetric)
 	}
-	if rawLen > uint64(len(secs[secDocs]))*64+1024 || rows > rawLen {
+	// No compression-ratio bound: zstd compresses near-identical rows far
+	// beyond any fixed ratio. A damaged rawLen cannot force a large
+	// allocation instead: the output buffer starts at most 64× the
+	// compressed size and grows only with what actually decodes, the
+	// decoder stops past max(rawLen, 32 MiB) (its window limit too), and
+	// any other length is a size mismatch below.
+	if rows > rawLen || rawLen > maxDocStoreBytes {
 		return nil, segCorrupt(path, secOff[secMeta], "doc store size %d / rows %d implausible", rawLen, rows)
 	}
 	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(max(rawLen+1, 32<<20)))
 	if err != nil {
 		return nil, fmt.Errorf("tier: zstd: %w", err)
 	}
-	raw, err := dec.DecodeAll(secs[secDocs], make([]byte, 0, rawLen))
+	raw, err := dec.DecodeAll(secs[secDocs], make([]byte, 0, min(rawLen, uint64(len(secs[secDocs]))*64+1024)))
 	dec.Close()
 	if err != nil {
 		return nil, segCorrupt(path, secOff[secDocs], "doc store: %v", err)
