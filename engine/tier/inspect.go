@@ -116,7 +116,7 @@ func Inspect(b []byte) (*inspect.Info, error) {
 				in.Problemf(secOff[secMeta], "min epoch %d > max epoch %d", minE, maxE)
 			}
 			if db, ok := secs[secDocs]; ok {
-				if rawLen > uint64(len(db))*64+1024 || rows > rawLen {
+				if rows > rawLen || rawLen > maxDocStoreBytes {
 					in.Problemf(secOff[secMeta], "doc store size %d / rows %d implausible for %d compressed bytes", rawLen, rows, len(db))
 				} else if len(db) > 0 {
 					in.Add("docStoreRatio", fmt.Sprintf("%.2f", float64(rawLen)/float64(len(db))), -1)
