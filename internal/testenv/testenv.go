@@ -1,4 +1,4 @@
-// Package testenv holds the switches tests share.
+// Package testenv holds the switches and helpers tests share.
 //
 // STRATA_EMULATED=1 marks a run under CPU emulation (qemu-user), which
 // scripts/test.sh sets for its emulated steps. Emulation is 10–50× slower
@@ -6,11 +6,18 @@
 // real datasets, or otherwise take seconds natively call SkipIfEmulated and
 // leave that work to the native run; the emulated run keeps the small seeded
 // tests that exercise what differs by architecture.
+//
+// CancelLatency measures how long a search keeps running after its
+// context is cancelled (the index packages' cancellation tests).
 package testenv
 
 import (
+	"context"
+	"errors"
 	"os"
+	"slices"
 	"testing"
+	"time"
 )
 
 // Emulated reports whether STRATA_EMULATED is set to a non-empty value
@@ -26,4 +33,43 @@ func SkipIfEmulated(t testing.TB, why string) {
 	if Emulated() {
 		t.Skipf("STRATA_EMULATED is set: %s (runs natively)", why)
 	}
+}
+
+// CancelLatency measures how fast search gives up when its context is
+// cancelled. Each of trials runs search(ctx) on its own goroutine, sleeps
+// for after, cancels ctx and takes the time from the cancel call to
+// search's return (read on search's goroutine, so the test goroutine's
+// wake-up is not counted). A search that returns before the cancel, or
+// returns anything but an error matching context.Canceled, fails t: the
+// workload must be large enough to still be running after after. It
+// returns the latencies, sorted, and how long the longest search ran.
+func CancelLatency(t testing.TB, trials int, after time.Duration, search func(ctx context.Context) error) (lat []time.Duration, longest time.Duration) {
+	t.Helper()
+	for range trials {
+		ctx, cancel := context.WithCancel(context.Background())
+		type ret struct {
+			err error
+			at  time.Time
+		}
+		done := make(chan ret, 1)
+		start := time.Now()
+		go func() {
+			err := search(ctx)
+			done <- ret{err, time.Now()}
+		}()
+		time.Sleep(after)
+		t0 := time.Now()
+		cancel()
+		r := <-done
+		if r.at.Before(t0) {
+			t.Fatalf("search returned %v after %v, before the cancel at %v: the workload is too small", r.err, r.at.Sub(start), after)
+		}
+		if !errors.Is(r.err, context.Canceled) {
+			t.Fatalf("cancelled search returned %v, want context.Canceled", r.err)
+		}
+		lat = append(lat, r.at.Sub(t0))
+		longest = max(longest, r.at.Sub(start))
+	}
+	slices.Sort(lat)
+	return lat, longest
 }
