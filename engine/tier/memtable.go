@@ -2,6 +2,7 @@ package tier
 
 import (
 	"container/heap"
+	"context"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"math"
@@ -207,11 +208,15 @@ const scanBlockRows = 512
 // search returns the k nearest versions visible at e that pass filter
 // (nil: all), nearest first. Visibility and the filter are checked for
 // every row before it can enter the top-k heap, so stale or filtered rows
-// never displace live ones. q must have len dim.
-func (m *memTable) search(q []float32, k int, e uint64, filter func(*Document) bool) []Hit {
+// never displace live ones. q must have len dim. The scan looks at ctx
+// before every block of scanBlockRows rows; when it finds ctx done it
+// returns the k nearest of the rows scanned so far and ctx.Err().
+func (m *memTable) search(ctx context.Context, q []float32, k int, e uint64, filter func(*Document) bool) ([]Hit, error) {
 	if k <= 0 {
-		return nil
+		return nil, nil
 	}
+	done := ctx.Done()
+	var cerr error
 	if m.metric == Cosine {
 		q = normalize(q)
 	}
@@ -221,6 +226,10 @@ func (m *memTable) search(q []float32, k int, e uint64, filter func(*Document) b
 	out := make([]float32, scanBlockRows)
 	h := make(hitHeap, 0, k+1)
 	for r0 := 0; r0 < rows; r0 += scanBlockRows {
+		if isDone(done) {
+			cerr = ctx.Err()
+			break
+		}
 		n := min(scanBlockRows, rows-r0)
 		block := m.vecs[r0*m.dim : (r0+n)*m.dim]
 		if m.metric == L2 {
@@ -256,7 +265,28 @@ func (m *memTable) search(q []float32, k int, e uint64, filter func(*Document) b
 	for i := len(h) - 1; i >= 0; i-- {
 		res[i] = heap.Pop(&h).(Hit)
 	}
-	return res
+	return res, cerr
+}
+
+// isDone reports whether done (nil: never) is closed: one non-blocking
+// receive, a few nanoseconds, which the dense scans pay once per block of
+// rows (no cost at all for context.Background, whose channel is nil).
+func isDone(done <-chan struct{}) bool {
+	if done == nil {
+		return false
+	}
+	select {
+	case <-done:
+		return true
+	default:
+		return false
+	}
+}
+
+// ctxErr reports whether err is ctx's own error: the search was cut short
+// by ctx, it did not fail.
+func ctxErr(ctx context.Context, err error) bool {
+	return err != nil && err == ctx.Err()
 }
 
 // visible reports whether version number idx is live at e.
