@@ -38,8 +38,10 @@ type Collection struct {
 	emb     collectionEmbedder // embedding.go: the live embedder
 
 	// testHookRetriever, if set, runs at the start of each retriever
-	// ("lexical", "dense") in Search. Tests only.
-	testHookRetriever func(name string)
+	// ("lexical", "dense") in Search, and testHookRetrieverDone when its
+	// goroutine ends. Tests only.
+	testHookRetriever     func(name string)
+	testHookRetrieverDone func(name string)
 }
 
 func openCollection(db *DB, name, dir string, o CollectionOptions) (*Collection, error) {

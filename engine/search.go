@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -132,6 +133,12 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 		ctx, cancel = context.WithTimeout(ctx, q.Budget)
 		defer cancel()
 	}
+	// The retrievers search under ctx (budget deadline included) and stop
+	// when it is done; a search that returns early (an error, or a
+	// retriever the budget left behind) cancels the rest, so no work
+	// outlives the call.
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
 
 	sn, release := c.shapeSnapshot(ctx) // shape.go: the cursor's pinned epoch
 	res.Epoch = sn.Epoch()
@@ -234,6 +241,11 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 		}
 	}
 	if q.Mode != contract.Dense || pred != nil {
+		// O(rows): it looks at ctx every 4096 rows; when the budget
+		// expires here the retrievers start under a done ctx, return at
+		// once, and the result is partial.
+		done := ctx.Done()
+	rows:
 		for p := range views {
 			lo, hi := bases[p], uint32(len(infos))
 			if p+1 < len(bases) {
@@ -241,6 +253,9 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 			}
 			allow := views[p].Allow
 			for k := lo; k < hi; k++ {
+				if (k-lo)%4096 == 0 && isDone(done) {
+					break rows
+				}
 				local := k - lo
 				var vis bool
 				if p < len(wc.segs) {
@@ -291,7 +306,7 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 		denseDepth = depth
 	}
 
-	hook := c.testHookRetriever
+	hook, hookDone := c.testHookRetriever, c.testHookRetrieverDone
 	var wg sync.WaitGroup
 	ch := make(chan retrieved, 2)
 	// Under the rerank strategy the dense retriever scores the lexical
@@ -306,10 +321,13 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if h := hookDone; h != nil {
+				defer h(retrieverLexical)
+			}
 			if h := hook; h != nil {
 				h(retrieverLexical)
 			}
-			r := c.lexical(views, bases, statsAllow, &q, depth)
+			r := c.lexical(ctx, views, bases, statsAllow, &q, depth)
 			if lexCh != nil {
 				lexCh <- r
 			}
@@ -321,6 +339,9 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if h := hookDone; h != nil {
+				defer h(retrieverDense)
+			}
 			if h := hook; h != nil {
 				h(retrieverDense)
 			}
@@ -329,10 +350,10 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 				filter = func(d *tier.Document) bool { _, ok := allowDoc[d]; return ok }
 			}
 			if rerank {
-				ch <- c.denseRerank(sn, keyOf, <-lexCh, infos, q.Vector, q.TopK, filter)
+				ch <- c.denseRerank(ctx, sn, keyOf, <-lexCh, infos, q.Vector, q.TopK, filter)
 				return
 			}
-			ch <- c.dense(sn, keyOf, q.Vector, denseDepth, filter)
+			ch <- c.dense(ctx, sn, keyOf, q.Vector, denseDepth, filter)
 		}()
 	}
 	// The snapshot stays pinned until every retriever returned, even those
@@ -347,6 +368,9 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 			select {
 			case r := <-ch:
 				if r.err != nil {
+					if ctx.Err() != nil && cancelled(r.err) {
+						break wait // cut short by the deadline: missing
+					}
 					return res, nil, r.err
 				}
 				got[r.name] = r
@@ -404,6 +428,22 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 		return res, &st, nil
 	}
 	return res, nil, nil
+}
+
+// isDone reports whether done is closed (one non-blocking receive).
+func isDone(done <-chan struct{}) bool {
+	select {
+	case <-done:
+		return true
+	default:
+		return false
+	}
+}
+
+// cancelled reports whether err is a context's cancellation or deadline
+// error: a retriever cut short, not failed.
+func cancelled(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // compileTenancy returns the test of the rows a MultiTenant query's BM25
@@ -566,7 +606,9 @@ func compilePredicate(q *contract.Query, withFilter bool) func(*verInfo, uint32)
 // statsAllow, when not nil (MultiTenant collections), restricts the
 // statistics to the rows it marks per view (tenantStats); views past its
 // end (cold archives) use their Allow bitmap.
-func (c *Collection) lexical(views []bm25.View, bases []uint32, statsAllow []*roaring.Bitmap, q *contract.Query, k int) retrieved {
+//
+// The BM25 traversal stops when ctx is done; r.err is then ctx's error.
+func (c *Collection) lexical(ctx context.Context, views []bm25.View, bases []uint32, statsAllow []*roaring.Bitmap, q *contract.Query, k int) retrieved {
 	r := retrieved{name: retrieverLexical}
 	bq := bm25.ParseQuery(q.Text, c.an, false)
 	if len(bq.Terms()) == 0 && len(bq.Prefixes) == 0 {
@@ -612,7 +654,7 @@ func (c *Collection) lexical(views []bm25.View, bases []uint32, statsAllow []*ro
 	} else {
 		st = bm25.CollectStats(segs, terms)
 	}
-	hits, err := bm25.Search(views, bq, p, st)
+	hits, err := bm25.SearchContext(ctx, views, bq, p, st)
 	if err != nil {
 		r.err = fmt.Errorf("engine: lexical search: %w", err)
 		return r
@@ -644,10 +686,11 @@ func (c *Collection) lexical(views []bm25.View, bases []uint32, statsAllow []*ro
 }
 
 // dense runs the tier's vector search (MemTable brute force + warm HNSW);
-// keyOf maps a hit's document to its key.
-func (c *Collection) dense(sn *tier.Snapshot, keyOf func(*tier.Document) (uint32, bool), vec []float32, k int, filter func(*tier.Document) bool) retrieved {
+// keyOf maps a hit's document to its key. The search stops when ctx is
+// done; r.err is then ctx's error.
+func (c *Collection) dense(ctx context.Context, sn *tier.Snapshot, keyOf func(*tier.Document) (uint32, bool), vec []float32, k int, filter func(*tier.Document) bool) retrieved {
 	r := retrieved{name: retrieverDense}
-	hits, err := sn.SearchVector(vec, k, filter)
+	hits, err := sn.SearchVectorContext(ctx, vec, k, filter)
 	if err != nil {
 		r.err = fmt.Errorf("engine: dense search: %w", err)
 		return r
