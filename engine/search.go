@@ -51,7 +51,8 @@ type retrieved struct {
 //     hits.
 //  3. Lexical (one BM25 search over the MemTable and every warm segment,
 //     global statistics) and dense (MemTable brute force + warm HNSW) run
-//     in parallel under the deadline q.Budget. If it expires
+//     in parallel under the deadline q.Budget, and stop when it expires
+//     (or ctx is cancelled, or Search returns). If it expires
 //     first, the result holds what completed, with Partial and Reason set.
 //     When q.Tiers includes cold, the cold archives join both (archive.go
 //     addCold: in-memory BM25 per archive, ADC scan + exact rerank); hot

@@ -153,6 +153,16 @@
 // in practice; NextGEQ costs O(1) amortised plus the bucket scan;
 // dictionary lookup is O(log T · |term|).
 //
+// # Cancellation
+//
+// SearchContext stops when its context is done. It looks at the
+// context's Done channel before each view and, inside a view, once every
+// 256 traversal steps (a step scores, rejects or skips past one candidate
+// document: Block-Max WAND, both MaxScore loops, the conjunctive and
+// phrase loop, the reference scorer). A cancelled search returns the best
+// hits found so far, in the usual order, with ctx.Err(). Search is
+// SearchContext with context.Background().
+//
 // # Postings
 //
 // Doc ids are one Elias-Fano sequence per list (format version 1, the
