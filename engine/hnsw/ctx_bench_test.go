@@ -3,8 +3,11 @@ package hnsw
 import (
 	"context"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"testing"
+
+	"github.com/stratasearch/strata/internal/testenv"
 )
 
 var (
@@ -47,6 +50,9 @@ func BenchmarkSearchCtx(b *testing.B) {
 			defer cancel()
 			dst := make([]Result, 0, 10)
 			b.ReportAllocs()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			cpu0 := testenv.ThreadCPU()
 			i := 0
 			for b.Loop() {
 				if live {
@@ -56,6 +62,7 @@ func BenchmarkSearchCtx(b *testing.B) {
 				}
 				i++
 			}
+			b.ReportMetric(float64(testenv.ThreadCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }

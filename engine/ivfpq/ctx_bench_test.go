@@ -3,7 +3,10 @@ package ivfpq
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"testing"
+
+	"github.com/stratasearch/strata/internal/testenv"
 )
 
 // BenchmarkSearchCtx: top-10 search over 20,000 random unit 64-dim
@@ -12,7 +15,9 @@ import (
 // done: ctx=background (Search) and ctx=live (SearchContext under
 // context.WithCancel: its Done channel looked at once per 256-code
 // chunk). Compared with the same benchmark run before the context checks
-// existed (both calling Search), it shows what the checks cost.
+// existed (both calling Search), it shows what the checks cost; cpu-ns/op is the
+// benchmark thread's CPU time per op (testenv.ThreadCPU), which other
+// processes on a loaded machine do not inflate.
 func BenchmarkSearchCtx(b *testing.B) {
 	x := randVecs(31, 20000, 64, true)
 	qs := randVecs(32, 100, 64, true)
@@ -31,6 +36,9 @@ func BenchmarkSearchCtx(b *testing.B) {
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
 				b.ReportAllocs()
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				cpu0 := testenv.ThreadCPU()
 				i := 0
 				for b.Loop() {
 					q := qs[(i%100)*64 : (i%100+1)*64]
@@ -45,6 +53,7 @@ func BenchmarkSearchCtx(b *testing.B) {
 					}
 					i++
 				}
+				b.ReportMetric(float64(testenv.ThreadCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 			})
 		}
 	}

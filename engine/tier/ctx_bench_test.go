@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
+
+	"github.com/stratasearch/strata/internal/testenv"
 )
 
 // BenchmarkSearchVectorCtx: top-10 dense search over a warm HNSW segment
@@ -13,7 +16,9 @@ import (
 // a context that is never done: ctx=background (SearchVector) and
 // ctx=live (SearchVectorContext under context.WithCancel). Compared with
 // the same benchmark run before the context checks existed (both calling
-// SearchVector), it shows what the checks cost.
+// SearchVector), it shows what the checks cost; cpu-ns/op is the
+// benchmark thread's CPU time per op (testenv.ThreadCPU), which other
+// processes on a loaded machine do not inflate.
 func BenchmarkSearchVectorCtx(b *testing.B) {
 	const d = 128
 	warm := benchStore(b, 10000, d, Options{BuildThreads: 2})
@@ -61,6 +66,9 @@ func BenchmarkSearchVectorCtx(b *testing.B) {
 				sn := c.s.Snapshot()
 				defer sn.Close()
 				b.ReportAllocs()
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				cpu0 := testenv.ThreadCPU()
 				for b.Loop() {
 					var err error
 					if live {
@@ -72,6 +80,7 @@ func BenchmarkSearchVectorCtx(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
+				b.ReportMetric(float64(testenv.ThreadCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 			})
 		}
 	}
