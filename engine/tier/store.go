@@ -651,9 +651,12 @@ func (sn *Snapshot) searchVector(ctx context.Context, q []float32, k int, where 
 		}
 		return err == nil, err
 	}
-	mems := append([]*memTable{sn.v.mem}, sn.v.frozen...)
 	more := true
-	for _, m := range mems {
+	for i := -1; i < len(sn.v.frozen); i++ { // the active MemTable, then the frozen ones
+		m := sn.v.mem
+		if i >= 0 {
+			m = sn.v.frozen[i]
+		}
 		h, err := m.search(ctx, q, k, sn.epoch, match(where))
 		if more, err = add(h, err); !more {
 			if err != nil {
