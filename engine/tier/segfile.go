@@ -545,7 +545,12 @@ func (w *warmSegment) searchPre(ctx context.Context, q []float32, k, ef int, e u
 		// Every row was born by e: the visible rows are all rows minus
 		// those dead by e, found from the dead list in O(#dead).
 		w.deadMu.RLock()
-		for _, r := range w.dead {
+		stopped := false
+		for i, r := range w.dead {
+			if i%rowCheck == 0 && isDone(done) {
+				stopped = true
+				break
+			}
 			if w.hid[r] >= 0 && w.death[r].Load() <= e {
 				if allow == nil {
 					allow = base.Clone()
@@ -554,6 +559,9 @@ func (w *warmSegment) searchPre(ctx context.Context, q []float32, k, ef int, e u
 			}
 		}
 		w.deadMu.RUnlock()
+		if stopped {
+			return nil, ctx.Err()
+		}
 		if filter == nil {
 			if allow == nil {
 				// Nothing dead at e: no Allow bitmap needed.
@@ -574,7 +582,10 @@ func (w *warmSegment) searchPre(ctx context.Context, q []float32, k, ef int, e u
 					drop = append(drop, h)
 				}
 			}
-			for _, h := range drop {
+			for i, h := range drop {
+				if i%rowCheck == 0 && isDone(done) {
+					return nil, ctx.Err()
+				}
 				allow.Remove(h)
 			}
 		}
