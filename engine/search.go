@@ -16,6 +16,7 @@ import (
 	"github.com/stratasearch/strata/engine/contract"
 	"github.com/stratasearch/strata/engine/fusion"
 	"github.com/stratasearch/strata/engine/tier"
+	"github.com/stratasearch/strata/internal/cancel"
 )
 
 // Retriever names, as used in contract.FusionParams.Weights.
@@ -254,7 +255,7 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 			}
 			allow := views[p].Allow
 			for k := lo; k < hi; k++ {
-				if (k-lo)%4096 == 0 && isDone(done) {
+				if (k-lo)%4096 == 0 && cancel.Done(done) {
 					break rows
 				}
 				local := k - lo
@@ -429,16 +430,6 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 		return res, &st, nil
 	}
 	return res, nil, nil
-}
-
-// isDone reports whether done is closed (one non-blocking receive).
-func isDone(done <-chan struct{}) bool {
-	select {
-	case <-done:
-		return true
-	default:
-		return false
-	}
 }
 
 // cancelled reports whether err is a context's cancellation or deadline

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,32 +13,6 @@ import (
 	"github.com/stratasearch/strata/engine/text"
 	"github.com/stratasearch/strata/internal/testenv"
 )
-
-// doneCtx is a context that is already done but whose first Err call
-// reports nil, as if it were cancelled just after the search checked it
-// on entry: the search must notice it in its traversal loop.
-type doneCtx struct {
-	context.Context
-	mu    sync.Mutex
-	calls int
-	ch    chan struct{}
-}
-
-func newDoneCtx() *doneCtx {
-	c := &doneCtx{Context: context.Background(), ch: make(chan struct{})}
-	close(c.ch)
-	return c
-}
-
-func (c *doneCtx) Done() <-chan struct{} { return c.ch }
-func (c *doneCtx) Err() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.calls++; c.calls == 1 {
-		return nil
-	}
-	return context.Canceled
-}
 
 func toks(terms ...string) []text.Token {
 	out := make([]text.Token, len(terms))
@@ -178,7 +151,7 @@ func TestSearchContextStops(t *testing.T) {
 		if steps(cn) < n {
 			t.Fatalf("%s: complete search took %d steps, want ≥ %d", c.name, steps(cn), n)
 		}
-		dc := newDoneCtx()
+		dc := testenv.DoneUnseen()
 		cn = &canceller{done: dc.Done()}
 		hits, _, err := searchWith(dc, cn, views, c.q, p, nil)
 		if !errors.Is(err, context.Canceled) {

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2"
+
+	"github.com/stratasearch/strata/internal/cancel"
 )
 
 // IDF variants.
@@ -516,16 +518,11 @@ func (c *canceller) look() bool {
 
 // lookNow reports whether the context is done, now.
 func (c *canceller) lookNow() bool {
-	if c.done == nil {
-		return false
-	}
-	select {
-	case <-c.done:
+	if cancel.Done(c.done) {
 		c.stopped = true
 		return true
-	default:
-		return false
 	}
+	return false
 }
 
 // normTable holds bm25Norm(DocLen(d), k1, b, avgdl) for every doc d of a

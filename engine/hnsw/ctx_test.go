@@ -13,33 +13,6 @@ import (
 	"github.com/stratasearch/strata/internal/testenv"
 )
 
-// doneCtx is a context that is already done but whose first Err call
-// reports nil, as if it were cancelled just after the search checked it
-// on entry: the search must notice it in its loops and stop within
-// cancelCheck scored candidates.
-type doneCtx struct {
-	context.Context
-	mu    sync.Mutex
-	calls int
-	ch    chan struct{}
-}
-
-func newDoneCtx() *doneCtx {
-	c := &doneCtx{Context: context.Background(), ch: make(chan struct{})}
-	close(c.ch)
-	return c
-}
-
-func (c *doneCtx) Done() <-chan struct{} { return c.ch }
-func (c *doneCtx) Err() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.calls++; c.calls == 1 {
-		return nil
-	}
-	return context.Canceled
-}
-
 var (
 	ctxIxOnce sync.Once
 	ctxIx     *Index
@@ -137,7 +110,7 @@ func TestSearchContextStopsEveryPath(t *testing.T) {
 		if err != nil || len(full) < ctxN/4 {
 			t.Fatalf("%s: complete search: %d hits, %v", c.name, len(full), err)
 		}
-		got, err := ix.SearchContext(newDoneCtx(), q, ctxN, c.p)
+		got, err := ix.SearchContext(testenv.DoneUnseen(), q, ctxN, c.p)
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("%s: err = %v, want context.Canceled", c.name, err)
 		}

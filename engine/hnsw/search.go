@@ -8,6 +8,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/stratasearch/strata/asm"
+	"github.com/stratasearch/strata/internal/cancel"
 )
 
 // searchCtx is per-goroutine scratch space, pooled so that a search in
@@ -66,13 +67,11 @@ func (ctx *searchCtx) lookDone(n int) bool {
 		return false
 	}
 	ctx.tick = 0
-	select {
-	case <-ctx.done:
+	if cancel.Done(ctx.done) {
 		ctx.stopped = true
 		return true
-	default:
-		return false
 	}
+	return false
 }
 
 // sortedResults drains ctx.res into ctx.w in ascending order.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/stratasearch/strata/asm"
+	"github.com/stratasearch/strata/internal/cancel"
 )
 
 // Cold-tier code geometry: a code is ColdCodeSize bytes,
@@ -204,7 +205,7 @@ func (c *ColdCodec) ScanContext(ctx context.Context, q []float32, codes []byte, 
 	// (Both passes look at ctx every sortCheckRows rows: a few µs.)
 	const sortCheckRows = 4096
 	for i := 0; i < n; i++ {
-		if i%sortCheckRows == 0 && stopped(done) {
+		if i%sortCheckRows == 0 && cancel.Done(done) {
 			return nil, ctx.Err()
 		}
 		l := int(binary.LittleEndian.Uint16(codes[i*ColdCodeSize:]))
@@ -219,7 +220,7 @@ func (c *ColdCodec) ScanContext(ctx context.Context, q []float32, codes []byte, 
 	order := make([]int32, n)
 	fill := append([]int32(nil), start[:o.Nlist]...)
 	for i := 0; i < n; i++ {
-		if i%sortCheckRows == 0 && stopped(done) {
+		if i%sortCheckRows == 0 && cancel.Done(done) {
 			return nil, ctx.Err()
 		}
 		l := binary.LittleEndian.Uint16(codes[i*ColdCodeSize:])
@@ -262,7 +263,7 @@ lists:
 		for _, row := range rows {
 			if tick++; tick >= scanChunk {
 				tick = 0
-				if stopped(done) {
+				if cancel.Done(done) {
 					cerr = ctx.Err()
 					break lists
 				}

@@ -7,40 +7,12 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/stratasearch/strata/internal/testenv"
 )
-
-// doneCtx is a context that is already done but whose first Err call
-// reports nil, as if it were cancelled just after the search checked it
-// on entry: the search must notice it in its scan loop and stop within
-// one scanChunk of codes.
-type doneCtx struct {
-	context.Context
-	mu    sync.Mutex
-	calls int
-	ch    chan struct{}
-}
-
-func newDoneCtx() *doneCtx {
-	c := &doneCtx{Context: context.Background(), ch: make(chan struct{})}
-	close(c.ch)
-	return c
-}
-
-func (c *doneCtx) Done() <-chan struct{} { return c.ch }
-func (c *doneCtx) Err() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.calls++; c.calls == 1 {
-		return nil
-	}
-	return context.Canceled
-}
 
 const ctxDim, ctxTrain = 32, 4000
 
@@ -171,7 +143,7 @@ func TestSearchContextStops(t *testing.T) {
 		if err != nil || len(full) != total {
 			t.Fatalf("nbits=%d: complete search: %d hits, %v", nbits, len(full), err)
 		}
-		got, err := ix.SearchContext(newDoneCtx(), q, total, p)
+		got, err := ix.SearchContext(testenv.DoneUnseen(), q, total, p)
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("nbits=%d: err = %v, want context.Canceled", nbits, err)
 		}
@@ -187,7 +159,7 @@ func TestSearchContextStops(t *testing.T) {
 			ids[i] = uint32(i)
 		}
 		pr := SearchParams{Nprobe: 16, KFactor: 2, Allow: roaring.BitmapOf(ids...)}
-		if got, err := ix.SearchContext(newDoneCtx(), q, 100, pr); !errors.Is(err, context.Canceled) || len(got) > 100 {
+		if got, err := ix.SearchContext(testenv.DoneUnseen(), q, 100, pr); !errors.Is(err, context.Canceled) || len(got) > 100 {
 			t.Fatalf("nbits=%d refined: %d hits, %v", nbits, len(got), err)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
@@ -201,7 +173,7 @@ func TestSearchContextStops(t *testing.T) {
 	if err != nil || len(full) != total {
 		t.Fatalf("cold: complete scan: %d hits, %v", len(full), err)
 	}
-	got, err := cc.ScanContext(newDoneCtx(), q, codes, total, ColdScanParams{})
+	got, err := cc.ScanContext(testenv.DoneUnseen(), q, codes, total, ColdScanParams{})
 	if !errors.Is(err, context.Canceled) || len(got) > scanChunk {
 		t.Fatalf("cold: cancelled scan: %d hits, %v", len(got), err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/stratasearch/strata/asm"
+	"github.com/stratasearch/strata/internal/cancel"
 )
 
 // topk is a bounded max-heap of (distance, id): it keeps the k smallest.
@@ -222,19 +223,6 @@ func (ix *Index) SearchContext(ctx context.Context, q []float32, k int, p Search
 	return res, cerr
 }
 
-// stopped reports whether done (nil: never) is closed.
-func stopped(done <-chan struct{}) bool {
-	if done == nil {
-		return false
-	}
-	select {
-	case <-done:
-		return true
-	default:
-		return false
-	}
-}
-
 // probe returns the nprobe lists nearest to q and their coarse terms
 // (L2: ‖q−c‖²; IP: −⟨q,c⟩), best first.
 func (ix *Index) probe(q []float32, nprobe int, sc *scratch) ([]int, []float32) {
@@ -339,7 +327,7 @@ func (ix *Index) scan(done <-chan struct{}, q []float32, p SearchParams, h *topk
 		}
 		if o.Nbits == 8 {
 			for off := 0; off < n; off += scanChunk {
-				if stopped(done) {
+				if cancel.Done(done) {
 					return false
 				}
 				cnt := min(scanChunk, n-off)
@@ -358,7 +346,7 @@ func (ix *Index) scan(done <-chan struct{}, q []float32, p SearchParams, h *topk
 		}
 		bsz := asm.FastScan4BlockBytes(o.M)
 		for off := 0; off < n; off += scanChunk {
-			if stopped(done) {
+			if cancel.Done(done) {
 				return false
 			}
 			cnt := min(scanChunk, n-off)

@@ -26,6 +26,7 @@ import (
 
 	"github.com/stratasearch/strata/asm"
 	"github.com/stratasearch/strata/engine/ivfpq"
+	"github.com/stratasearch/strata/internal/cancel"
 	"github.com/stratasearch/strata/vfs"
 )
 
@@ -976,7 +977,7 @@ func (a *coldArchive) search(ctx context.Context, q []float32, k, kFactor int, e
 	done := ctx.Done()
 	allow := roaring.New()
 	for ci, r := range a.codeRow {
-		if ci%rowCheck == 0 && isDone(done) {
+		if ci%rowCheck == 0 && cancel.Done(done) {
 			return nil, ctx.Err()
 		}
 		if a.visible(r, e) && (filter == nil || filter(a.docs[r])) {

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/stratasearch/strata/asm"
+	"github.com/stratasearch/strata/internal/cancel"
 )
 
 // Metric is the vector distance the MemTable ranks by. Hits carry a
@@ -226,7 +227,7 @@ func (m *memTable) search(ctx context.Context, q []float32, k int, e uint64, fil
 	out := make([]float32, scanBlockRows)
 	h := make(hitHeap, 0, k+1)
 	for r0 := 0; r0 < rows; r0 += scanBlockRows {
-		if isDone(done) {
+		if cancel.Done(done) {
 			cerr = ctx.Err()
 			break
 		}
@@ -266,21 +267,6 @@ func (m *memTable) search(ctx context.Context, q []float32, k int, e uint64, fil
 		res[i] = heap.Pop(&h).(Hit)
 	}
 	return res, cerr
-}
-
-// isDone reports whether done (nil: never) is closed: one non-blocking
-// receive, a few nanoseconds, which the dense scans pay once per block of
-// rows (no cost at all for context.Background, whose channel is nil).
-func isDone(done <-chan struct{}) bool {
-	if done == nil {
-		return false
-	}
-	select {
-	case <-done:
-		return true
-	default:
-		return false
-	}
 }
 
 // ctxErr reports whether err is ctx's own error: the search was cut short

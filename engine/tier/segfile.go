@@ -17,6 +17,7 @@ import (
 	"github.com/stratasearch/strata/engine/hnsw"
 	"github.com/stratasearch/strata/engine/ivfpq"
 	"github.com/stratasearch/strata/engine/tier/wal"
+	"github.com/stratasearch/strata/internal/cancel"
 )
 
 // Warm segment container (doc.go "Warm segment file").
@@ -547,7 +548,7 @@ func (w *warmSegment) searchPre(ctx context.Context, q []float32, k, ef int, e u
 		w.deadMu.RLock()
 		stopped := false
 		for i, r := range w.dead {
-			if i%rowCheck == 0 && isDone(done) {
+			if i%rowCheck == 0 && cancel.Done(done) {
 				stopped = true
 				break
 			}
@@ -574,7 +575,7 @@ func (w *warmSegment) searchPre(ctx context.Context, q []float32, k, ef int, e u
 			var drop []uint32
 			it := allow.Iterator()
 			for i := 0; it.HasNext(); i++ {
-				if i%rowCheck == 0 && isDone(done) {
+				if i%rowCheck == 0 && cancel.Done(done) {
 					return nil, ctx.Err()
 				}
 				h := it.Next()
@@ -583,7 +584,7 @@ func (w *warmSegment) searchPre(ctx context.Context, q []float32, k, ef int, e u
 				}
 			}
 			for i, h := range drop {
-				if i%rowCheck == 0 && isDone(done) {
+				if i%rowCheck == 0 && cancel.Done(done) {
 					return nil, ctx.Err()
 				}
 				allow.Remove(h)
@@ -593,7 +594,7 @@ func (w *warmSegment) searchPre(ctx context.Context, q []float32, k, ef int, e u
 		// An old snapshot: check every row.
 		allow = roaring.New()
 		for r := range w.docs {
-			if r%rowCheck == 0 && isDone(done) {
+			if r%rowCheck == 0 && cancel.Done(done) {
 				return nil, ctx.Err()
 			}
 			if w.hid[r] >= 0 && (pre == nil || pre.Contains(uint32(w.hid[r]))) &&

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stratasearch/strata/asm"
 	"github.com/stratasearch/strata/engine/ivfpq"
+	"github.com/stratasearch/strata/internal/cancel"
 )
 
 // Warm-segment vector index kinds (Options.SegmentIndex).
@@ -355,7 +356,7 @@ func (w *warmSegment) scanExact(ctx context.Context, q []float32, k int, allow *
 		// A small allow-list: score only its vectors.
 		it := allow.Iterator()
 		for i := 0; it.HasNext(); i++ {
-			if i%scanBlockRows == 0 && isDone(done) {
+			if i%scanBlockRows == 0 && cancel.Done(done) {
 				return w.topExact(nearest(cs, k), k), ctx.Err()
 			}
 			h := it.Next()
@@ -373,7 +374,7 @@ func (w *warmSegment) scanExact(ctx context.Context, q []float32, k int, allow *
 	}
 	out := make([]float32, scanBlockRows)
 	for h0 := 0; h0 < n; h0 += scanBlockRows {
-		if isDone(done) {
+		if cancel.Done(done) {
 			return w.topExact(nearest(cs, k), k), ctx.Err()
 		}
 		m := min(scanBlockRows, n-h0)

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"os"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 )
@@ -94,4 +95,33 @@ func CheckCancelLatency(t testing.TB, name string, bound time.Duration, search f
 		}
 	}
 	t.Errorf("%s: median cancel → return above %v in every round: %v", name, bound, rounds)
+}
+
+// DoneUnseen returns a context that is already done but whose first Err
+// call reports nil, as if it were cancelled just after a search checked
+// it on entry: the search must then notice it in its loops (its Done
+// channel is closed from the start), which makes "stops at the first
+// look inside the loop" testable without timing.
+func DoneUnseen() context.Context {
+	c := &doneUnseen{Context: context.Background(), ch: make(chan struct{})}
+	close(c.ch)
+	return c
+}
+
+type doneUnseen struct {
+	context.Context
+	mu    sync.Mutex
+	calls int
+	ch    chan struct{}
+}
+
+func (c *doneUnseen) Done() <-chan struct{} { return c.ch }
+
+func (c *doneUnseen) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.calls++; c.calls == 1 {
+		return nil
+	}
+	return context.Canceled
 }
