@@ -41,8 +41,10 @@ type Collection struct {
 	emb     collectionEmbedder // embedding.go: the live embedder
 
 	// testHookRetriever, if set, runs at the start of each retriever
-	// ("lexical", "dense") in Search. Tests only.
-	testHookRetriever func(name string)
+	// ("lexical", "dense") in Search, and testHookRetrieverDone when its
+	// goroutine ends. Tests only.
+	testHookRetriever     func(name string)
+	testHookRetrieverDone func(name string)
 	// testHookPlan, if set, runs each time a search builds its plan
 	// (plan.go). Tests only.
 	testHookPlan func()

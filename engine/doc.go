@@ -113,7 +113,11 @@
 //
 // If the budget expires before every retriever finished, the result holds
 // what completed with Partial = true and a Reason naming the missing
-// retrievers. A cancelled caller context is returned as an error.
+// retrievers. The retrievers search under the same deadline and stop with
+// it (bm25.SearchContext, tier.Snapshot.SearchVectorContext), as does
+// the bitmap pass of step 2, so an expired budget sheds the query's CPU
+// work, not only its latency; every retriever is also cancelled when
+// Search returns. A cancelled caller context is returned as an error.
 // Result.Epoch is the epoch the query read at.
 //
 // Scores (package contract): lexical = BM25 / the query's upper bound

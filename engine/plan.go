@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -231,6 +230,12 @@ func (pl *plan) retrieve(ctx context.Context, depth int, budget time.Duration) (
 		ctx, cancel = context.WithTimeout(ctx, q.Budget)
 		defer cancel()
 	}
+	// The retrievers search under ctx (budget deadline included) and stop
+	// when it is done; a retrieval that returns early (an error, or a
+	// retriever the budget left behind) cancels the rest, so no work
+	// outlives the call.
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
 	lexDepth, denseDepth := q.TopK, q.TopK
 	switch {
 	case pl.rerank:
@@ -247,7 +252,7 @@ func (pl *plan) retrieve(ctx context.Context, depth int, budget time.Duration) (
 		denseDepth = lexDepth
 	}
 
-	hook := c.testHookRetriever
+	hook, hookDone := c.testHookRetriever, c.testHookRetrieverDone
 	var wg sync.WaitGroup
 	ch := make(chan retrieved, 2)
 	// Under the rerank strategy the dense retriever scores the lexical
@@ -263,6 +268,9 @@ func (pl *plan) retrieve(ctx context.Context, depth int, budget time.Duration) (
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if h := hookDone; h != nil {
+				defer h(retrieverLexical)
+			}
 			if h := hook; h != nil {
 				h(retrieverLexical)
 			}
@@ -278,6 +286,9 @@ func (pl *plan) retrieve(ctx context.Context, depth int, budget time.Duration) (
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if h := hookDone; h != nil {
+				defer h(retrieverDense)
+			}
 			if h := hook; h != nil {
 				h(retrieverDense)
 			}
@@ -286,10 +297,10 @@ func (pl *plan) retrieve(ctx context.Context, depth int, budget time.Duration) (
 				filter = func(d *tier.Document) bool { _, ok := pl.allowDoc[d]; return ok }
 			}
 			if pl.rerank {
-				ch <- c.denseRerank(pl.sn, pl.keyOf, <-lexCh, pl.infos, q.Vector, q.TopK, filter)
+				ch <- c.denseRerank(ctx, pl.sn, pl.keyOf, <-lexCh, pl.infos, q.Vector, q.TopK, filter)
 				return
 			}
-			ch <- c.dense(pl.sn, pl.keyOf, q.Vector, denseDepth, filter)
+			ch <- c.dense(ctx, pl.sn, pl.keyOf, q.Vector, denseDepth, filter)
 		}()
 	}
 	go func() { wg.Wait(); pl.pin.release() }()
@@ -301,7 +312,7 @@ func (pl *plan) retrieve(ctx context.Context, depth int, budget time.Duration) (
 			select {
 			case r := <-ch:
 				if r.err != nil {
-					if ctx.Err() != nil && errors.Is(r.err, ctx.Err()) {
+					if ctx.Err() != nil && cancelled(r.err) {
 						break wait // the budget stopped it: a partial result
 					}
 					return out, r.err

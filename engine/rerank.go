@@ -2,6 +2,7 @@ package engine
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -57,10 +58,13 @@ func (s denseScorer) score(x []float32) (raw, fscore float64, ok bool) {
 // index, no full scan), and, only when the lexical list holds fewer than
 // topK hits, runs the full brute-force dense search (depth topK) to
 // back-fill the result.
-func (c *Collection) denseRerank(sn *tier.Snapshot, keyOf func(*tier.Document) (uint32, bool), lr retrieved, infos []verInfo, vec []float32, topK int, filter func(*tier.Document) bool) retrieved {
+func (c *Collection) denseRerank(ctx context.Context, sn *tier.Snapshot, keyOf func(*tier.Document) (uint32, bool), lr retrieved, infos []verInfo, vec []float32, topK int, filter func(*tier.Document) bool) retrieved {
 	r := retrieved{name: retrieverDense}
 	if lr.err != nil {
-		return r // reported by the lexical retriever
+		if cancelled(lr.err) {
+			r.err = lr.err // cut short too: no candidates to score
+		}
+		return r // otherwise reported by the lexical retriever
 	}
 	n := min(RerankWindow, len(lr.hits))
 	ds := newDenseScorer(c.metric, vec)
@@ -84,7 +88,7 @@ func (c *Collection) denseRerank(sn *tier.Snapshot, keyOf func(*tier.Document) (
 		return cmp.Compare(a.Key, b.Key)
 	})
 	if len(lr.hits) < topK {
-		full := c.dense(sn, keyOf, vec, topK, filter)
+		full := c.dense(ctx, sn, keyOf, vec, topK, filter)
 		if full.err != nil {
 			r.err = full.err
 			return r

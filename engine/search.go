@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -50,7 +51,8 @@ type retrieved struct {
 //     hits.
 //  3. Lexical (one BM25 search over the MemTable and every warm segment,
 //     global statistics) and dense (MemTable brute force + warm HNSW) run
-//     in parallel under the deadline q.Budget. If it expires
+//     in parallel under the deadline q.Budget, and stop when it expires
+//     (or ctx is cancelled, or Search returns). If it expires
 //     first, the result holds what completed, with Partial and Reason set.
 //     When q.Tiers includes cold, the cold archives join both (archive.go
 //     addCold: in-memory BM25 per archive, ADC scan + exact rerank); hot
@@ -109,6 +111,12 @@ func (c *Collection) search(ctx context.Context, q contract.Query) (contract.Res
 	// Result shaping (shape.go) drives the read path (plan.go): cursor,
 	// collapse, highlight and NextCursor around one plan's retrievals.
 	return c.searchShaped(ctx, q)
+}
+
+// cancelled reports whether err is a context's cancellation or deadline
+// error: a retriever cut short, not failed.
+func cancelled(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // compileTenancy returns the test of the rows a tenant-scoped query's BM25
@@ -272,6 +280,8 @@ func compilePredicate(q *contract.Query, withFilter bool) func(*verInfo, uint32)
 // principal), restricts the statistics to the rows it marks per view
 // (tenantStats); views past its end (cold archives) use their Allow
 // bitmap.
+//
+// The BM25 traversal stops when ctx is done; r.err is then ctx's error.
 func (c *Collection) lexical(ctx context.Context, sn *tier.Snapshot, views []bm25.View, bases []uint32, statsAllow []*roaring.Bitmap, q *contract.Query, k int) retrieved {
 	r := retrieved{name: retrieverLexical}
 	bq := bm25.ParseQuery(q.Text, c.an, false)
@@ -350,10 +360,11 @@ func (c *Collection) lexical(ctx context.Context, sn *tier.Snapshot, views []bm2
 }
 
 // dense runs the tier's vector search (MemTable brute force + warm HNSW);
-// keyOf maps a hit's document to its key.
-func (c *Collection) dense(sn *tier.Snapshot, keyOf func(*tier.Document) (uint32, bool), vec []float32, k int, filter func(*tier.Document) bool) retrieved {
+// keyOf maps a hit's document to its key. The search stops when ctx is
+// done; r.err is then ctx's error.
+func (c *Collection) dense(ctx context.Context, sn *tier.Snapshot, keyOf func(*tier.Document) (uint32, bool), vec []float32, k int, filter func(*tier.Document) bool) retrieved {
 	r := retrieved{name: retrieverDense}
-	hits, err := sn.SearchVector(vec, k, filter)
+	hits, err := sn.SearchVectorContext(ctx, vec, k, filter)
 	if err != nil {
 		r.err = fmt.Errorf("engine: dense search: %w", err)
 		return r

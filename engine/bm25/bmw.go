@@ -102,6 +102,9 @@ func (w *bmwState) run() {
 	k1, b := pl.k1, pl.b
 	theta := ss.top.theta()
 	for len(w.cs) > 0 {
+		if ss.cn.cancelled() {
+			return
+		}
 		cs := w.cs
 		// Pivot: first list where the upper bounds of the lists so far
 		// can reach theta.

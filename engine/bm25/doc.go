@@ -160,6 +160,16 @@
 // metadata, and decoding the essential lists), about 1,750 pairs per
 // query there against 50.
 //
+// # Cancellation
+//
+// SearchContext stops when its context is done. It looks at the
+// context's Done channel before each view and, inside a view, once every
+// 256 traversal steps (a step scores, rejects or skips past one candidate
+// document: Block-Max WAND, both MaxScore loops, the conjunctive and
+// phrase loop, the reference scorer). A cancelled search returns the best
+// hits found so far, in the usual order, with ctx.Err(). Search is
+// SearchContext with context.Background().
+//
 // # Postings
 //
 // Doc ids are one Elias-Fano sequence per list (format version 1, the

@@ -113,8 +113,9 @@ func SearchFields(views []FieldsView, fields []FieldSpec, q []Query, p SearchPar
 	}
 	top := &topK{k: k}
 	pl := &plan{k1: k1, b: b, k: k, alg: alg}
+	cn := &canceller{} // never cancelled
 	for vi, v := range views {
-		ss := &segSearch{vi: vi, v: View{Seg: v.Segs[0], Allow: v.Allow}, pl: pl, top: top,
+		ss := &segSearch{cn: cn, vi: vi, v: View{Seg: v.Segs[0], Allow: v.Allow}, pl: pl, top: top,
 			curs: make([]*tcur, len(units)), contrib: make([]float64, len(units))}
 		for ui, u := range units {
 			s := v.Segs[u.field]

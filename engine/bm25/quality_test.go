@@ -1,6 +1,7 @@
 package bm25
 
 import (
+	"context"
 	"fmt"
 	"github.com/stratasearch/strata/internal/testenv"
 	"math/rand/v2"
@@ -284,7 +285,7 @@ func TestPruningSkipsWork(t *testing.T) {
 		query := Query{Should: a.Terms(q.Text)}
 		p := DefaultSearchParams()
 		p.Exhaustive = true
-		h2, n2, err := search(views, query, p, nil)
+		h2, n2, err := search(context.Background(), views, query, p, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -292,7 +293,7 @@ func TestPruningSkipsWork(t *testing.T) {
 		p.Exhaustive = false
 		for _, alg := range []string{AlgBMM, AlgBMW} {
 			p.Algorithm = alg
-			h1, n1, err := search(views, query, p, nil)
+			h1, n1, err := search(context.Background(), views, query, p, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -103,6 +103,18 @@
 // live ids exist, the allowed ids are scored exactly, so a top-k is never
 // cut short.
 //
+// # Cancellation
+//
+// SearchContext and SearchIntoContext stop when their context is done.
+// The graph walk (linear pool or two heaps, filtered or not) and exact
+// scoring count the candidates they score and look at the context's Done
+// channel once per 256 of them (one non-blocking receive; none for
+// context.Background, whose channel is nil), so a cancelled search stops
+// after a few microseconds of further work. It then returns the k nearest
+// of the nodes scored so far (tombstones dropped, SQ8 candidates
+// reranked) with ctx.Err(): a partial list, never passed off as complete.
+// Search and SearchInto are the same calls with context.Background().
+//
 // # Storage
 //
 // Options.Storage = SQ8 adds a byte per dimension (per-dimension min/max

@@ -100,6 +100,25 @@ func (h *maxHeap) pop() cand {
 // replaceTop pops the top and pushes c in one sift.
 func (h *maxHeap) replaceTop(c cand) { siftDownMax(h.a, 0, c) }
 
+// keepNearest reduces h to its k nearest entries in O(len·log k), using
+// buf as scratch; it returns buf for reuse.
+func (h *maxHeap) keepNearest(k int, buf []cand) []cand {
+	if h.len() <= k {
+		return buf
+	}
+	t := maxHeap{a: buf[:0]}
+	for _, c := range h.a {
+		switch {
+		case t.len() < k:
+			t.push(c)
+		case c.d < t.top().d:
+			t.replaceTop(c)
+		}
+	}
+	h.a = append(h.a[:0], t.a...)
+	return t.a
+}
+
 func siftDownMax(a []cand, i int, c cand) {
 	n := len(a)
 	for {

@@ -183,6 +183,9 @@ func (ix *Index) searchLayer0Pool(ctx *searchCtx, q []float32, ep cand, ef int, 
 			}
 		}
 		ctx.nbIDs = nbs
+		if ctx.cancelled(len(nbs)) {
+			break
+		}
 		// Start loading the adjacency list of the node that is nearest
 		// unexpanded now: unless a neighbour scored below beats it, it
 		// is expanded next, and its list arrives while the vectors are

@@ -1,6 +1,7 @@
 package hnsw
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"sync/atomic"
@@ -8,6 +9,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/stratasearch/strata/asm"
 	"github.com/stratasearch/strata/internal/base"
+	"github.com/stratasearch/strata/internal/cancel"
 )
 
 // searchCtx is per-goroutine scratch space, pooled so that a search in
@@ -29,10 +31,49 @@ type searchCtx struct {
 	pf     []uint32
 	sink   float32
 	q      []float32
+
+	// done is the Done channel of the search's context (nil: never
+	// cancelled, as for a build); tick counts the candidates scored since
+	// the last look at it; stopped records that the search ended early
+	// because done was closed.
+	done    <-chan struct{}
+	tick    uint32
+	stopped bool
 }
 
-func (ix *Index) getCtx() *searchCtx  { return ix.ctxPool.Get().(*searchCtx) }
-func (ix *Index) putCtx(c *searchCtx) { ix.ctxPool.Put(c) }
+func (ix *Index) getCtx() *searchCtx { return ix.ctxPool.Get().(*searchCtx) }
+func (ix *Index) putCtx(c *searchCtx) {
+	c.done, c.tick, c.stopped = nil, 0, false
+	ix.ctxPool.Put(c)
+}
+
+// cancelCheck is how many candidates (distance computations) a search
+// scores between two looks at its context. A look is one non-blocking
+// receive on the Done channel (none at all for context.Background, whose
+// channel is nil), a few nanoseconds against the ~10 µs the candidates
+// cost, so a live context costs nothing measurable (BenchmarkSearch),
+// while a cancelled search stops within microseconds.
+const cancelCheck = 256
+
+// cancelled counts n more scored candidates and reports, once per
+// cancelCheck of them, whether the search's context is done (recording it
+// in stopped). It is false for a nil done: a test the compiler inlines,
+// the rest is lookDone.
+func (ctx *searchCtx) cancelled(n int) bool {
+	return ctx.done != nil && ctx.lookDone(n)
+}
+
+func (ctx *searchCtx) lookDone(n int) bool {
+	if ctx.tick += uint32(n); ctx.tick < cancelCheck {
+		return false
+	}
+	ctx.tick = 0
+	if cancel.Done(ctx.done) {
+		ctx.stopped = true
+		return true
+	}
+	return false
+}
 
 // sortedResults drains ctx.res into ctx.w in ascending order.
 func (ctx *searchCtx) sortedResults() []cand {
@@ -86,6 +127,9 @@ func (ix *Index) searchLayer(ctx *searchCtx, q []float32, eps []cand, ef, lc int
 			}
 		}
 		ctx.nbIDs = nbs
+		if ctx.cancelled(len(nbs)) {
+			break
+		}
 		// Prefetch the adjacency list of the nearest unexpanded candidate
 		// before scoring, as searchLayer0Pool does: it is usually the
 		// next one expanded, and its list arrives during the scoring.
@@ -193,12 +237,28 @@ const noSkip = ^uint32(0)
 // ErrDimension, ErrInvalidVector (a NaN or Inf component), ErrInvalidK
 // (k < 0), ErrClosed.
 func (ix *Index) Search(q []float32, k int, p SearchParams) ([]Result, error) {
-	return ix.SearchInto(nil, q, k, p)
+	return ix.SearchIntoContext(context.Background(), nil, q, k, p)
 }
 
 // SearchInto is Search appending to dst[:0]; with a dst of capacity ≥ k it
 // does not allocate in steady state.
 func (ix *Index) SearchInto(dst []Result, q []float32, k int, p SearchParams) ([]Result, error) {
+	return ix.SearchIntoContext(context.Background(), dst, q, k, p)
+}
+
+// SearchContext is Search that stops early when ctx is done: the graph
+// walk, the exact scoring of an allow-list and the exact fallback look at
+// ctx every few hundred distance computations. A cancelled search returns
+// the nearest of the nodes it had scored (at most k, nearest first; a
+// partial, possibly empty and less accurate list) with ctx.Err(); a
+// search that completes returns exactly what Search returns.
+func (ix *Index) SearchContext(ctx context.Context, q []float32, k int, p SearchParams) ([]Result, error) {
+	return ix.SearchIntoContext(ctx, nil, q, k, p)
+}
+
+// SearchIntoContext is SearchContext appending to dst[:0] (see
+// SearchInto).
+func (ix *Index) SearchIntoContext(ctx context.Context, dst []Result, q []float32, k int, p SearchParams) ([]Result, error) {
 	dst = dst[:0]
 	if len(q) != ix.dim {
 		return dst, fmt.Errorf("%w: query has %d values, index dimension is %d", ErrDimension, len(q), ix.dim)
@@ -214,13 +274,27 @@ func (ix *Index) SearchInto(dst []Result, q []float32, k int, p SearchParams) ([
 	if k == 0 {
 		return dst, nil
 	}
+	if err := ctx.Err(); err != nil {
+		return dst, err
+	}
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	if ix.closed {
 		return dst, ErrClosed
 	}
-	ctx := ix.getCtx()
-	defer ix.putCtx(ctx)
+	sc := ix.getCtx()
+	defer ix.putCtx(sc)
+	sc.done = ctx.Done()
+	dst = ix.search(sc, dst, q, k, p)
+	if sc.stopped {
+		return dst, ctx.Err()
+	}
+	return dst, nil
+}
+
+// search is SearchIntoContext past the argument checks, under mu.RLock;
+// sc.stopped tells a cancelled walk.
+func (ix *Index) search(ctx *searchCtx, dst []Result, q []float32, k int, p SearchParams) []Result {
 	qq := q
 	if ix.metric == Cosine {
 		ctx.q = append(ctx.q[:0], q...)
@@ -229,14 +303,14 @@ func (ix *Index) SearchInto(dst []Result, q []float32, k int, p SearchParams) ([
 	}
 	ep, maxL, ok := ix.entry()
 	if !ok {
-		return dst, nil
+		return dst
 	}
 	if p.Allow != nil {
 		if p.Allow.IsEmpty() {
-			return dst, nil
+			return dst
 		}
 		if !p.forceGraph && ix.preferExact(p.Allow, max(p.EfSearch, k)) {
-			return ix.exact(ctx, dst, qq, k, p.Allow), nil
+			return ix.exact(ctx, dst, qq, k, p.Allow)
 		}
 	}
 	quant := ix.quant
@@ -258,14 +332,27 @@ func (ix *Index) SearchInto(dst []Result, q []float32, k int, p SearchParams) ([
 		if ix.anyDeleted(w) {
 			// A Delete ran during the walk: redo it on the path that
 			// skips tombstones. (All of W is checked: an SQ8 rerank may
-			// lift any of it into the top k.)
-			w = nil
+			// lift any of it into the top k.) A cancelled walk is not
+			// redone: its tombstoned nodes are dropped instead.
+			if ctx.stopped {
+				w = ix.dropDeleted(w)
+			} else {
+				w = nil
+			}
 		}
 	}
 	if w == nil {
 		ctx.eps = append(ctx.eps[:0], cand{curD, cur})
 		ix.searchLayer(ctx, qq, ctx.eps, ef, 0, p.Allow, noSkip, quant)
+		if ctx.stopped {
+			// Sorting all of W (up to ef) would cost more than the look
+			// at the context saved: keep its k nearest first.
+			ctx.ext = ctx.res.keepNearest(k, ctx.ext)
+		}
 		w = ctx.sortedResults()
+	}
+	if ctx.stopped && len(w) > k {
+		w = w[:k] // no SQ8 rerank of all of W either
 	}
 	if quant {
 		// Rerank the ef SQ8 candidates on the exact vectors.
@@ -274,16 +361,27 @@ func (ix *Index) SearchInto(dst []Result, q []float32, k int, p SearchParams) ([
 		}
 		sortCands(w)
 	}
-	if len(w) < k && !p.noFallback && ix.moreExist(len(w), p.Allow) {
+	if len(w) < k && !p.noFallback && !ctx.stopped && ix.moreExist(len(w), p.Allow) {
 		// The walk ran out of reachable accepted nodes (a disconnected
 		// graph region or heavy deletion): score exactly so that a top-k
 		// is never cut short while enough matches exist.
-		return ix.exact(ctx, dst, qq, k, p.Allow), nil
+		return ix.exact(ctx, dst, qq, k, p.Allow)
 	}
 	for _, c := range w[:min(k, len(w))] {
 		dst = append(dst, Result{ID: c.id, Label: ix.labels[c.id], Distance: c.d})
 	}
-	return dst, nil
+	return dst
+}
+
+// dropDeleted removes tombstoned nodes from w in place.
+func (ix *Index) dropDeleted(w []cand) []cand {
+	out := w[:0]
+	for _, c := range w {
+		if !ix.isDeleted(c.id) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // afterPoolWalk, when set (tests only), runs after every pool walk with
@@ -344,7 +442,8 @@ func (ix *Index) preferExact(allow *roaring.Bitmap, ef int) bool {
 }
 
 // exact scores every live allowed id (all live ids if allow is nil) and
-// returns the k nearest, nearest first.
+// returns the k nearest, nearest first (of those scored before ctx's
+// context was done, if it was).
 func (ix *Index) exact(ctx *searchCtx, dst []Result, q []float32, k int, allow *roaring.Bitmap) []Result {
 	ctx.res.reset()
 	limit := uint32(len(ix.levels))
@@ -361,7 +460,7 @@ func (ix *Index) exact(ctx *searchCtx, dst []Result, q []float32, k int, allow *
 	}
 	if allow != nil {
 		it := allow.Iterator()
-		for it.HasNext() {
+		for it.HasNext() && !ctx.cancelled(1) {
 			id := it.Next()
 			if id >= limit {
 				break
@@ -369,7 +468,7 @@ func (ix *Index) exact(ctx *searchCtx, dst []Result, q []float32, k int, allow *
 			consider(id)
 		}
 	} else {
-		for id := uint32(0); id < limit; id++ {
+		for id := uint32(0); id < limit && !ctx.cancelled(1); id++ {
 			consider(id)
 		}
 	}

@@ -1,12 +1,14 @@
 package ivfpq
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/stratasearch/strata/asm"
+	"github.com/stratasearch/strata/internal/cancel"
 )
 
 // Cold-tier code geometry: a code is ColdCodeSize bytes,
@@ -163,6 +165,19 @@ type ColdScanParams struct {
 // Errors: ErrDimension, ErrInvalidArgument (bad lengths, centroid id ≥
 // Nlist, k < 1). Cost: O(n + groups·16·256·Dsub + n·16).
 func (c *ColdCodec) Scan(q []float32, codes []byte, k int, p ColdScanParams) ([]Result, error) {
+	return c.ScanContext(context.Background(), q, codes, k, p)
+}
+
+// ScanContext is Scan that stops early when ctx is done: the code loop
+// looks at ctx once per scanChunk (256) codes. A cancelled scan reranks
+// (when asked) and returns the best of the codes it had scored, at most
+// k, with ctx.Err(); a scan that completes returns exactly what Scan
+// returns.
+func (c *ColdCodec) ScanContext(ctx context.Context, q []float32, codes []byte, k int, p ColdScanParams) ([]Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	done := ctx.Done()
 	ix := c.ix
 	o := ix.opts
 	d := o.Dim
@@ -187,7 +202,12 @@ func (c *ColdCodec) Scan(q []float32, codes []byte, k int, p ColdScanParams) ([]
 	}
 	// Counting sort of the code rows by centroid.
 	start := make([]int32, o.Nlist+1)
+	// (Both passes look at ctx every sortCheckRows rows: a few µs.)
+	const sortCheckRows = 4096
 	for i := 0; i < n; i++ {
+		if i%sortCheckRows == 0 && cancel.Done(done) {
+			return nil, ctx.Err()
+		}
 		l := int(binary.LittleEndian.Uint16(codes[i*ColdCodeSize:]))
 		if l >= o.Nlist {
 			return nil, fmt.Errorf("%w: code %d names centroid %d ≥ Nlist %d", ErrInvalidArgument, i, l, o.Nlist)
@@ -200,6 +220,9 @@ func (c *ColdCodec) Scan(q []float32, codes []byte, k int, p ColdScanParams) ([]
 	order := make([]int32, n)
 	fill := append([]int32(nil), start[:o.Nlist]...)
 	for i := 0; i < n; i++ {
+		if i%sortCheckRows == 0 && cancel.Done(done) {
+			return nil, ctx.Err()
+		}
 		l := binary.LittleEndian.Uint16(codes[i*ColdCodeSize:])
 		order[fill[l]] = int32(i)
 		fill[l]++
@@ -220,6 +243,9 @@ func (c *ColdCodec) Scan(q []float32, codes []byte, k int, p ColdScanParams) ([]
 		ix.pq.LUT(q, o.Metric, lut)
 	}
 	r := make([]float32, d)
+	var cerr error // ctx.Err() when the loop stopped early
+	tick := 0
+lists:
 	for _, l := range lists {
 		rows := order[start[l]:start[l+1]]
 		if len(rows) == 0 {
@@ -235,6 +261,13 @@ func (c *ColdCodec) Scan(q []float32, codes []byte, k int, p ColdScanParams) ([]
 			ix.pq.LUT(r, L2, lut)
 		}
 		for _, row := range rows {
+			if tick++; tick >= scanChunk {
+				tick = 0
+				if cancel.Done(done) {
+					cerr = ctx.Err()
+					break lists
+				}
+			}
 			code := codes[int(row)*ColdCodeSize+2 : int(row+1)*ColdCodeSize]
 			dv := cterm
 			for j, cj := range code {
@@ -249,7 +282,7 @@ func (c *ColdCodec) Scan(q []float32, codes []byte, k int, p ColdScanParams) ([]
 		}
 	}
 	if !refine {
-		return h.sorted(), nil
+		return h.sorted(), cerr
 	}
 	res := make([]Result, len(h.ids))
 	for i, id := range h.ids {
@@ -261,5 +294,5 @@ func (c *ColdCodec) Scan(q []float32, codes []byte, k int, p ColdScanParams) ([]
 		}
 	}
 	sortResults(res)
-	return res[:min(k, len(res))], nil
+	return res[:min(k, len(res))], cerr
 }

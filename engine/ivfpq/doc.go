@@ -143,6 +143,16 @@
 //     precomputed tables, 4·Nlist·M·2^Nbits bytes per index (Nlist = 256,
 //     M = 56, 8-bit: 14.7 MB), not stored in the file.
 //
+// # Cancellation
+//
+// SearchContext and ColdCodec.ScanContext stop when their context is
+// done: the list scan looks at the context's Done channel before every
+// chunk of 256 codes, in the 8-bit ADC and 4-bit fast-scan loops alike
+// (the cold scan also every 4096 rows of its counting sort). A cancelled
+// search refines what it had (when refinement is on) and returns the best
+// k of the codes scanned so far with ctx.Err(). Search and Scan are the
+// same calls with context.Background().
+//
 // # File format (versions 1 and 2)
 //
 // All integers little-endian; sections start 8-byte aligned (zero

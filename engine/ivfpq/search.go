@@ -1,12 +1,14 @@
 package ivfpq
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/stratasearch/strata/asm"
+	"github.com/stratasearch/strata/internal/cancel"
 )
 
 // topk is a bounded max-heap of (distance, id): it keeps the k smallest.
@@ -134,6 +136,16 @@ const scanChunk = 256
 // Inf in q, a refined id with no refine vector).
 // Cost: O(Nlist·d + 2^Nbits·d + Nprobe·(M·2^Nbits + list length·M)).
 func (ix *Index) Search(q []float32, k int, p SearchParams) ([]Result, error) {
+	return ix.SearchContext(context.Background(), q, k, p)
+}
+
+// SearchContext is Search that stops early when ctx is done: the list
+// scan looks at ctx once per scanChunk (256) codes, in the 8-bit ADC and
+// the 4-bit fast-scan loops alike. A cancelled search refines (when
+// asked) and returns the best of the codes it had scanned, at most k, best
+// first (a partial, possibly empty list), with ctx.Err(); a search that
+// completes returns exactly what Search returns.
+func (ix *Index) SearchContext(ctx context.Context, q []float32, k int, p SearchParams) ([]Result, error) {
 	o := ix.opts
 	if len(q) != o.Dim {
 		return nil, fmt.Errorf("%w: query has %d floats, want %d", ErrDimension, len(q), o.Dim)
@@ -146,6 +158,9 @@ func (ix *Index) Search(q []float32, k int, p SearchParams) ([]Result, error) {
 	}
 	if p.KFactor < 0 || p.Nprobe < 0 {
 		return nil, fmt.Errorf("%w: negative Nprobe or KFactor", ErrInvalidArgument)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
@@ -169,9 +184,13 @@ func (ix *Index) Search(q []float32, k int, p SearchParams) ([]Result, error) {
 		sq = sc.qr
 		asm.DotBatch(q, ix.rot, sq)
 	}
-	ix.scan(sq, p, h, sc)
+	var cerr error // ctx.Err() when the scan stopped early
+	if !ix.scan(ctx.Done(), sq, p, h, sc) {
+		cerr = ctx.Err()
+	}
 	if !refine {
-		return h.sorted(), nil
+		res := h.sorted()
+		return res[:min(k, len(res))], cerr
 	}
 	d := o.Dim
 	rows := len(ix.refine) / d
@@ -201,7 +220,7 @@ func (ix *Index) Search(q []float32, k int, p SearchParams) ([]Result, error) {
 	if len(res) > k {
 		res = res[:k]
 	}
-	return res, nil
+	return res, cerr
 }
 
 // probe returns the nprobe lists nearest to q and their coarse terms
@@ -237,8 +256,10 @@ func (ix *Index) probe(q []float32, nprobe int, sc *scratch) ([]int, []float32) 
 }
 
 // scan pushes every allowed live vector of the probed lists into h with its
-// PQ distance estimate.
-func (ix *Index) scan(q []float32, p SearchParams, h *topk, sc *scratch) {
+// PQ distance estimate. It looks at done (nil: never closed) before every
+// chunk of scanChunk codes and reports false when it found it closed and
+// stopped (h then holds what the scanned codes gave).
+func (ix *Index) scan(done <-chan struct{}, q []float32, p SearchParams, h *topk, sc *scratch) bool {
 	o := ix.opts
 	nprobe := min(max(p.Nprobe, 1), o.Nlist)
 	lists, terms := ix.probe(q, nprobe, sc)
@@ -306,6 +327,9 @@ func (ix *Index) scan(q []float32, p SearchParams, h *topk, sc *scratch) {
 		}
 		if o.Nbits == 8 {
 			for off := 0; off < n; off += scanChunk {
+				if cancel.Done(done) {
+					return false
+				}
 				cnt := min(scanChunk, n-off)
 				asm.ADCScan8(L.codes[off*o.M:(off+cnt)*o.M], o.M, lut, out[:cnt])
 				for i, dv := range out[:cnt] {
@@ -322,6 +346,9 @@ func (ix *Index) scan(q []float32, p SearchParams, h *topk, sc *scratch) {
 		}
 		bsz := asm.FastScan4BlockBytes(o.M)
 		for off := 0; off < n; off += scanChunk {
+			if cancel.Done(done) {
+				return false
+			}
 			cnt := min(scanChunk, n-off)
 			nb := asm.FastScan4Blocks(cnt)
 			b0 := off / asm.FastScanBlock
@@ -339,6 +366,7 @@ func (ix *Index) scan(q []float32, p SearchParams, h *topk, sc *scratch) {
 			}
 		}
 	}
+	return true
 }
 
 // SearchBatch searches nq = len(queries)/Dim queries (nq×Dim float32,

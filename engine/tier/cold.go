@@ -28,6 +28,7 @@ import (
 	"github.com/stratasearch/strata/asm"
 	"github.com/stratasearch/strata/engine/ivfpq"
 	"github.com/stratasearch/strata/internal/base"
+	"github.com/stratasearch/strata/internal/cancel"
 	"github.com/stratasearch/strata/vfs"
 )
 
@@ -913,6 +914,14 @@ func (v *view) coldKill(id string, e uint64) bool {
 // reranked by exact distance (the stored vectors; the codes'
 // reconstructions when the archive omitted them). q: Dim float32s.
 func (sn *Snapshot) SearchCold(q []float32, k, kFactor int, filter func(*Document) bool) ([]Hit, error) {
+	return sn.SearchColdContext(context.Background(), q, k, kFactor, filter)
+}
+
+// SearchColdContext is SearchCold that stops early when ctx is done: each
+// archive's visibility pass and ADC scan look at ctx every few thousand
+// rows. A search cut short returns the hits found so far (a partial,
+// possibly empty list, nearest first) with ctx.Err().
+func (sn *Snapshot) SearchColdContext(ctx context.Context, q []float32, k, kFactor int, filter func(*Document) bool) ([]Hit, error) {
 	if len(q) != sn.s.o.Dim {
 		return nil, fmt.Errorf("tier: query vector has %d dimensions, want %d", len(q), sn.s.o.Dim)
 	}
@@ -923,26 +932,37 @@ func (sn *Snapshot) SearchCold(q []float32, k, kFactor int, filter func(*Documen
 		kFactor = 4
 	}
 	var hits []Hit
+	var cerr error // ctx.Err() when the search was cut short
 	for _, a := range sn.v.cold {
-		h, err := a.search(q, k, kFactor, sn.epoch, filter)
+		h, err := a.search(ctx, q, k, kFactor, sn.epoch, filter)
+		if ctxErr(ctx, err) {
+			cerr, err = err, nil
+		}
 		if err != nil {
 			return nil, err
 		}
 		hits = append(hits, h...)
+		if cerr != nil {
+			break
+		}
 	}
 	sort.SliceStable(hits, func(i, j int) bool { return hits[i].Distance < hits[j].Distance })
 	if len(hits) > k {
 		hits = hits[:k]
 	}
-	return hits, nil
+	return hits, cerr
 }
 
-func (a *coldArchive) search(q []float32, k, kFactor int, e uint64, filter func(*Document) bool) ([]Hit, error) {
+func (a *coldArchive) search(ctx context.Context, q []float32, k, kFactor int, e uint64, filter func(*Document) bool) ([]Hit, error) {
 	if a.codec == nil {
 		return nil, nil
 	}
+	done := ctx.Done()
 	allow := roaring.New()
 	for ci, r := range a.codeRow {
+		if ci%rowCheck == 0 && cancel.Done(done) {
+			return nil, ctx.Err()
+		}
 		if a.visible(r, e) && (filter == nil || filter(a.docs[r])) {
 			allow.Add(uint32(ci))
 		}
@@ -951,7 +971,11 @@ func (a *coldArchive) search(q []float32, k, kFactor int, e uint64, filter func(
 		return nil, nil
 	}
 	pq := padTo(q, a.codec.Dim(), a.metric)
-	res, err := a.codec.Scan(pq, a.codes, k*kFactor, ivfpq.ColdScanParams{Allow: allow})
+	res, err := a.codec.ScanContext(ctx, pq, a.codes, k*kFactor, ivfpq.ColdScanParams{Allow: allow})
+	var cerr error
+	if ctxErr(ctx, err) {
+		cerr, err = err, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("tier: cold scan %s: %w", a.path, err)
 	}
@@ -981,7 +1005,7 @@ func (a *coldArchive) search(q []float32, k, kFactor int, e uint64, filter func(
 	for i := len(h) - 1; i >= 0; i-- {
 		out[i] = heap.Pop(&h).(Hit)
 	}
-	return out, nil
+	return out, cerr
 }
 
 // WithCold returns a handle on the same pinned view whose SearchVector

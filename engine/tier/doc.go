@@ -196,6 +196,14 @@
 // engine/contract's Document (string metadata values); the engine converts
 // at its boundary (see its comment).
 //
+// Dense search stops when its context is done (SearchVectorContext,
+// SearchVectorWhereContext, SearchColdContext): the MemTable scans look
+// at it every 512 rows, a segment's visibility and filter pass every 512
+// rows, the segment's index search in its own loops (packages hnsw and
+// ivfpq; the exact scan every 512 vectors), the cold scan every few
+// thousand codes, and no further tier is searched. The hits found so far
+// are merged and returned with ctx.Err().
+//
 // # Files in a store directory
 //
 //	LOCK                 flock(2) held while open

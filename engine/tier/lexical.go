@@ -64,11 +64,9 @@ func (sn *Snapshot) LexicalViews(ls LexicalSets, keep func(view int, row uint32)
 // BM25 search with statistics st (bm25.CollectStats over the segments, or
 // the caller's), each view restricted to its Allow bitmap while
 // candidates are generated. A hit's View indexes views and Doc is the
-// local doc id there. Errors: the context's (checked before the search
-// starts), or a corrupt segment's.
+// local doc id there. The traversal stops when ctx is done
+// (bm25.SearchContext): it then returns the hits found so far and the
+// context's error. Other errors: a corrupt segment's.
 func (sn *Snapshot) SearchLexical(ctx context.Context, views []bm25.View, q bm25.Query, p bm25.SearchParams, st *bm25.Stats) ([]bm25.Hit, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return bm25.Search(views, q, p, st)
+	return bm25.SearchContext(ctx, views, q, p, st)
 }

@@ -2,6 +2,7 @@ package tier
 
 import (
 	"container/heap"
+	"context"
 	"slices"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/stratasearch/strata/asm"
 	"github.com/stratasearch/strata/internal/base"
+	"github.com/stratasearch/strata/internal/cancel"
 )
 
 // Metric is the vector distance the store ranks by (base.Metric, shared
@@ -192,11 +194,15 @@ const scanBlockRows = 512
 // search returns the k nearest versions visible at e that pass filter
 // (nil: all), nearest first. Visibility and the filter are checked for
 // every row before it can enter the top-k heap, so stale or filtered rows
-// never displace live ones. q must have len dim.
-func (m *memTable) search(q []float32, k int, e uint64, filter func(*Document) bool) []Hit {
+// never displace live ones. q must have len dim. The scan looks at ctx
+// before every block of scanBlockRows rows; when it finds ctx done it
+// returns the k nearest of the rows scanned so far and ctx.Err().
+func (m *memTable) search(ctx context.Context, q []float32, k int, e uint64, filter func(*Document) bool) ([]Hit, error) {
 	if k <= 0 {
-		return nil
+		return nil, nil
 	}
+	done := ctx.Done()
+	var cerr error
 	if m.metric == Cosine {
 		q = base.UnitVector(nil, q)
 	}
@@ -206,6 +212,10 @@ func (m *memTable) search(q []float32, k int, e uint64, filter func(*Document) b
 	out := make([]float32, scanBlockRows)
 	h := make(hitHeap, 0, k+1)
 	for r0 := 0; r0 < rows; r0 += scanBlockRows {
+		if cancel.Done(done) {
+			cerr = ctx.Err()
+			break
+		}
 		n := min(scanBlockRows, rows-r0)
 		block := m.vecs[r0*m.dim : (r0+n)*m.dim]
 		if m.metric == L2 {
@@ -241,7 +251,13 @@ func (m *memTable) search(q []float32, k int, e uint64, filter func(*Document) b
 	for i := len(h) - 1; i >= 0; i-- {
 		res[i] = heap.Pop(&h).(Hit)
 	}
-	return res
+	return res, cerr
+}
+
+// ctxErr reports whether err is ctx's own error: the search was cut short
+// by ctx, it did not fail.
+func ctxErr(ctx context.Context, err error) bool {
+	return err != nil && err == ctx.Err()
 }
 
 // visible reports whether version number idx is live at e.

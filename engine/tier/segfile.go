@@ -2,6 +2,7 @@ package tier
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"github.com/stratasearch/strata/engine/hnsw"
 	"github.com/stratasearch/strata/engine/ivfpq"
 	"github.com/stratasearch/strata/internal/base"
+	"github.com/stratasearch/strata/internal/cancel"
 )
 
 // Warm segment container (doc.go "Warm segment file").
@@ -525,16 +527,24 @@ func (w *warmSegment) deadRows(e uint64) int {
 
 // search returns up to k hits among rows visible at e that pass filter.
 // The visibility/filter check builds the HNSW Allow bitmap, so it is
-// applied during graph traversal, never after the top-k is cut.
-func (w *warmSegment) search(q []float32, k, ef int, e uint64, filter func(*Document) bool) ([]Hit, error) {
-	return w.searchPre(q, k, ef, e, nil, filter)
+// applied during graph traversal, never after the top-k is cut. When ctx
+// is done before the search completes, it returns the hits found so far
+// and ctx.Err(): the Allow bitmap is built looking at ctx every
+// rowCheck rows, and the index search looks at it in its own loops.
+func (w *warmSegment) search(ctx context.Context, q []float32, k, ef int, e uint64, filter func(*Document) bool) ([]Hit, error) {
+	return w.searchPre(ctx, q, k, ef, e, nil, filter)
 }
 
+// rowCheck is how many rows the segment's per-row loops (visibility,
+// filter) handle between two looks at the context.
+const rowCheck = 512
+
 // searchPre is search restricted to the HNSW ids in pre (nil: all).
-func (w *warmSegment) searchPre(q []float32, k, ef int, e uint64, pre *roaring.Bitmap, filter func(*Document) bool) ([]Hit, error) {
+func (w *warmSegment) searchPre(ctx context.Context, q []float32, k, ef int, e uint64, pre *roaring.Bitmap, filter func(*Document) bool) ([]Hit, error) {
 	if (w.index == nil && w.vecs == nil) || len(w.vecRow) == 0 || k <= 0 {
 		return nil, nil
 	}
+	done := ctx.Done()
 	var allow *roaring.Bitmap
 	if pre != nil && e >= w.meta.MaxEpoch {
 		allow = pre.Clone()
@@ -547,7 +557,12 @@ func (w *warmSegment) searchPre(q []float32, k, ef int, e uint64, pre *roaring.B
 		// Every row was born by e: the visible rows are all rows minus
 		// those dead by e, found from the dead list in O(#dead).
 		w.deadMu.RLock()
-		for _, r := range w.dead {
+		stopped := false
+		for i, r := range w.dead {
+			if i%rowCheck == 0 && cancel.Done(done) {
+				stopped = true
+				break
+			}
 			if w.hid[r] >= 0 && w.death[r].Load() <= e {
 				if allow == nil {
 					allow = base.Clone()
@@ -556,10 +571,13 @@ func (w *warmSegment) searchPre(q []float32, k, ef int, e uint64, pre *roaring.B
 			}
 		}
 		w.deadMu.RUnlock()
+		if stopped {
+			return nil, ctx.Err()
+		}
 		if filter == nil {
 			if allow == nil {
 				// Nothing dead at e: no Allow bitmap needed.
-				return w.searchAllow(q, k, ef, nil)
+				return w.searchAllow(ctx, q, k, ef, nil)
 			}
 		} else {
 			if allow == nil {
@@ -567,13 +585,19 @@ func (w *warmSegment) searchPre(q []float32, k, ef int, e uint64, pre *roaring.B
 			}
 			var drop []uint32
 			it := allow.Iterator()
-			for it.HasNext() {
+			for i := 0; it.HasNext(); i++ {
+				if i%rowCheck == 0 && cancel.Done(done) {
+					return nil, ctx.Err()
+				}
 				h := it.Next()
 				if !filter(w.docs[w.vecRow[h]]) {
 					drop = append(drop, h)
 				}
 			}
-			for _, h := range drop {
+			for i, h := range drop {
+				if i%rowCheck == 0 && cancel.Done(done) {
+					return nil, ctx.Err()
+				}
 				allow.Remove(h)
 			}
 		}
@@ -581,6 +605,9 @@ func (w *warmSegment) searchPre(q []float32, k, ef int, e uint64, pre *roaring.B
 		// An old snapshot: check every row.
 		allow = roaring.New()
 		for r := range w.docs {
+			if r%rowCheck == 0 && cancel.Done(done) {
+				return nil, ctx.Err()
+			}
 			if w.hid[r] >= 0 && (pre == nil || pre.Contains(uint32(w.hid[r]))) &&
 				w.visible(uint32(r), e) && (filter == nil || filter(w.docs[r])) {
 				allow.Add(uint32(w.hid[r]))
@@ -590,14 +617,18 @@ func (w *warmSegment) searchPre(q []float32, k, ef int, e uint64, pre *roaring.B
 	if allow.IsEmpty() {
 		return nil, nil
 	}
-	return w.searchAllow(q, k, ef, allow)
+	return w.searchAllow(ctx, q, k, ef, allow)
 }
 
-func (w *warmSegment) searchAllow(q []float32, k, ef int, allow *roaring.Bitmap) ([]Hit, error) {
+func (w *warmSegment) searchAllow(ctx context.Context, q []float32, k, ef int, allow *roaring.Bitmap) ([]Hit, error) {
 	if w.index == nil {
-		return w.searchIVF(q, k, allow) // segivf.go
+		return w.searchIVF(ctx, q, k, allow) // segivf.go
 	}
-	res, err := w.index.Search(q, k, hnsw.SearchParams{EfSearch: max(ef, k), Allow: allow})
+	res, err := w.index.SearchContext(ctx, q, k, hnsw.SearchParams{EfSearch: max(ef, k), Allow: allow})
+	var cerr error // ctx.Err() when the search was cut short
+	if ctxErr(ctx, err) {
+		cerr, err = err, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("tier: search %s: %w", w.path, err)
 	}
@@ -612,7 +643,7 @@ func (w *warmSegment) searchAllow(q []float32, k, ef int, allow *roaring.Bitmap)
 		}
 		hits = append(hits, Hit{Doc: w.docs[r.Label], Epoch: w.birth[r.Label], Distance: d})
 	}
-	return hits, nil
+	return hits, cerr
 }
 
 func (w *warmSegment) ref() { w.refs.Add(1) }

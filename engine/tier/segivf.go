@@ -2,6 +2,7 @@ package tier
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"github.com/stratasearch/strata/asm"
 	"github.com/stratasearch/strata/engine/ivfpq"
 	"github.com/stratasearch/strata/internal/base"
+	"github.com/stratasearch/strata/internal/cancel"
 )
 
 // SegmentIndexType names the vector index of warm segments
@@ -291,8 +293,9 @@ func (w *warmSegment) tierDistance(d float32) float32 {
 // Distances are exact (refined). When the probed lists hold fewer than
 // min(k, |allow|) allowed vectors, or few rows are allowed, the allowed
 // vectors are scanned exactly instead, so the result always holds
-// min(k, |allow|) hits, like the HNSW path.
-func (w *warmSegment) searchIVF(q []float32, k int, allow *roaring.Bitmap) ([]Hit, error) {
+// min(k, |allow|) hits, like the HNSW path. When ctx is done first it
+// returns the hits found so far and ctx.Err().
+func (w *warmSegment) searchIVF(ctx context.Context, q []float32, k int, allow *roaring.Bitmap) ([]Hit, error) {
 	n := len(w.vecRow)
 	want := n
 	if allow != nil {
@@ -312,17 +315,24 @@ func (w *warmSegment) searchIVF(q []float32, k int, allow *roaring.Bitmap) ([]Hi
 		// probed lists than the exact scan costs: scan them exactly.
 		expected := float64(n) * float64(nprobe) / float64(nl)
 		if allow == nil || float64(allow.GetCardinality()) > expected/8 {
-			res, err := w.ivf.Search(q, k, ivfpq.SearchParams{Nprobe: nprobe, KFactor: w.kfactor, Allow: allow})
+			res, err := w.ivf.SearchContext(ctx, q, k, ivfpq.SearchParams{Nprobe: nprobe, KFactor: w.kfactor, Allow: allow})
+			var cerr error // ctx.Err() when the search was cut short
+			if ctxErr(ctx, err) {
+				cerr, err = err, nil
+			}
 			if err != nil {
 				return nil, w.ivfErr(err)
 			}
-			if len(res) < want && nprobe < nl {
-				res, err = w.ivf.Search(q, k, ivfpq.SearchParams{Nprobe: nl, KFactor: w.kfactor, Allow: allow})
+			if cerr == nil && len(res) < want && nprobe < nl {
+				res, err = w.ivf.SearchContext(ctx, q, k, ivfpq.SearchParams{Nprobe: nl, KFactor: w.kfactor, Allow: allow})
+				if ctxErr(ctx, err) {
+					cerr, err = err, nil
+				}
 				if err != nil {
 					return nil, w.ivfErr(err)
 				}
 			}
-			if len(res) >= want {
+			if len(res) >= want || cerr != nil {
 				hits := make([]Hit, 0, len(res))
 				for _, r := range res {
 					if int(r.ID) >= n {
@@ -331,11 +341,11 @@ func (w *warmSegment) searchIVF(q []float32, k int, allow *roaring.Bitmap) ([]Hi
 					row := w.vecRow[r.ID]
 					hits = append(hits, Hit{Doc: w.docs[row], Epoch: w.birth[row], Distance: w.tierDistance(r.Distance)})
 				}
-				return hits, nil
+				return hits, cerr
 			}
 		}
 	}
-	return w.scanExact(q, k, allow), nil
+	return w.scanExact(ctx, q, k, allow)
 }
 
 func (w *warmSegment) ivfErr(err error) error {
@@ -348,15 +358,21 @@ func (w *warmSegment) ivfErr(err error) error {
 }
 
 // scanExact is the exact top-k over the segment's vectors in allow (nil:
-// all); q is already normalised for Cosine.
-func (w *warmSegment) scanExact(q []float32, k int, allow *roaring.Bitmap) []Hit {
+// all); q is already normalised for Cosine. It looks at ctx before every
+// scanBlockRows vectors; when it finds ctx done it returns the top k of
+// the vectors scored so far and ctx.Err().
+func (w *warmSegment) scanExact(ctx context.Context, q []float32, k int, allow *roaring.Bitmap) ([]Hit, error) {
 	d := w.dim
 	n := len(w.vecRow)
+	done := ctx.Done()
 	var cs []cand
 	if allow != nil && allow.GetCardinality() < uint64(n)/4 {
 		// A small allow-list: score only its vectors.
 		it := allow.Iterator()
-		for it.HasNext() {
+		for i := 0; it.HasNext(); i++ {
+			if i%scanBlockRows == 0 && cancel.Done(done) {
+				return w.topExact(nearest(cs, k), k), ctx.Err()
+			}
 			h := it.Next()
 			if int(h) >= n {
 				break
@@ -368,10 +384,13 @@ func (w *warmSegment) scanExact(q []float32, k int, allow *roaring.Bitmap) []Hit
 				cs = append(cs, cand{h, -asm.Dot(q, x)})
 			}
 		}
-		return w.topExact(cs, k)
+		return w.topExact(cs, k), nil
 	}
 	out := make([]float32, scanBlockRows)
 	for h0 := 0; h0 < n; h0 += scanBlockRows {
+		if cancel.Done(done) {
+			return w.topExact(nearest(cs, k), k), ctx.Err()
+		}
 		m := min(scanBlockRows, n-h0)
 		block := w.vecs[h0*d : (h0+m)*d]
 		if w.metric == L2 {
@@ -391,12 +410,49 @@ func (w *warmSegment) scanExact(q []float32, k int, allow *roaring.Bitmap) []Hit
 			cs = append(cs, cand{h, dv})
 		}
 	}
-	return w.topExact(cs, k)
+	return w.topExact(cs, k), nil
 }
 
 type cand struct {
 	h    uint32
 	dist float32
+}
+
+// nearest returns the k best of cs (topExact's order, unsorted) in
+// O(len·log k), so that a scan cut short does not sort everything it
+// scored.
+func nearest(cs []cand, k int) []cand {
+	if len(cs) <= k || k <= 0 {
+		return cs
+	}
+	worse := func(a, b cand) bool { return a.dist > b.dist || a.dist == b.dist && a.h > b.h }
+	h := append([]cand(nil), cs[:k]...) // max-heap by worse
+	down := func(i int) {
+		for {
+			l := 2*i + 1
+			if l >= len(h) {
+				return
+			}
+			if r := l + 1; r < len(h) && worse(h[r], h[l]) {
+				l = r
+			}
+			if !worse(h[l], h[i]) {
+				return
+			}
+			h[i], h[l] = h[l], h[i]
+			i = l
+		}
+	}
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	for _, c := range cs[k:] {
+		if worse(h[0], c) {
+			h[0] = c
+			down(0)
+		}
+	}
+	return h
 }
 
 // topExact returns the k best of cs (distances before tierDistance) as hits.

@@ -2,6 +2,7 @@ package tier
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -682,7 +683,7 @@ func TestIVFSegmentCorruption(t *testing.T) {
 	if sg.indexKind != SegmentIndexIVFPQ {
 		t.Fatalf("index %q", sg.indexKind)
 	}
-	hits, err := sg.search(make([]float32, testDim), 5, 0, 1<<62, nil)
+	hits, err := sg.search(context.Background(), make([]float32, testDim), 5, 0, 1<<62, nil)
 	if err != nil || len(hits) != 5 {
 		t.Fatalf("search: %d hits, %v", len(hits), err)
 	}
@@ -782,8 +783,8 @@ func TestIVFSegmentRandomMutations(t *testing.T) {
 			opened++
 			q := make([]float32, testDim)
 			q[it%testDim] = 1
-			sg.search(q, 3, 8, 1<<62, nil)
-			sg.searchPre(q, 3, 8, 0, nil, func(*Document) bool { return true })
+			sg.search(context.Background(), q, 3, 8, 1<<62, nil)
+			sg.searchPre(context.Background(), q, 3, 8, 0, nil, func(*Document) bool { return true })
 			sg.free()
 		}
 		t.Logf("%d rows: %d mutations, %d still opened", n, iters, opened)
@@ -1171,7 +1172,7 @@ func TestIVFSectionIDsBeyondVectors(t *testing.T) {
 	if err == nil {
 		defer sg.free()
 		n1 := n - 1
-		hits, err := sg.search(vecs[n1*testDim:(n1+1)*testDim], 40, 0, 1<<62, nil)
+		hits, err := sg.search(context.Background(), vecs[n1*testDim:(n1+1)*testDim], 40, 0, 1<<62, nil)
 		t.Fatalf("segment with ivfpq id %d beyond its %d vectors opened without error; search: %d hits, err %v", n+100, n, len(hits), err)
 	}
 	var ce *wal.CorruptError
@@ -1231,7 +1232,7 @@ func TestIVFFullKDefaults(t *testing.T) {
 				for j := range q {
 					q[j] = float32(rng.NormFloat64())
 				}
-				hits, err := sg.searchAllow(q, k, 0, allow)
+				hits, err := sg.searchAllow(context.Background(), q, k, 0, allow)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -1315,7 +1316,7 @@ func TestIVFL2PrecomputedTableMemory(t *testing.T) {
 		t.Errorf("L2 ivfpq section Residual %v, want ResidualOff (%v)", r, ivfpq.ResidualOff)
 	}
 	h0 := heap()
-	if _, err := sgs[0].searchAllow(rows[0].doc.Vector, 10, 0, nil); err != nil {
+	if _, err := sgs[0].searchAllow(context.Background(), rows[0].doc.Vector, 10, 0, nil); err != nil {
 		t.Fatal(err)
 	}
 	h1 := heap()

@@ -471,7 +471,7 @@ func FuzzOpenSegment(f *testing.F) {
 			return
 		}
 		q := make([]float32, testDim)
-		sg.search(q, 3, 8, 1<<62, nil)
+		sg.search(context.Background(), q, 3, 8, 1<<62, nil)
 		sg.free()
 	})
 }
@@ -784,8 +784,8 @@ func FuzzOpenSegmentStructure(f *testing.F) {
 			return
 		}
 		q := make([]float32, testDim)
-		sg.search(q, 3, 8, 1<<62, nil)
-		sg.searchPre(q, 3, 8, 0, nil, func(*Document) bool { return true })
+		sg.search(context.Background(), q, 3, 8, 1<<62, nil)
+		sg.searchPre(context.Background(), q, 3, 8, 0, nil, func(*Document) bool { return true })
 		sg.free()
 	})
 }
@@ -828,7 +828,7 @@ func TestSegmentRandomMutations(t *testing.T) {
 		}
 		opened++
 		q := make([]float32, testDim)
-		sg.search(q, 3, 8, 1<<62, nil)
+		sg.search(context.Background(), q, 3, 8, 1<<62, nil)
 		sg.free()
 	}
 	t.Logf("%d mutations, %d still opened (e.g. changed content bytes)", iters, opened)

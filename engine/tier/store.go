@@ -678,32 +678,19 @@ func (sn *Snapshot) Get(id string) (*Document, uint64, bool) {
 // or IVF-PQ recall), but every distance is exact (MemTable, HNSW and
 // refined IVF-PQ alike), so hits from all tiers compare.
 func (sn *Snapshot) SearchVector(q []float32, k int, filter func(*Document) bool) ([]Hit, error) {
-	if len(q) != sn.s.o.Dim {
-		return nil, fmt.Errorf("tier: query vector has %d dimensions, want %d", len(q), sn.s.o.Dim)
-	}
-	hits := sn.v.mem.search(q, k, sn.epoch, filter)
-	for _, m := range sn.v.frozen {
-		hits = append(hits, m.search(q, k, sn.epoch, filter)...)
-	}
-	for _, sg := range sn.v.segs {
-		h, err := sg.search(q, k, sn.s.o.SegmentEfSearch, sn.epoch, filter)
-		if err != nil {
-			return nil, err
-		}
-		hits = append(hits, h...)
-	}
-	if sn.withCold { // cold.go
-		h, err := sn.SearchCold(q, k, 0, filter)
-		if err != nil {
-			return nil, err
-		}
-		hits = append(hits, h...)
-	}
-	sort.SliceStable(hits, func(i, j int) bool { return hits[i].Distance < hits[j].Distance })
-	if len(hits) > k {
-		hits = hits[:max(k, 0)]
-	}
-	return hits, nil
+	return sn.searchVector(context.Background(), q, k, nil, filter)
+}
+
+// SearchVectorContext is SearchVector that stops early when ctx is done:
+// the MemTable scans look at ctx every 512 rows, each segment's index
+// search (HNSW walk, IVF-PQ list scan, exact scan) and Allow-bitmap pass
+// in its own loops, the cold scan every few thousand codes, and no tier
+// is started after ctx is done. A search cut short returns the hits found
+// so far, merged (a partial, possibly empty list, nearest first), with
+// ctx.Err(); a search that completes returns exactly what SearchVector
+// returns.
+func (sn *Snapshot) SearchVectorContext(ctx context.Context, q []float32, k int, filter func(*Document) bool) ([]Hit, error) {
+	return sn.searchVector(ctx, q, k, nil, filter)
 }
 
 // SearchVectorWhere is SearchVector restricted to documents whose
@@ -712,8 +699,23 @@ func (sn *Snapshot) SearchVector(q []float32, k int, filter func(*Document) bool
 // keys are answered by intersecting per-value roaring bitmaps before the
 // visibility check; other conditions are checked per document.
 func (sn *Snapshot) SearchVectorWhere(q []float32, k int, where map[string]string, filter func(*Document) bool) ([]Hit, error) {
+	return sn.searchVector(context.Background(), q, k, where, filter)
+}
+
+// SearchVectorWhereContext is SearchVectorWhere that stops early when
+// ctx is done, as SearchVectorContext does.
+func (sn *Snapshot) SearchVectorWhereContext(ctx context.Context, q []float32, k int, where map[string]string, filter func(*Document) bool) ([]Hit, error) {
+	return sn.searchVector(ctx, q, k, where, filter)
+}
+
+// searchVector is SearchVectorWhereContext (where nil or empty:
+// SearchVectorContext).
+func (sn *Snapshot) searchVector(ctx context.Context, q []float32, k int, where map[string]string, filter func(*Document) bool) ([]Hit, error) {
 	if len(q) != sn.s.o.Dim {
 		return nil, fmt.Errorf("tier: query vector has %d dimensions, want %d", len(q), sn.s.o.Dim)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	match := func(cond map[string]string) func(*Document) bool {
 		if len(cond) == 0 {
@@ -728,30 +730,51 @@ func (sn *Snapshot) SearchVectorWhere(q []float32, k int, where map[string]strin
 			return filter == nil || filter(d)
 		}
 	}
-	hits := sn.v.mem.search(q, k, sn.epoch, match(where))
-	for _, m := range sn.v.frozen {
-		hits = append(hits, m.search(q, k, sn.epoch, match(where))...)
+	var hits []Hit
+	var cerr error // ctx.Err() once a tier was cut short
+	// add merges one tier's hits; it reports false when the search must
+	// stop (ctx done, or an error).
+	add := func(h []Hit, err error) (bool, error) {
+		hits = append(hits, h...)
+		if ctxErr(ctx, err) {
+			cerr = err
+			return false, nil
+		}
+		return err == nil, err
 	}
-	for _, sg := range sn.v.segs {
+	more := true
+	for i := -1; i < len(sn.v.frozen); i++ { // the active MemTable, then the frozen ones
+		m := sn.v.mem
+		if i >= 0 {
+			m = sn.v.frozen[i]
+		}
+		h, err := m.search(ctx, q, k, sn.epoch, match(where))
+		if more, err = add(h, err); !more {
+			if err != nil {
+				return nil, err
+			}
+			break
+		}
+	}
+	for i := 0; more && i < len(sn.v.segs); i++ {
+		sg := sn.v.segs[i]
 		pre, rest := sg.wherePre(where)
-		h, err := sg.searchPre(q, k, sn.s.o.SegmentEfSearch, sn.epoch, pre, match(rest))
-		if err != nil {
+		h, err := sg.searchPre(ctx, q, k, sn.s.o.SegmentEfSearch, sn.epoch, pre, match(rest))
+		if more, err = add(h, err); err != nil {
 			return nil, err
 		}
-		hits = append(hits, h...)
 	}
-	if sn.withCold { // cold.go
-		h, err := sn.SearchCold(q, k, 0, match(where))
-		if err != nil {
+	if more && sn.withCold { // cold.go
+		h, err := sn.SearchColdContext(ctx, q, k, 0, match(where))
+		if _, err = add(h, err); err != nil {
 			return nil, err
 		}
-		hits = append(hits, h...)
 	}
 	sort.SliceStable(hits, func(i, j int) bool { return hits[i].Distance < hits[j].Distance })
 	if len(hits) > k {
 		hits = hits[:max(k, 0)]
 	}
-	return hits, nil
+	return hits, cerr
 }
 
 // ReplayedRecords returns the number of WAL records (write batches) Open

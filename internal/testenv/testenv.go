@@ -1,4 +1,4 @@
-// Package testenv holds the switches tests share.
+// Package testenv holds the switches and helpers tests share.
 //
 // STRATA_EMULATED=1 marks a run under CPU emulation (qemu-user), which
 // scripts/test.sh sets for its emulated steps. Emulation is 10–50× slower
@@ -6,11 +6,19 @@
 // real datasets, or otherwise take seconds natively call SkipIfEmulated and
 // leave that work to the native run; the emulated run keeps the small seeded
 // tests that exercise what differs by architecture.
+//
+// CancelLatency measures how long a search keeps running after its
+// context is cancelled (the index packages' cancellation tests).
 package testenv
 
 import (
+	"context"
+	"errors"
 	"os"
+	"slices"
+	"sync"
 	"testing"
+	"time"
 )
 
 // Emulated reports whether STRATA_EMULATED is set to a non-empty value
@@ -26,4 +34,103 @@ func SkipIfEmulated(t testing.TB, why string) {
 	if Emulated() {
 		t.Skipf("STRATA_EMULATED is set: %s (runs natively)", why)
 	}
+}
+
+// CancelLatency measures how fast search gives up when its context is
+// cancelled. Each of trials runs search(ctx) on its own goroutine, sleeps
+// for after, cancels ctx and takes the time from the cancel call to
+// search's return (read on search's goroutine, so the test goroutine's
+// wake-up is not counted). A search that returns before the cancel, or
+// returns anything but an error matching context.Canceled, fails t: the
+// workload must be large enough to still be running after after. It
+// returns the latencies, sorted, and how long the longest search ran.
+func CancelLatency(t testing.TB, trials int, after time.Duration, search func(ctx context.Context) error) (lat []time.Duration, longest time.Duration) {
+	t.Helper()
+	// A search that completes on its own just as the cancel is issued (a
+	// loaded machine can delay its start by the whole sleep) proves
+	// nothing either way: it is retried, up to 3·trials attempts in all.
+	for attempt := 0; len(lat) < trials; attempt++ {
+		if attempt >= 3*trials {
+			t.Fatalf("%d of %d searches completed before noticing the cancel: the workload is too small", attempt-len(lat), attempt)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		type ret struct {
+			err error
+			at  time.Time
+		}
+		done := make(chan ret, 1)
+		start := time.Now()
+		go func() {
+			err := search(ctx)
+			done <- ret{err, time.Now()}
+		}()
+		time.Sleep(after)
+		t0 := time.Now()
+		cancel()
+		r := <-done
+		if r.at.Before(t0) {
+			t.Fatalf("search returned %v after %v, before the cancel at %v: the workload is too small", r.err, r.at.Sub(start), after)
+		}
+		if r.err == nil {
+			continue // completed on its own: inconclusive
+		}
+		if !errors.Is(r.err, context.Canceled) {
+			t.Fatalf("cancelled search returned %v, want context.Canceled", r.err)
+		}
+		lat = append(lat, r.at.Sub(t0))
+		longest = max(longest, r.at.Sub(start))
+	}
+	slices.Sort(lat)
+	return lat, longest
+}
+
+// CheckCancelLatency fails t unless search stops within bound of its
+// context's cancellation: CancelLatency runs rounds of 5 trials (cancel
+// 10 ms in), and the check passes on the first round whose median is
+// within bound. Up to 3 rounds are run, so that a round disturbed by
+// other processes on a loaded machine (a descheduled thread can lose
+// tens of milliseconds) does not fail the test, while a search that does
+// not stop (which returns only when its work is done, every trial) always
+// does. The workload must run well over 10 ms.
+func CheckCancelLatency(t testing.TB, name string, bound time.Duration, search func(ctx context.Context) error) {
+	t.Helper()
+	var rounds [][]time.Duration
+	for range 3 {
+		lat, longest := CancelLatency(t, 5, 10*time.Millisecond, search)
+		rounds = append(rounds, lat)
+		if med := lat[len(lat)/2]; med <= bound {
+			t.Logf("%s: cancel → return, median %v (trials %v; longest search %v)", name, med, lat, longest)
+			return
+		}
+	}
+	t.Errorf("%s: median cancel → return above %v in every round: %v", name, bound, rounds)
+}
+
+// DoneUnseen returns a context that is already done but whose first Err
+// call reports nil, as if it were cancelled just after a search checked
+// it on entry: the search must then notice it in its loops (its Done
+// channel is closed from the start), which makes "stops at the first
+// look inside the loop" testable without timing.
+func DoneUnseen() context.Context {
+	c := &doneUnseen{Context: context.Background(), ch: make(chan struct{})}
+	close(c.ch)
+	return c
+}
+
+type doneUnseen struct {
+	context.Context
+	mu    sync.Mutex
+	calls int
+	ch    chan struct{}
+}
+
+func (c *doneUnseen) Done() <-chan struct{} { return c.ch }
+
+func (c *doneUnseen) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.calls++; c.calls == 1 {
+		return nil
+	}
+	return context.Canceled
 }

@@ -1,0 +1,5 @@
+//go:build race
+
+package ivfpq
+
+const raceEnabled = true

@@ -1,0 +1,5 @@
+//go:build race
+
+package tier
+
+const raceEnabled = true
