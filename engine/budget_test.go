@@ -67,12 +67,13 @@ func bigCollection(t *testing.T) *Collection {
 	return bigColl
 }
 
-// TestBudgetStopsRetrievers: a search whose budget expires half-way
-// through its retrievers' work (as timed on a complete search)
+// TestBudgetStopsRetrievers: a search whose budget expires a third of the
+// way through its retrievers' work (as timed on complete searches just
+// before each round)
 // returns a partial result at the deadline, and the retrievers themselves
 // stop: the count of running retriever goroutines drops to zero within
 // 2 ms of Search returning (median of 5 trials per mode, best of 3
-// rounds; every search partial), where without a budget they would run
+// rounds; at most one search of 5 complete), where without a budget they would run
 // for as long again.
 func TestBudgetStopsRetrievers(t *testing.T) {
 	c := bigCollection(t)
@@ -89,30 +90,33 @@ func TestBudgetStopsRetrievers(t *testing.T) {
 	for _, mode := range []contract.Mode{contract.Lexical, contract.Dense, contract.Hybrid} {
 		q := q0
 		q.Mode = mode
-		// The fastest of 3 complete searches, and the time its
-		// retrievers started (after scope and filter bitmaps are built).
-		fullTime, pre := time.Hour, time.Duration(0)
-		for range 3 {
-			runtime.GC()
-			firstStart.Store(0)
-			start := time.Now()
-			full := mustSearch(t, c, q)
-			if d := time.Since(start); d < fullTime {
-				fullTime, pre = d, time.Duration(firstStart.Load()-start.UnixNano())
+		// measure times the fastest of n complete searches, and the time
+		// its retrievers started (after scope and filter bitmaps are
+		// built). Each round measures again, so a budget set from it fits
+		// the machine's load at the time of the round's trials.
+		measure := func(n int) (fullTime, pre time.Duration) {
+			fullTime = time.Hour
+			for range n {
+				runtime.GC()
+				firstStart.Store(0)
+				start := time.Now()
+				full := mustSearch(t, c, q)
+				if d := time.Since(start); d < fullTime {
+					fullTime, pre = d, time.Duration(firstStart.Load()-start.UnixNano())
+				}
+				if full.Partial || len(full.Hits) != 10 {
+					t.Fatalf("%s: complete search: %+v", mode, full)
+				}
 			}
-			if full.Partial || len(full.Hits) != 10 {
-				t.Fatalf("%s: complete search: %+v", mode, full)
-			}
+			return fullTime, pre
 		}
-		// The budget expires half-way through the retrievers' work.
-		q.Budget = pre + (fullTime-pre)/2
-		// Up to 3 rounds of 5 trials: a round passes when both medians
-		// are within bounds (a round disturbed by other processes on a
-		// loaded machine does not fail the test; retrievers that do not
-		// stop fail every round).
 		var rounds []string
 		passed := false
 		for range 3 {
+			// The budget expires a third of the way through the
+			// retrievers' work.
+			fullTime, pre := measure(3)
+			q.Budget = pre + (fullTime-pre)/3
 			var stops, tooks []time.Duration
 			complete := 0
 			for range 5 {
@@ -137,16 +141,18 @@ func TestBudgetStopsRetrievers(t *testing.T) {
 			}
 			slices.Sort(tooks)
 			slices.Sort(stops)
-			round := fmt.Sprintf("Search took %v, retrievers stopped %v after it returned, %d not partial", tooks, stops, complete)
+			round := fmt.Sprintf("budget %v: Search took %v, retrievers stopped %v after it returned, %d not partial", q.Budget, tooks, stops, complete)
 			rounds = append(rounds, round)
-			if complete == 0 && tooks[2] <= q.Budget+20*time.Millisecond && stops[2] <= 2*time.Millisecond {
+			// At most one trial may outrun its budget (a search that
+			// happened to run faster than the fastest measured one).
+			if complete <= 1 && tooks[2] <= q.Budget+20*time.Millisecond && stops[2] <= 2*time.Millisecond {
 				t.Logf("%s: complete search %v (retrievers from %v); with a %v budget: %s", mode, fullTime, pre, q.Budget, round)
 				passed = true
 				break
 			}
 		}
 		if !passed {
-			t.Errorf("%s: with a %v budget, want every search partial, a median Search time ≤ budget + 20 ms and retrievers stopped a median ≤ 2 ms after it returned, in some round: %v", mode, q.Budget, rounds)
+			t.Errorf("%s: want at most one complete search of 5, a median Search time ≤ budget + 20 ms and retrievers stopped a median ≤ 2 ms after it returned, in some round: %v", mode, rounds)
 		}
 	}
 }

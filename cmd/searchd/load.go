@@ -358,7 +358,9 @@ func (g *codeGen) docRand(rng *rand.Rand, i int) contract.Document {
 	return contract.Document{
 		ID: fmt.Sprintf("pkg%03d/file%d.go#L%d", i%200, i%17, i), Content: b.String(),
 		Vector: g.vec(rng), Trust: contract.Authoritative,
-		SourceURI: fmt.Sprintf("file:///synthetic/pkg%03d/file%d.go#L%d-L%d", i%200, i%17, i+1, i+11),
+		// Not file://: the files do not exist, and the server refuses an
+		// API-written file:// source outside its verify roots.
+		SourceURI: fmt.Sprintf("synthetic:///pkg%03d/file%d.go#L%d-L%d", i%200, i%17, i+1, i+11),
 	}
 }
 

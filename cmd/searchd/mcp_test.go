@@ -262,7 +262,9 @@ func TestMCPHTTPTypeScript(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	mainArgs, _ := json.Marshal([]string{"searchd", "serve", "--data", data, "--addr", addr, "--api-keys", keys, "--log-level", "warn"})
+	// The documents below are written through the JSON API with file://
+	// sources under root: the server accepts those only under a verify root.
+	mainArgs, _ := json.Marshal([]string{"searchd", "serve", "--data", data, "--addr", addr, "--api-keys", keys, "--log-level", "warn", "--verify-root", "*=" + root})
 	srv := exec.Command(os.Args[0], "-test.run=^TestMCPHTTPTypeScript$")
 	srv.Env = append(os.Environ(), "STRATA_TEST_MAIN_ARGS="+string(mainArgs))
 	var serr bytes.Buffer
