@@ -67,6 +67,11 @@ type Options struct {
 	// contract.Query.Budget and the call's context deadline (> 0). Default
 	// DefaultDeadline.
 	Deadline time.Duration
+	// Jobs, when set, is the job runner behind the admin-only job tools
+	// (index, flush, compact, archive, promote, job_status, job_cancel;
+	// jobs.go); they work on Collection, and index only under Roots.
+	// nil: no job tools. Default nil.
+	Jobs Jobs
 }
 
 // EnsureDefaults fills zero fields and clamps MaxTopK to MaxTopK.
