@@ -149,7 +149,7 @@ func (s *Server) jobTools(c Caller) bool { return c.Admin && s.o.Jobs != nil }
 // tool is one registered tool: its definition and its adapter.
 type tool struct {
 	def   *sdk.Tool
-	admin bool // listed and callable for admin callers only
+	admin bool                                      // listed and callable for admin callers only
 	check func(c *call, args json.RawMessage) error // decode and validate only
 	run   func(ctx context.Context, c *call, args json.RawMessage) (out any, text string, err error)
 }
