@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +17,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/stratasearch/strata/engine"
+	"github.com/stratasearch/strata/engine/contract"
 	"github.com/stratasearch/strata/server"
 )
 
@@ -276,4 +279,45 @@ func TestMCPJobCancelAndRestart(t *testing.T) {
 	}
 	waitState(t, cs2, id, "cancelled")
 	waitState(t, cs2, tid, "timed_out")
+}
+
+// TestMCPJobToolsHTTP: over streamable HTTP (both revisions) the same
+// principal with and without admin rights gets different tool lists, and
+// only the admin's flush runs.
+func TestMCPJobToolsHTTP(t *testing.T) {
+	root, db := fixture(t)
+	js := jobServer(t, db, t.TempDir(), root)
+	defer js.Close()
+	s := newServer(t, db, root, func(o *Options) { o.Jobs = js })
+	auth := func(r *http.Request) (Caller, bool) {
+		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		p := &contract.Principal{Name: "ops", Namespaces: []string{"*"}}
+		return Caller{Principal: p, Admin: tok == "admin-key"}, ok
+	}
+	ts := httptest.NewServer(s.HTTPHandler(HTTPOptions{Authenticate: auth}))
+	t.Cleanup(ts.Close)
+	for _, version := range []string{StatefulRevision, StatelessRevision} {
+		for _, key := range []string{"user-key", "admin-key"} {
+			cs := httpSession(t, ts.URL, key, version)
+			lt, err := cs.ListTools(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			listed := false
+			for _, tl := range lt.Tools {
+				listed = listed || tl.Name == "flush"
+			}
+			res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "flush", Arguments: map[string]any{}})
+			ran := err == nil && !res.IsError
+			if listed != (key == "admin-key") || ran != (key == "admin-key") {
+				t.Fatalf("%s %s: flush listed %v, ran %v (%v %+v)", version, key, listed, ran, err, res)
+			}
+			if ran {
+				var r jobResult
+				b, _ := json.Marshal(res.StructuredContent)
+				json.Unmarshal(b, &r)
+				waitState(t, cs, r.JobID, "completed")
+			}
+		}
+	}
 }
