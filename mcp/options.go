@@ -72,6 +72,10 @@ type Options struct {
 	// jobs.go); they work on Collection, and index only under Roots.
 	// nil: no job tools. Default nil.
 	Jobs Jobs
+	// Admin makes the caller without credentials of its own (the stdio
+	// transport's, Options.Principal) an admin: it sees and may call the
+	// job tools. Over HTTP each request's API key says. Default false.
+	Admin bool
 }
 
 // EnsureDefaults fills zero fields and clamps MaxTopK to MaxTopK.

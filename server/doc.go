@@ -169,7 +169,8 @@
 // and log line, the last JobHistory kept. After a restart a job that was
 // queued or running reads as interrupted with the reason; flush, compact,
 // archive and promote are one atomic manifest edit each (effect complete
-// or absent), index is incremental (the files done are kept). SubmitJob,
+// or absent); index is incremental, not atomic (chunks written stay, the
+// ingest manifest moves only at the end of a pass; rerun it). SubmitJob,
 // Job, CancelJob and WatchJob are the same jobs for Go embedders (package
 // mcp's job tools).
 //

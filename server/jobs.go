@@ -34,9 +34,11 @@ import (
 // running when the server stopped (crashed, or shut down: Close) reads as
 // interrupted, with the reason in its error. Its effect is complete or
 // absent: flush, compact, archive and promote commit one atomic manifest
-// edit of the tier; an index job is incremental (each file's documents and
-// its ingest-manifest entry are committed as it goes), so the files indexed
-// before the stop are kept and running it again does the rest.
+// edit of the tier. An index job is neither: the chunks it upserted
+// before the stop stay (each batch is its own engine write), but the
+// ingest manifest is rewritten only at the end of a successful pass, so
+// running the job again re-reads those files and rewrites the same chunk
+// ids (idempotently), and then the tree is complete.
 //
 // A job kind is a JobMaker: it validates the request and returns the
 // JobFunc to run. Built in: "flush", "compact" (CollectionJob over
@@ -313,7 +315,7 @@ func interruptedEffect(kind string) string {
 	case "flush", "compact", "archive", "promote":
 		return "its effect is complete or absent (one atomic manifest edit); check the collection's stats and run it again if absent"
 	case "index":
-		return "indexing is incremental: the files indexed before the stop are kept; run the job again to finish"
+		return "indexing is incremental, not atomic: chunks written before the stop stay, the ingest manifest is unchanged; run the job again to finish (it rewrites the same chunk ids)"
 	}
 	return "run the job again if its effect is absent"
 }

@@ -149,7 +149,7 @@ func runMCP(args []string) error {
 			return fmt.Errorf("mcp: %w", err)
 		}
 		defer jobs.Close()
-		o.Jobs = jobs
+		o.Jobs, o.Admin = jobs, true
 	}
 	s, err := mcp.New(db, o, logger)
 	if err != nil {
