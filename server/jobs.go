@@ -440,6 +440,11 @@ func (jr *jobRunner) runOne(j *job) {
 		jr.mu.Unlock()
 		return
 	}
+	if jr.ctx.Err() != nil { // shutting down: a queued job never starts
+		jr.endLocked(j, JobInterrupted, "the server shut down while the job was queued; "+interruptedEffect(j.req.Kind))
+		jr.mu.Unlock()
+		return
+	}
 	ctx, cancel := context.WithCancel(jr.ctx)
 	if j.timeout > 0 {
 		var cancelT context.CancelFunc

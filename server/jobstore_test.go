@@ -260,3 +260,44 @@ func TestJobHistoryBound(t *testing.T) {
 		t.Fatalf("jobs after reopening %v, want %v", got, want)
 	}
 }
+
+// TestJobsQueuedAtShutdownNeverStart: closing the runner while a job runs
+// and others wait marks every waiting one interrupted without starting it,
+// and the running one interrupted too.
+func TestJobsQueuedAtShutdownNeverStart(t *testing.T) {
+	st, err := openJobStore(vfs.NewCrashableMem(), "/jobs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	jr := newJobRunner(nil, 100, nil, st, quietLogger())
+	started := make(chan struct{}, 1)
+	hold, err := jr.submit(JobRequest{Kind: "hold"}, func(ctx context.Context, p *Progress) error {
+		started <- struct{}{}
+		<-ctx.Done()
+		return ctx.Err()
+	}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	var queued []string
+	for range 8 {
+		j, err := jr.submit(JobRequest{Kind: "flush"}, func(ctx context.Context, p *Progress) error {
+			t.Error("a queued job started after shutdown began")
+			return nil
+		}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		queued = append(queued, j.id)
+	}
+	jr.close()
+	if v, _ := jr.get(hold.id); v.State != JobInterrupted || !strings.Contains(v.Error, "while the job was running") {
+		t.Fatalf("running job: %+v", v)
+	}
+	for _, id := range queued {
+		if v, _ := jr.get(id); v.State != JobInterrupted || v.Started != nil || !strings.Contains(v.Error, "while the job was queued") {
+			t.Fatalf("queued job: %+v", v)
+		}
+	}
+}
