@@ -56,8 +56,8 @@ const (
 	jobStatusIn = `{"type":"object","additionalProperties":false,"required":["job_id"],"properties":{` + jobIDProp +
 		`,"log_lines":{"type":"integer","minimum":0,"maximum":50,"default":10}}}`
 	jobCancelIn = `{"type":"object","additionalProperties":false,"required":["job_id"],"properties":{` + jobIDProp + `}}`
-	jobOut      = `{"type":"object","anyOf":[{"required":["job_id","state"]},{"required":["errors"]}],"properties":{"job_id":{"type":"string"},"kind":{"type":"string"},` +
-		`"state":{"enum":["queued","running","completed","failed","cancelled","timed_out","interrupted"]},"progress":{"type":"number"},"log":{"type":"array","items":{"type":"string"}},"error":{"type":"string"},` + errProps + `}}`
+	jobOut      = `{"type":"object","anyOf":[{"required":["job_id","state"]},{"required":["errors"]}],"properties":{"job_id":{"type":"string"},` +
+		`"state":{"enum":["queued","running","completed","failed","cancelled","timed_out","interrupted"]},"progress":{"type":"number"},"log":{"type":"array"},` + errProps + `}}`
 )
 
 // registerJobTools registers the admin-only job tools.
