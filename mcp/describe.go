@@ -15,20 +15,36 @@ const MaxDefinitionTokens = 1500
 // Definitions returns the tool definitions as tools/list carries them (a
 // JSON array of tools) and their size in tokens, counted as staging counts
 // (⌈bytes / contract.DefaultBytesPerToken⌉).
-func (s *Server) Definitions() (json.RawMessage, int) {
-	defs := make([]*sdk.Tool, len(s.tools))
-	for i, t := range s.tools {
-		defs[i] = t.def
+// These are the tools an ordinary caller sees; DefinitionsFor(true) adds
+// the admin-only job tools.
+func (s *Server) Definitions() (json.RawMessage, int) { return s.DefinitionsFor(false) }
+
+// DefinitionsFor is Definitions for an admin caller (admin true: the job
+// tools too) or an ordinary one.
+func (s *Server) DefinitionsFor(admin bool) (json.RawMessage, int) {
+	defs := []*sdk.Tool{}
+	for _, t := range s.tools {
+		if !t.admin || admin {
+			defs = append(defs, t.def)
+		}
 	}
 	b, _ := json.Marshal(defs)
 	return b, (len(b) + contract.DefaultBytesPerToken - 1) / contract.DefaultBytesPerToken
 }
 
-// ToolNames lists the registered tools in registration order.
-func (s *Server) ToolNames() []string {
-	names := make([]string, len(s.tools))
-	for i, t := range s.tools {
-		names[i] = t.def.Name
+// ToolNames lists the tools an ordinary caller sees, in registration
+// order; AdminToolNames the admin-only ones.
+func (s *Server) ToolNames() []string { return s.toolNames(false) }
+
+// AdminToolNames lists the admin-only job tools.
+func (s *Server) AdminToolNames() []string { return s.toolNames(true) }
+
+func (s *Server) toolNames(admin bool) []string {
+	var names []string
+	for _, t := range s.tools {
+		if t.admin == admin {
+			names = append(names, t.def.Name)
+		}
 	}
 	return names
 }

@@ -30,11 +30,24 @@
 //     methods, then constants and variables), admitted level by level
 //     while the token budget lasts, so a small budget shows the upper
 //     levels whole.
+//   - index, flush, compact, archive, promote (admin callers only, with
+//     Options.Jobs): queue a durable job of package server's job runner on
+//     Options.Collection (index: a directory under Options.Roots, symbolic
+//     links resolved) and return at once with its 128-bit id; job_status
+//     gives its state (queued, running, completed, failed, cancelled,
+//     timed_out, interrupted), progress and last log lines, job_cancel
+//     stops it. Completion is pushed to the submitting session as a
+//     notifications/message (logger "strata.jobs", level notice; sent once
+//     the client has set a logging level) and, when the call carried a
+//     progress token, a final notifications/progress. An ordinary caller
+//     is not shown these tools and cannot call them.
 //
 // Tools are registered by register (server.go): an argument struct with a
-// validate method, a run function, and the JSON Schemas. All definitions
-// together cost at most MaxDefinitionTokens (1,500) tokens in staging's
-// estimate (⌈bytes/4⌉); `searchd mcp --describe` prints the figure.
+// validate method, a run function, and the JSON Schemas (registerAdmin
+// for an admin-only tool). The definitions
+// an ordinary caller sees cost at most MaxDefinitionTokens (1,500) tokens
+// in staging's estimate (⌈bytes/4⌉); `searchd mcp --describe` prints the
+// figure, and that of an admin caller's list (with the job tools).
 //
 // # The runtime disposes
 //

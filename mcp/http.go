@@ -67,6 +67,9 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 // sdkFor returns the MCP server of c's principal, building it once.
 func (s *Server) sdkFor(c Caller) *sdk.Server {
 	key := principalKey(c.Principal, s.o.Namespace)
+	if s.jobTools(c) {
+		key += "\x00admin"
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if srv := s.sdks[key]; srv != nil {

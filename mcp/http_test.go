@@ -152,6 +152,14 @@ func TestMCPSchemasMatchValidation(t *testing.T) {
 		"read":            {`{"uri":"a.go"}`, `{"uri":""}`, `{"uri":"a.go","start_line":0}`, `{"uri":"a.go","start_line":2,"end_line":3}`, `{"uri":"a.go","line":1}`},
 		"list":            {`{}`, `{"path":"sub"}`, `{"limit":0}`, `{"limit":500}`, `{"limit":501}`, `{"depth":1}`},
 		"repo_map":        {`{}`, `{"token_budget":99}`, `{"token_budget":100}`, `{"token_budget":2000}`, `{"token_budget":2001}`, `{"symbols_per_file":11}`, `{"symbols_per_file":0}`, `{"x":1}`},
+		"index":           {`{}`, `{"path":"sub"}`, `{"path":""}`, `{"path":"/a","timeout_seconds":0}`, `{"path":"/a","timeout_seconds":86400}`, `{"path":"/a","timeout_seconds":86401}`, `{"path":"a","x":1}`},
+		"flush":           {`{}`, `{"timeout_seconds":1}`, `{"timeout_seconds":0}`, `{"collection":"x"}`},
+		"compact":         {`{}`, `{"timeout_seconds":2.5}`, `{"timeout_seconds":60}`},
+		"archive": {`{}`, `{"segments":[1,2]}`, `{"segments":[0]}`, `{"segments":[3,3]}`, `{"oldest":-1}`, `{"oldest":2}`, `{"nlist":65536}`, `{"nlist":65537}`,
+			`{"omit_vectors":true}`, `{"oldest":1000001}`},
+		"promote":    {`{}`, `{"archive_id":0}`, `{"archive_id":7}`, `{"archive_id":-1}`, `{"archive_id":7,"timeout_seconds":5}`},
+		"job_status": {`{}`, `{"job_id":"00112233445566778899aabbccddeeff"}`, `{"job_id":"00112233445566778899AABBCCDDEEFF"}`, `{"job_id":"abc"}`, `{"job_id":"00112233445566778899aabbccddeeff","log_lines":50}`, `{"job_id":"00112233445566778899aabbccddeeff","log_lines":51}`},
+		"job_cancel": {`{}`, `{"job_id":"00112233445566778899aabbccddeeff"}`, `{"job_id":"0011"}`, `{"job_id":"00112233445566778899aabbccddeeff","x":1}`},
 	}
 	for _, tl := range s.tools {
 		var sch jsonschema.Schema

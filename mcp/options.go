@@ -67,6 +67,15 @@ type Options struct {
 	// contract.Query.Budget and the call's context deadline (> 0). Default
 	// DefaultDeadline.
 	Deadline time.Duration
+	// Jobs, when set, is the job runner behind the admin-only job tools
+	// (index, flush, compact, archive, promote, job_status, job_cancel;
+	// jobs.go); they work on Collection, and index only under Roots.
+	// nil: no job tools. Default nil.
+	Jobs Jobs
+	// Admin makes the caller without credentials of its own (the stdio
+	// transport's, Options.Principal) an admin: it sees and may call the
+	// job tools. Over HTTP each request's API key says. Default false.
+	Admin bool
 }
 
 // EnsureDefaults fills zero fields and clamps MaxTopK to MaxTopK.

@@ -35,6 +35,9 @@ type Caller struct {
 	// Principal is matched against document namespaces and ACLs; nil is
 	// the trusted embedded caller.
 	Principal *contract.Principal
+	// Admin callers also see and may call the job tools (jobs.go) when
+	// Options.Jobs is set.
+	Admin bool
 }
 
 // Server holds the tools over one collection. It is transport-neutral:
@@ -123,19 +126,30 @@ func (s *Server) Options() Options { return s.o }
 // SDKServer returns an MCP server whose tools run as c. Each call builds a
 // new one; HTTPHandler keeps one per principal.
 func (s *Server) SDKServer(c Caller) *sdk.Server {
+	admin := s.jobTools(c)
+	caps := &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}}
+	if admin {
+		caps.Logging = &sdk.LoggingCapabilities{} // job completion notifications
+	}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "strata", Version: Version}, &sdk.ServerOptions{
-		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
+		Capabilities: caps,
 		Logger:       s.log,
 	})
 	for _, t := range s.tools {
-		srv.AddTool(t.def, s.handler(t, c))
+		if !t.admin || admin {
+			srv.AddTool(t.def, s.handler(t, c))
+		}
 	}
 	return srv
 }
 
+// jobTools reports whether c sees the job tools.
+func (s *Server) jobTools(c Caller) bool { return c.Admin && s.o.Jobs != nil }
+
 // tool is one registered tool: its definition and its adapter.
 type tool struct {
 	def   *sdk.Tool
+	admin bool                                      // listed and callable for admin callers only
 	check func(c *call, args json.RawMessage) error // decode and validate only
 	run   func(ctx context.Context, c *call, args json.RawMessage) (out any, text string, err error)
 }
@@ -144,7 +158,8 @@ type tool struct {
 type call struct {
 	s      *Server
 	caller Caller
-	nonce  string // frame nonce of this request
+	nonce  string               // frame nonce of this request
+	req    *sdk.CallToolRequest // the request (nil in tests of check)
 }
 
 // arguments is what a tool's argument struct implements: validate reports
@@ -222,7 +237,7 @@ func (s *Server) handler(t *tool, c Caller) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (res *sdk.CallToolResult, err error) {
 		ctx, cancel := context.WithTimeout(ctx, s.o.Deadline)
 		defer cancel()
-		cl := &call{s: s, caller: c, nonce: rand.Text()}
+		cl := &call{s: s, caller: c, nonce: rand.Text(), req: req}
 		defer func() {
 			if p := recover(); p != nil {
 				s.log.Error("mcp: tool panicked", "tool", t.def.Name, "panic", fmt.Sprint(p))
@@ -266,7 +281,12 @@ func failure(status, msg, domain string) errorBody {
 // the engine's text (it names files and stored state).
 func (s *Server) errorShape(tool string, ctx context.Context, err error) errorBody {
 	var ve *contract.ValidationError
+	var se *shapedError
 	switch {
+	case errors.As(err, &se):
+		return se.body
+	case errors.Is(err, errJobsUnavailable):
+		return failure("forbidden", "job tools need an admin caller and a server with a job runner", "")
 	case errors.As(err, &ve):
 		for i := range ve.Errors {
 			if ve.Errors[i].Loc == nil {

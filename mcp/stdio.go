@@ -15,7 +15,7 @@ import (
 const maxStdioLine = 16 << 20
 
 // RunStdio serves MCP over the process's stdin and stdout as
-// Options.Principal until the client closes the stream or ctx is done.
+// Options.Principal (an admin when Options.Admin) until the client closes the stream or ctx is done.
 func (s *Server) RunStdio(ctx context.Context) error {
 	return s.serveStream(ctx, os.Stdin, os.Stdout)
 }
@@ -58,7 +58,7 @@ func (s *Server) serveStream(ctx context.Context, r io.Reader, w io.Writer) erro
 		}
 	}()
 	defer pr.Close()
-	return s.SDKServer(Caller{Principal: s.o.Principal}).Run(ctx, &sdk.IOTransport{Reader: pr, Writer: nopCloser{lw}})
+	return s.SDKServer(Caller{Principal: s.o.Principal, Admin: s.o.Admin}).Run(ctx, &sdk.IOTransport{Reader: pr, Writer: nopCloser{lw}})
 }
 
 func trimSpace(b []byte) []byte {

@@ -161,13 +161,25 @@
 //
 // Run (and Serve) stop on context cancellation: the listener closes,
 // in-flight requests finish within ShutdownTimeout (http.Server.Shutdown),
-// running jobs are cancelled and awaited, then Run closes the DB, which
-// syncs every collection's WAL.
+// running jobs are cancelled and awaited (they, and queued ones, are
+// recorded interrupted), then Run closes the DB, which syncs every
+// collection's WAL.
+//
+// # Jobs
+//
+// Jobs are durable (jobs.go, jobstore.go): one checksummed record per job
+// under DataDir/server/jobs/, rewritten atomically at every state change
+// and log line, the last JobHistory kept. After a restart a job that was
+// queued or running reads as interrupted with the reason; flush, compact,
+// archive and promote are one atomic manifest edit each (effect complete
+// or absent); index is incremental, not atomic (chunks written stay, the
+// ingest manifest moves only at the end of a pass; rerun it). SubmitJob,
+// Job, CancelJob and WatchJob are the same jobs for Go embedders (package
+// mcp's job tools).
 //
 // # Known gaps
 //
-// Jobs are in memory (a restart forgets them). Idempotency records hold the
-// whole response (a search is not mutating and is never stored). JSON
-// string escapes of lone UTF-16 surrogates ("\ud800") are decoded by
-// encoding/json to U+FFFD and are not rejected.
+// Idempotency records hold the whole response (a search is not mutating
+// and is never stored). JSON string escapes of lone UTF-16 surrogates
+// ("\ud800") are decoded by encoding/json to U+FFFD and are not rejected.
 package server

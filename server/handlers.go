@@ -602,26 +602,15 @@ func (s *Server) submitJob(rq *request) (int, any, error) {
 	if ae := decodeStrict(rq.body, "body", &req); ae != nil {
 		return 0, nil, ae
 	}
-	s.jobs.mu.Lock()
-	mk, ok := s.jobs.kinds[req.Kind]
-	s.jobs.mu.Unlock()
-	if !ok {
-		return 0, nil, validation(contract.FieldError{Loc: []any{"body", "kind"}, InputValue: clip(req.Kind), ErrorType: contract.ErrTypeUnknownValue,
-			Message: "unknown job kind", ExpectedDomain: strings.Join(s.jobs.kindNames(), " | ")})
-	}
-	run, err := mk(s.db, req)
-	if err != nil {
-		if errors.Is(err, engine.ErrNotFound) {
-			return 0, nil, newErr(http.StatusNotFound, StatusNotFound, "not_found", "no such collection", []any{"body", "collection"}, clip(req.Collection), "an existing collection")
-		}
-		return 0, nil, err
-	}
-	j, err := s.jobs.submit(req, run)
+	j, err := s.queueJob(req, JobOptions{})
 	if errors.Is(err, errQueueFull) {
 		return 0, nil, newErr(http.StatusTooManyRequests, StatusTooMany, "job_queue_full", err.Error(), nil, nil, "")
 	}
-	if err != nil {
+	if errors.Is(err, errJobsClosed) {
 		return 0, nil, newErr(http.StatusServiceUnavailable, StatusUnavailable, "shutting_down", err.Error(), nil, nil, "")
+	}
+	if err != nil {
+		return 0, nil, err
 	}
 	v, _ := s.jobs.get(j.id)
 	rq.header.Set("Location", "/v1/jobs/"+j.id)

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -22,10 +23,22 @@ import (
 // /v1/jobs/{id}/cancel cancels it. A job runs on one worker goroutine, in
 // submission order (flush, compaction and indexing are I/O and CPU heavy;
 // running them one at a time keeps searches responsive). States: queued →
-// running → done | failed | cancelled (a queued job cancelled never runs).
-// Progress is a fraction in [0,1] set by the job; the view carries the last
-// 50 log lines. Jobs live in memory: a restart forgets them (and cancels
-// the running one, whose engine operation is atomic).
+// running → done | failed | cancelled | timed_out (a queued job cancelled
+// never runs; timed_out needs a timeout, SubmitJob's JobOptions). Progress
+// is a fraction in [0,1] set by the job; the view carries the last 50 log
+// lines.
+//
+// Jobs are durable: every state change and log line is written to the job
+// store (jobstore.go, DataDir/server/jobs/) and the last Options.JobHistory
+// jobs are read back when the server starts. A job that was queued or
+// running when the server stopped (crashed, or shut down: Close) reads as
+// interrupted, with the reason in its error. Its effect is complete or
+// absent: flush, compact, archive and promote commit one atomic manifest
+// edit of the tier. An index job is neither: the chunks it upserted
+// before the stop stay (each batch is its own engine write), but the
+// ingest manifest is rewritten only at the end of a successful pass, so
+// running the job again re-reads those files and rewrites the same chunk
+// ids (idempotently), and then the tree is complete.
 //
 // A job kind is a JobMaker: it validates the request and returns the
 // JobFunc to run. Built in: "flush", "compact" (CollectionJob over
@@ -51,7 +64,15 @@ const (
 	JobDone      JobState = "done"
 	JobFailed    JobState = "failed"
 	JobCancelled JobState = "cancelled"
+	// JobTimedOut is a job stopped by its timeout (JobOptions.Timeout).
+	JobTimedOut JobState = "timed_out"
+	// JobInterrupted is a job that was queued or running when the server
+	// stopped.
+	JobInterrupted JobState = "interrupted"
 )
+
+// finished reports whether st is a final state.
+func (st JobState) finished() bool { return st != JobQueued && st != JobRunning }
 
 // JobRequest is the body of POST /v1/jobs (closed schema).
 type JobRequest struct {
@@ -163,6 +184,7 @@ type Progress struct {
 	mu       sync.Mutex
 	fraction float64
 	log      []string
+	onLog    func() // persists the job after a log line (set by the runner)
 }
 
 const jobLogTail = 50
@@ -179,6 +201,17 @@ func (p *Progress) Set(f float64) {
 
 // Logf appends a line to the job's log (the last 50 lines are kept).
 func (p *Progress) Logf(format string, args ...any) {
+	p.logf(format, args...)
+	p.mu.Lock()
+	hook := p.onLog
+	p.mu.Unlock()
+	if hook != nil {
+		hook()
+	}
+}
+
+// logf is Logf without persisting (for the runner, which persists itself).
+func (p *Progress) logf(format string, args ...any) {
 	line := time.Now().UTC().Format(time.RFC3339) + " " + fmt.Sprintf(format, args...)
 	p.mu.Lock()
 	p.log = append(p.log, line)
@@ -194,12 +227,15 @@ type job struct {
 	run    JobFunc
 	prog   Progress
 	cancel context.CancelFunc
+	// timeout, when > 0, bounds the job's run (JobTimedOut beyond).
+	timeout time.Duration
 
 	// guarded by jobRunner.mu
 	state                      JobState
 	created, started, finished time.Time
 	err                        string
 	cancelAsked                bool
+	watchers                   []func(JobView)
 }
 
 // JobView is the JSON form of a job.
@@ -221,6 +257,8 @@ type jobRunner struct {
 	db      *engine.DB
 	history int
 	onEnd   func(kind string, st JobState)
+	store   *jobStore
+	log     *slog.Logger
 
 	mu     sync.Mutex
 	kinds  map[string]JobMaker
@@ -233,12 +271,68 @@ type jobRunner struct {
 	closed bool
 }
 
-func newJobRunner(db *engine.DB, history int, onEnd func(string, JobState)) *jobRunner {
+// newJobRunner starts the runner over the job store st (nil: jobs live in
+// memory only), reading back the jobs st holds: a queued or running one
+// becomes interrupted.
+func newJobRunner(db *engine.DB, history int, onEnd func(string, JobState), st *jobStore, logger *slog.Logger) *jobRunner {
 	ctx, stop := context.WithCancel(context.Background())
-	jr := &jobRunner{db: db, history: history, onEnd: onEnd, kinds: map[string]JobMaker{},
+	if logger == nil {
+		logger = slog.Default()
+	}
+	jr := &jobRunner{db: db, history: history, onEnd: onEnd, store: st, log: logger, kinds: map[string]JobMaker{},
 		jobs: map[string]*job{}, queue: make(chan *job, 4096), ctx: ctx, stop: stop, done: make(chan struct{})}
+	if st != nil {
+		recs, errs := st.load()
+		for _, err := range errs {
+			logger.Error("server: skipping a job record", "err", err)
+		}
+		jr.mu.Lock()
+		for _, r := range recs {
+			j := &job{id: r.ID, req: JobRequest{Kind: r.Kind, Collection: r.Coll, Path: r.Path, Params: r.Params},
+				state: r.State, created: r.Created, started: r.Started, finished: r.Finished, err: r.Error, timeout: r.Timeout}
+			j.prog.fraction, j.prog.log = r.Progress, r.Log
+			jr.jobs[j.id] = j
+			jr.order = append(jr.order, j.id)
+			if !j.state.finished() {
+				was := j.state
+				j.state = JobInterrupted
+				j.finished = time.Now().UTC()
+				j.err = "the server stopped while the job was " + string(was) + "; " + interruptedEffect(j.req.Kind)
+				j.prog.logf("%s: %s", JobInterrupted, j.err)
+				jr.persistLocked(j)
+			}
+		}
+		jr.trimLocked()
+		jr.mu.Unlock()
+	}
 	go jr.worker()
 	return jr
+}
+
+// interruptedEffect says what an interrupted job of kind left behind.
+func interruptedEffect(kind string) string {
+	switch kind {
+	case "flush", "compact", "archive", "promote":
+		return "its effect is complete or absent (one atomic manifest edit); check the collection's stats and run it again if absent"
+	case "index":
+		return "indexing is incremental, not atomic: chunks written before the stop stay, the ingest manifest is unchanged; run the job again to finish (it rewrites the same chunk ids)"
+	}
+	return "run the job again if its effect is absent"
+}
+
+// persistLocked writes j's record (best effort: a failure is logged; the
+// job goes on in memory).
+func (jr *jobRunner) persistLocked(j *job) {
+	if jr.store == nil {
+		return
+	}
+	v := jr.viewLocked(j)
+	r := &jobRecord{ID: j.id, Kind: j.req.Kind, Coll: j.req.Collection, Path: j.req.Path, Params: j.req.Params,
+		State: j.state, Progress: v.Progress, Log: v.Log, Created: j.created, Started: j.started, Finished: j.finished,
+		Error: j.err, Timeout: j.timeout}
+	if err := jr.store.put(r); err != nil {
+		jr.log.Error("server: writing a job record failed", "job", j.id, "err", err)
+	}
 }
 
 func (jr *jobRunner) register(kind string, m JobMaker) {
@@ -261,10 +355,15 @@ var errJobsClosed = errors.New("server: job runner closed")
 var errQueueFull = errors.New("server: job queue full")
 
 // submit creates and queues a job.
-func (jr *jobRunner) submit(req JobRequest, run JobFunc) (*job, error) {
+func (jr *jobRunner) submit(req JobRequest, run JobFunc, timeout time.Duration) (*job, error) {
 	var idb [16]byte
 	_, _ = rand.Read(idb[:])
-	j := &job{id: hex.EncodeToString(idb[:]), req: req, run: run, state: JobQueued, created: time.Now().UTC()}
+	j := &job{id: hex.EncodeToString(idb[:]), req: req, run: run, state: JobQueued, created: time.Now().UTC(), timeout: timeout}
+	j.prog.onLog = func() {
+		jr.mu.Lock()
+		jr.persistLocked(j)
+		jr.mu.Unlock()
+	}
 	jr.mu.Lock()
 	defer jr.mu.Unlock()
 	if jr.closed {
@@ -277,6 +376,7 @@ func (jr *jobRunner) submit(req JobRequest, run JobFunc) (*job, error) {
 	}
 	jr.jobs[j.id] = j
 	jr.order = append(jr.order, j.id)
+	jr.persistLocked(j)
 	jr.trimLocked()
 	return j, nil
 }
@@ -287,7 +387,12 @@ func (jr *jobRunner) trimLocked() {
 		dropped := false
 		for i, id := range jr.order {
 			j := jr.jobs[id]
-			if j.state != JobQueued && j.state != JobRunning {
+			if j.state.finished() {
+				if jr.store != nil {
+					if err := jr.store.remove(id); err != nil {
+						jr.log.Error("server: removing a job record failed", "job", id, "err", err)
+					}
+				}
 				delete(jr.jobs, id)
 				jr.order = append(jr.order[:i], jr.order[i+1:]...)
 				dropped = true
@@ -313,14 +418,14 @@ func (jr *jobRunner) worker() {
 	}
 }
 
-// drain marks queued jobs cancelled at shutdown.
+// drain marks queued jobs interrupted at shutdown.
 func (jr *jobRunner) drain() {
 	for {
 		select {
 		case j := <-jr.queue:
 			jr.mu.Lock()
 			if j.state == JobQueued {
-				jr.endLocked(j, JobCancelled, "server shutting down")
+				jr.endLocked(j, JobInterrupted, "the server shut down while the job was queued; "+interruptedEffect(j.req.Kind))
 			}
 			jr.mu.Unlock()
 		default:
@@ -335,10 +440,22 @@ func (jr *jobRunner) runOne(j *job) {
 		jr.mu.Unlock()
 		return
 	}
+	if jr.ctx.Err() != nil { // shutting down: a queued job never starts
+		jr.endLocked(j, JobInterrupted, "the server shut down while the job was queued; "+interruptedEffect(j.req.Kind))
+		jr.mu.Unlock()
+		return
+	}
 	ctx, cancel := context.WithCancel(jr.ctx)
+	if j.timeout > 0 {
+		var cancelT context.CancelFunc
+		ctx, cancelT = context.WithTimeout(ctx, j.timeout)
+		cancelAll := cancel
+		cancel = func() { cancelT(); cancelAll() }
+	}
 	j.cancel = cancel
 	j.state = JobRunning
 	j.started = time.Now().UTC()
+	jr.persistLocked(j)
 	jr.mu.Unlock()
 
 	err := safeRun(ctx, j)
@@ -349,8 +466,12 @@ func (jr *jobRunner) runOne(j *job) {
 	switch {
 	case err == nil:
 		jr.endLocked(j, JobDone, "")
-	case ctx.Err() != nil && (j.cancelAsked || jr.ctx.Err() != nil):
+	case ctx.Err() != nil && j.cancelAsked:
 		jr.endLocked(j, JobCancelled, err.Error())
+	case ctx.Err() != nil && jr.ctx.Err() != nil:
+		jr.endLocked(j, JobInterrupted, "the server shut down while the job was running; "+interruptedEffect(j.req.Kind))
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		jr.endLocked(j, JobTimedOut, fmt.Sprintf("the job's timeout (%v) passed", j.timeout))
 	default:
 		jr.endLocked(j, JobFailed, err.Error())
 	}
@@ -370,13 +491,38 @@ func (jr *jobRunner) endLocked(j *job, st JobState, msg string) {
 	j.finished = time.Now().UTC()
 	j.err = msg
 	if msg != "" {
-		j.prog.Logf("%s: %s", st, msg)
+		j.prog.logf("%s: %s", st, msg)
 	} else {
-		j.prog.Logf("%s", st)
+		j.prog.logf("%s", st)
 	}
+	jr.persistLocked(j)
 	if jr.onEnd != nil {
 		jr.onEnd(j.req.Kind, st)
 	}
+	if len(j.watchers) > 0 {
+		v := jr.viewLocked(j)
+		for _, w := range j.watchers {
+			go w(v)
+		}
+		j.watchers = nil
+	}
+}
+
+// watch calls f (on its own goroutine) with the job's final view once it
+// has finished, at once when it already has. ok is false for an unknown id.
+func (jr *jobRunner) watch(id string, f func(JobView)) bool {
+	jr.mu.Lock()
+	defer jr.mu.Unlock()
+	j, ok := jr.jobs[id]
+	if !ok {
+		return false
+	}
+	if j.state.finished() {
+		go f(jr.viewLocked(j))
+		return true
+	}
+	j.watchers = append(j.watchers, f)
+	return true
 }
 
 // get returns a job's view.
@@ -434,7 +580,8 @@ func (jr *jobRunner) cancelJob(id string) (v JobView, ok, finished bool) {
 		jr.endLocked(j, JobCancelled, "cancelled before it started")
 	case JobRunning:
 		j.cancelAsked = true
-		j.prog.Logf("cancel requested")
+		j.prog.logf("cancel requested")
+		jr.persistLocked(j)
 		j.cancel()
 	default:
 		return jr.viewLocked(j), true, true

@@ -117,7 +117,7 @@ func (c *dbCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descReadOnly, prometheus.GaugeValue, ro)
 	ch <- prometheus.MustNewConstMetric(descUnavail, prometheus.GaugeValue, float64(len(c.db.Unavailable())))
 	counts := c.jobs()
-	for _, st := range []JobState{JobQueued, JobRunning, JobDone, JobFailed, JobCancelled} {
+	for _, st := range []JobState{JobQueued, JobRunning, JobDone, JobFailed, JobCancelled, JobTimedOut, JobInterrupted} {
 		ch <- prometheus.MustNewConstMetric(descJobs, prometheus.GaugeValue, float64(counts[st]), string(st))
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/stratasearch/strata/engine/contract"
 	"github.com/stratasearch/strata/engine/tier"
 	"github.com/stratasearch/strata/engine/verify"
+	"github.com/stratasearch/strata/vfs"
 )
 
 // Server is the HTTP/JSON front of an engine.DB. It is an http.Handler;
@@ -93,9 +94,14 @@ func New(db *engine.DB, o Options) (*Server, error) {
 	}
 	var jr *jobRunner
 	s.m = newMetrics(db, func() map[JobState]int { return jr.counts() })
+	store, err := openJobStore(vfs.Default, filepath.Join(o.DataDir, "server", "jobs"))
+	if err != nil {
+		s.idem.close()
+		return nil, err
+	}
 	jr = newJobRunner(db, o.JobHistory, func(kind string, st JobState) {
 		s.m.jobsTotal.WithLabelValues(kind, string(st)).Inc()
-	})
+	}, store, o.Logger)
 	s.jobs = jr
 	s.registerBuiltinJobs()
 	s.registerRoutes()

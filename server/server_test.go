@@ -662,13 +662,20 @@ func TestGracefulShutdown(t *testing.T) {
 		t.Fatalf("Run: %v", err)
 	}
 	v, ok := slow.jobs.get(jv.ID)
-	if !ok || v.State != JobCancelled {
+	if !ok || v.State != JobInterrupted || !strings.Contains(v.Error, "shut down while the job was running") {
 		t.Fatalf("running job after shutdown: %+v", v)
 	}
 	// The WAL was synced and the store closed: it reopens with the write.
 	rs2 := start(t, rs.srv.o.DataDir, nil)
-	if got := searchIDs(t, newClient(t, rs2.url), "docs", map[string]any{"text": "alpha"}); len(got) != 1 {
+	c2 := newClient(t, rs2.url)
+	if got := searchIDs(t, c2, "docs", map[string]any{"text": "alpha"}); len(got) != 1 {
 		t.Fatalf("after restart: %v", got)
+	}
+	// The job store is durable: the job still reads interrupted.
+	var after JobView
+	c2.must(http.StatusOK, "GET", "/v1/jobs/"+jv.ID, nil, &after)
+	if after.State != JobInterrupted || after.Error != v.Error || after.Kind != "sleep" {
+		t.Fatalf("job after restart: %+v", after)
 	}
 }
 

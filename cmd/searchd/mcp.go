@@ -100,6 +100,7 @@ func runMCP(args []string) error {
 	principal := fl.String("principal", "", "run every call as this principal (default: the trusted local caller)")
 	pns := fl.String("principal-namespaces", "*", "comma-separated namespace prefixes --principal may read")
 	groups := fl.String("principal-groups", "", "comma-separated ACL groups of --principal")
+	admin := fl.Bool("admin", false, "give the stdio caller the job tools (index under --root, flush, compact, archive, promote, job_status, job_cancel)")
 	mf := addMCPFlags(fl, "")
 	fl.Usage = func() {
 		fmt.Fprintf(fl.Output(), "usage: searchd mcp [flags]\n\nServe the search, read, find_definition, list and repo_map tools over MCP (stdio).\n\n")
@@ -124,10 +125,14 @@ func runMCP(args []string) error {
 		if err != nil {
 			return err
 		}
+		shown, _ := s.DefinitionsFor(*admin)
+		fmt.Printf("%s\n", shown)
 		defs, tokens := s.Definitions()
-		fmt.Printf("%s\n", defs)
 		fmt.Printf("tool definitions: %d tools, %d bytes, %d tokens (⌈bytes/%d⌉, the staging estimate; ceiling %d)\n",
 			len(s.ToolNames()), len(defs), tokens, contract.DefaultBytesPerToken, mcp.MaxDefinitionTokens)
+		adefs, atokens := s.DefinitionsFor(true)
+		fmt.Printf("for an admin caller, with the job tools (%s): %d tools, %d bytes, %d tokens\n",
+			strings.Join(s.AdminToolNames(), ", "), len(s.ToolNames())+len(s.AdminToolNames()), len(adefs), atokens)
 		return nil
 	}
 	db, _, err := openCollection(*data, o.Collection, false)
@@ -135,6 +140,17 @@ func runMCP(args []string) error {
 		return err
 	}
 	defer db.Close()
+	if *admin {
+		// The job runner of `searchd serve` (durable jobs under
+		// DATA/server/jobs), without its HTTP side; index jobs are
+		// confined to the MCP roots.
+		jobs, err := server.New(db, server.Options{DataDir: *data, IndexRoots: o.Roots, Logger: logger})
+		if err != nil {
+			return fmt.Errorf("mcp: %w", err)
+		}
+		defer jobs.Close()
+		o.Jobs, o.Admin = jobs, true
+	}
 	s, err := mcp.New(db, o, logger)
 	if err != nil {
 		return err
@@ -156,6 +172,7 @@ func mountMCP(mf *mcpFlags, dataDir string, logger *slog.Logger) func(*server.Se
 		if err != nil {
 			return fmt.Errorf("serve: mcp: %w", err)
 		}
+		o.Jobs = srv // admin keys get the job tools
 		s, err := mcp.New(srv.DB(), o, logger)
 		if err != nil {
 			return fmt.Errorf("serve: mcp: %w", err)
@@ -163,8 +180,8 @@ func mountMCP(mf *mcpFlags, dataDir string, logger *slog.Logger) func(*server.Se
 		s.Warm()
 		srv.Mount("/mcp", s.HTTPHandler(mcp.HTTPOptions{
 			Authenticate: func(r *http.Request) (mcp.Caller, bool) {
-				p, _ := server.CallerOf(r.Context())
-				return mcp.Caller{Principal: p}, true
+				p, admin := server.CallerOf(r.Context())
+				return mcp.Caller{Principal: p, Admin: admin}, true
 			},
 			HostCheckedUpstream: true,
 		}))

@@ -395,3 +395,109 @@ func TestMCPStdioRevisions(t *testing.T) {
 		cs.Close()
 	}
 }
+
+// TestMCPStdioJobRestart: `searchd mcp --admin` over stdio queues an index
+// job that returns at once; the process is killed while the job runs; a
+// new process reads the job interrupted (the reason saying indexing is
+// incremental) or, when the job beat the kill, completed; indexing again
+// completes and finds the new files. A non-admin process lists no job tools.
+func TestMCPStdioJobRestart(t *testing.T) {
+	if args := os.Getenv("STRATA_TEST_MAIN_ARGS"); args != "" {
+		json.Unmarshal([]byte(args), &os.Args)
+		main()
+		os.Exit(0)
+	}
+	root, data := mcpTree(t)
+	big := filepath.Join(root, "big")
+	os.MkdirAll(big, 0o755)
+	for i := range 1500 {
+		body := fmt.Sprintf("package big\n\n// Gen%04d is generated.\nfunc Gen%04d() int { return %d }\n", i, i, i)
+		if err := os.WriteFile(filepath.Join(big, fmt.Sprintf("g%04d.go", i)), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	start := func(admin bool) (*sdk.ClientSession, *exec.Cmd) {
+		args := []string{"searchd", "mcp", "--data", data, "--root", root}
+		if admin {
+			args = append(args, "--admin")
+		}
+		mainArgs, _ := json.Marshal(args)
+		cmd := exec.Command(os.Args[0], "-test.run=^TestMCPStdioJobRestart$")
+		cmd.Env = append(os.Environ(), "STRATA_TEST_MAIN_ARGS="+string(mainArgs))
+		cs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cs, cmd
+	}
+	call := func(cs *sdk.ClientSession, name string, args map[string]any) map[string]any {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var m map[string]any
+		b, _ := json.Marshal(res.StructuredContent)
+		json.Unmarshal(b, &m)
+		return m
+	}
+	wait := func(cs *sdk.ClientSession, id string, want ...string) map[string]any {
+		t.Helper()
+		for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			m := call(cs, "job_status", map[string]any{"job_id": id})
+			for _, w := range want {
+				if m["state"] == w {
+					return m
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("job %s: %v, want %v", id, m, want)
+			}
+		}
+	}
+
+	user, _ := start(false)
+	lt, err := user.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range lt.Tools {
+		if tl.Name == "index" || strings.HasPrefix(tl.Name, "job_") {
+			t.Fatalf("non-admin stdio lists %s", tl.Name)
+		}
+	}
+	user.Close()
+
+	cs, cmd := start(true)
+	m := call(cs, "index", map[string]any{"path": "big"})
+	id, _ := m["job_id"].(string)
+	if len(id) != 32 {
+		t.Fatalf("index: %v", m)
+	}
+	m = wait(cs, id, "running", "completed")
+	cmd.Process.Kill()
+	cmd.Wait()
+	cs.Close()
+
+	cs2, _ := start(true)
+	defer cs2.Close()
+	after := call(cs2, "job_status", map[string]any{"job_id": id})
+	switch after["state"] {
+	case "interrupted":
+		if e, _ := after["error"].(string); !strings.Contains(e, "while the job was running") || !strings.Contains(e, "incremental") {
+			t.Fatalf("interrupted job: %v", after)
+		}
+	case "completed":
+		t.Logf("the job completed before the kill (%v)", m["state"])
+	default:
+		t.Fatalf("job after the kill: %v", after)
+	}
+	m = call(cs2, "index", map[string]any{"path": "big"})
+	id2, _ := m["job_id"].(string)
+	wait(cs2, id2, "completed")
+	d := call(cs2, "find_definition", map[string]any{"symbol": "Gen1499"})
+	if h, _ := d["hits"].([]any); len(h) == 0 {
+		t.Fatalf("Gen1499 not found after re-indexing: %v", d)
+	}
+}

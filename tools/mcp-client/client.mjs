@@ -8,7 +8,8 @@
 //               | {"transport":"http","url":"http://127.0.0.1:PORT/mcp","key":"…"}
 //     plus "steps": [{"op":"list"}
 //                   | {"op":"call","name":"search","args":{…}}
-//                   | {"op":"cancel","name":"search","args":{…},"after_ms":50}]
+//                   | {"op":"cancel","name":"search","args":{…},"after_ms":50}
+//                   | {"op":"job","name":"flush","args":{…},"timeout_ms":20000}]
 //
 // It prints one JSON object: {"protocol_version":…, "results":[…]}, a
 // result per step: list → {"tools":[…]}; call → the CallToolResult as
@@ -16,10 +17,14 @@
 // tool's outputSchema; a mismatch is reported as {"error":…}); cancel →
 // {"cancelled":true,"error":…} when the call was aborted (the SDK sends
 // notifications/cancelled), then the next step shows the session is
-// still usable. A connection failure exits 1.
+// still usable; job → {"result":…,"notification":…}: it sets the logging
+// level to info, calls a job tool and waits for the notifications/message
+// whose data.job_id is the returned job_id (the job's completion), or
+// {"result":…,"error":"timeout"}. A connection failure exits 1.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const cfg = JSON.parse(process.argv[2]);
 let transport;
@@ -39,6 +44,15 @@ transport.setProtocolVersion = (v) => {
 };
 const client = new Client({ name: "strata-ts-test", version: "1.0.0" });
 await client.connect(transport);
+// Logging notifications, for job steps: job_id → the notification.
+const jobNotes = new Map();
+const jobWaiters = new Map();
+client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+  const id = n.params?.data?.job_id;
+  if (!id) return;
+  jobNotes.set(id, n.params);
+  jobWaiters.get(id)?.(n.params);
+});
 
 const results = [];
 for (const step of cfg.steps) {
@@ -56,6 +70,16 @@ for (const step of cfg.steps) {
       } catch (e) {
         results.push({ cancelled: ac.signal.aborted, error: String(e?.message ?? e) });
       }
+    } else if (step.op === "job") {
+      await client.setLoggingLevel("info");
+      const r = await client.callTool({ name: step.name, arguments: step.args ?? {} });
+      const id = r.structuredContent?.job_id;
+      const note = await new Promise((resolve) => {
+        if (jobNotes.has(id)) return resolve(jobNotes.get(id));
+        jobWaiters.set(id, resolve);
+        setTimeout(() => resolve(null), step.timeout_ms ?? 20000);
+      });
+      results.push(note ? { result: r, notification: note } : { result: r, error: "timeout" });
     } else {
       results.push({ error: `unknown op ${step.op}` });
     }
