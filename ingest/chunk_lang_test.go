@@ -1,0 +1,121 @@
+package ingest
+
+import (
+	"fmt"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/stratasearch/strata/ingest/lang"
+)
+
+const pySrc = `"""Module doc."""
+import os
+
+LIMIT = 10
+
+
+@dataclass
+class Point:
+    """A point."""
+    x: int = 0
+
+    def norm(self):
+        """Its length."""
+        return os.path.join("a", "b")
+
+
+def top():
+    return 1
+`
+
+func TestChunkFilePython(t *testing.T) {
+	var o Options
+	o.EnsureDefaults()
+	lines := NewLines([]byte(pySrc))
+	got := ChunkFile("m.py", []byte(pySrc), o)
+	if !lang.Available() {
+		// Without cgo: today's structural chunker.
+		if want := ChunkText(lines, 1, lines.N(), false, o); !reflect.DeepEqual(got, want) {
+			t.Fatalf("without cgo ChunkFile = %+v, want ChunkText's %+v", got, want)
+		}
+		return
+	}
+	want := []Chunk{
+		{StartLine: 1, EndLine: 4, Kind: "decl", Symbol: "LIMIT", Names: []string{"LIMIT"}},
+		{StartLine: 7, EndLine: 11, Kind: "class", Symbol: "Point", Names: []string{"Point", "x"}},
+		{StartLine: 12, EndLine: 14, Kind: "method", Symbol: "Point.norm", Receiver: "Point", Names: []string{"norm"}},
+		{StartLine: 17, EndLine: 18, Kind: "func", Symbol: "top", Names: []string{"top"}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("ChunkFile:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// An oversized definition is cut into ChunkBytes pieces that keep its
+// symbol, kind and names, and the pieces cover it.
+func TestChunkLangOversized(t *testing.T) {
+	if !lang.Available() {
+		t.Skip("tree-sitter needs cgo")
+	}
+	var b strings.Builder
+	b.WriteString("class Big:\n    def huge(self):\n")
+	for i := 0; i < 400; i++ {
+		fmt.Fprintf(&b, "        x%d = %d\n\n", i, i)
+	}
+	b.WriteString("\ndef after():\n    pass\n")
+	src := []byte(b.String())
+	o := Options{ChunkBytes: 512, MaxDeclBytes: 2048}
+	o.EnsureDefaults()
+	cs := ChunkFile("big.py", src, o)
+	var pieces int
+	for _, c := range cs {
+		if c.Symbol == "Big.huge" {
+			pieces++
+			if c.Kind != "method" || c.Receiver != "Big" || !reflect.DeepEqual(c.Names, []string{"huge"}) {
+				t.Fatalf("piece %+v lost its metadata", c)
+			}
+			if n := len(NewLines(src).Span(c.StartLine, c.EndLine)); n > o.ChunkBytes {
+				t.Fatalf("piece %+v is %d bytes", c, n)
+			}
+		}
+	}
+	if pieces < 2 {
+		t.Fatalf("Big.huge in %d pieces: %+v", pieces, cs)
+	}
+	if last := cs[len(cs)-1]; last.Symbol != "after" {
+		t.Fatalf("last chunk %+v, want after", last)
+	}
+}
+
+// Every sample in ingest/lang/testdata chunks into sorted, unique,
+// in-range spans, and each language's definitions carry symbols.
+func TestChunkFileLanguages(t *testing.T) {
+	var o Options
+	o.EnsureDefaults()
+	for _, name := range []string{"sample.py", "sample.js", "sample.ts", "sample.tsx", "sample.rs", "sample.java", "sample.c", "sample.cpp"} {
+		src, err := os.ReadFile("lang/testdata/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tag := Lang(name); !lang.Supported(tag) {
+			t.Fatalf("%s: Lang %q has no grammar", name, tag)
+		}
+		cs := ChunkFile(name, src, o)
+		n := NewLines(src).N()
+		prev, syms := 0, 0
+		for _, c := range cs {
+			if c.StartLine <= prev || c.EndLine < c.StartLine || c.EndLine > n {
+				t.Fatalf("%s: chunk %+v after line %d (of %d)", name, c, prev, n)
+			}
+			prev = c.EndLine
+			if c.Symbol != "" {
+				syms++
+			}
+		}
+		if lang.Available() && syms < 4 {
+			t.Errorf("%s: only %d chunks with symbols: %+v", name, syms, cs)
+		}
+	}
+}
