@@ -119,3 +119,28 @@ func TestChunkFileLanguages(t *testing.T) {
 		}
 	}
 }
+
+// EmbedText of a definition in another language: its doc comment without
+// markers (decorators and attributes skipped), its first line, and a
+// Python docstring's first line.
+func TestEmbedTextLanguages(t *testing.T) {
+	for _, tc := range []struct {
+		rel, span string
+		c         Chunk
+		want      string
+	}{
+		{"m.py", "@property\ndef norm(self):\n    \"\"\"Its length.\"\"\"\n    return 1\n",
+			Chunk{Kind: "method", Symbol: "Point.norm", Names: []string{"norm"}},
+			"Point.norm (point norm). def norm(self): Its length. (in m.py)"},
+		{"p.rs", "/// A point.\n#[derive(Debug)]\npub struct Point {\n    x: i32,\n}\n",
+			Chunk{Kind: "struct", Symbol: "Point", Names: []string{"Point"}},
+			"Point. A point. pub struct Point (in p.rs)"},
+		{"a.java", "/**\n * Adds them.\n */\npublic int add(int a) {\n",
+			Chunk{Kind: "method", Symbol: "Calc.add", Names: []string{"add"}},
+			"Calc.add (calc add). Adds them. public int add(int a) (in a.java)"},
+	} {
+		if got := EmbedText(tc.rel, tc.c, []byte(tc.span), 256); got != tc.want {
+			t.Errorf("EmbedText(%s) = %q, want %q", tc.rel, got, tc.want)
+		}
+	}
+}

@@ -54,10 +54,10 @@ type Progress struct {
 const (
 	MetaLang     = "lang"     // language tag (Lang)
 	MetaPath     = "path"     // path relative to the indexed root, slash-separated
-	MetaSymbol   = "symbol"   // Go declared name ("EqualFold", "Builder.WriteString")
-	MetaReceiver = "receiver" // Go method receiver base type
-	MetaNames    = "names"    // the bare names a Go declaration declares (a method: its name, without receiver)
-	MetaKind     = "kind"     // func, method, type, const, var, package, text
+	MetaSymbol   = "symbol"   // declared name ("EqualFold", "Builder.WriteString", "Class.method")
+	MetaReceiver = "receiver" // method receiver base type (Go), or a method's class
+	MetaNames    = "names"    // the bare names a declaration declares (a method: its name, without receiver)
+	MetaKind     = "kind"     // Chunk.Kind: func, method, type, const, var, package, class, …, decl, text
 	MetaMTime    = "mtime"    // file modification time, Unix seconds
 	MetaOffset   = "content_offset"
 )
