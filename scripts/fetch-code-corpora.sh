@@ -37,6 +37,6 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 mkdir -p "$dest/rust"
 for d in /usr/share/cargo/registry/regex-syntax-0.6.27 /usr/share/cargo/registry/serde-1.0.152; do
-	ln -sfn "$d" "$dest/rust/$(basename "$d")"
+	[ -d "$dest/rust/$(basename "$d")" ] || cp -r "$d" "$dest/rust/"
 done
 echo "$dest"
