@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -110,5 +111,20 @@ func checkFile(t *testing.T, name string, src []byte, f *File) {
 		if n != 1 {
 			t.Errorf("%s: top-level %s %s at L%d is in %d decls", name, d.Kind, d.Symbol, d.StartLine, n)
 		}
+	}
+}
+
+// A parse that runs out of ParseTimeout is an error, not a partial File.
+func TestParseTimeout(t *testing.T) {
+	old := ParseTimeout
+	ParseTimeout = time.Microsecond
+	defer func() { ParseTimeout = old }()
+	src := []byte(strings.Repeat("def f(x):\n    return [x for x in range(10) if x]\n", 20000))
+	if f, err := Parse("python", src); err == nil {
+		t.Fatalf("Parse of %d bytes in 1µs: %d decls, no error", len(src), len(f.Decls))
+	}
+	ParseTimeout = old
+	if _, err := Parse("python", src); err != nil {
+		t.Fatal(err)
 	}
 }

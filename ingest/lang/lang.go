@@ -35,7 +35,8 @@
 // Each parse creates one parser, tree and query cursor and closes them
 // before it returns (Parse's defers are the only place they are made);
 // the compiled queries are made once per language and kept for the
-// life of the process. A panic inside a parse is returned as an error.
+// life of the process. A parse is bounded by ParseTimeout; running out
+// of it, like a panic inside a parse, is returned as an error.
 //
 // # Without cgo
 //

@@ -3,10 +3,12 @@
 package lang
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	sitter "github.com/smacker/go-tree-sitter"
 	"github.com/smacker/go-tree-sitter/c"
@@ -18,6 +20,10 @@ import (
 	"github.com/smacker/go-tree-sitter/typescript/tsx"
 	"github.com/smacker/go-tree-sitter/typescript/typescript"
 )
+
+// ParseTimeout bounds one parse; a file that takes longer is an error
+// (ingestion then cuts it by structure).
+var ParseTimeout = 2 * time.Second
 
 // Available reports whether the tree-sitter parsers are built in.
 func Available() bool { return true }
@@ -101,9 +107,10 @@ func Parse(tag string, src []byte) (f *File, err error) {
 	parser := sitter.NewParser()
 	defer parser.Close()
 	parser.SetLanguage(g.lang)
-	tree := parser.Parse(nil, src)
-	if tree == nil {
-		return nil, fmt.Errorf("lang: %s parse failed", tag)
+	parser.SetOperationLimit(int(ParseTimeout.Microseconds()))
+	tree, err := parser.ParseCtx(context.Background(), nil, src)
+	if err != nil || tree == nil {
+		return nil, fmt.Errorf("lang: %s parse of %d bytes failed: %v", tag, len(src), err)
 	}
 	defer tree.Close()
 	qc := sitter.NewQueryCursor()
