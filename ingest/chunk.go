@@ -157,7 +157,8 @@ var useLang = true
 // keep them, as ChunkGo does. The lines between definitions (imports,
 // top-level statements, fields after the last method) are cut by
 // ChunkText; a piece that declares names (variables, constants,
-// prototypes, fields) is kind decl and carries them; a piece with no
+// fields, prototypes of functions defined elsewhere) is kind decl and
+// carries them; a piece with no
 // letter or digit (a closing brace) is dropped. ok is false when the
 // parser is unavailable (no cgo) or fails.
 func ChunkLang(tag string, src []byte, lines *Lines, o Options) (cs []Chunk, ok bool) {
@@ -165,14 +166,14 @@ func ChunkLang(tag string, src []byte, lines *Lines, o Options) (cs []Chunk, ok 
 	if err != nil {
 		return nil, false
 	}
-	defs := f.Defs
+	defs, bodied := f.Defs, lang.Bodied(f.Defs)
 	gap := func(lo, hi int) {
 		for _, p := range ChunkText(lines, lo, hi, false, o) {
 			if !hasWord(lines.Span(p.StartLine, p.EndLine)) {
 				continue
 			}
 			for _, d := range defs {
-				if d.StartLine >= p.StartLine && d.StartLine <= p.EndLine {
+				if d.StartLine >= p.StartLine && d.StartLine <= p.EndLine && !(d.Signature && bodied[d.Symbol]) {
 					if p.Symbol == "" {
 						p.Kind, p.Symbol = "decl", d.Symbol
 					}

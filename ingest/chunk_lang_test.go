@@ -144,3 +144,23 @@ func TestEmbedTextLanguages(t *testing.T) {
 		}
 	}
 }
+
+// Overload signatures of a function defined in the same file do not name
+// the text around them; a prototype of a function defined elsewhere does.
+func TestChunkLangSignatures(t *testing.T) {
+	if !lang.Available() {
+		t.Skip("tree-sitter needs cgo")
+	}
+	src := "export function pick(a: string): string;\nexport function pick(a: number): number;\n" +
+		"export declare function other(a: string): void;\n\nexport function pick(a: any): any {\n  return a;\n}\n"
+	var o Options
+	o.EnsureDefaults()
+	cs := ChunkFile("p.ts", []byte(src), o)
+	want := []Chunk{
+		{StartLine: 1, EndLine: 3, Kind: "decl", Symbol: "other", Names: []string{"other"}},
+		{StartLine: 5, EndLine: 7, Kind: "func", Symbol: "pick", Names: []string{"pick"}},
+	}
+	if !reflect.DeepEqual(cs, want) {
+		t.Fatalf("ChunkFile:\n got %+v\nwant %+v", cs, want)
+	}
+}

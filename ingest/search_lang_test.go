@@ -44,6 +44,16 @@ var pyDocQuery = regexp.MustCompile(`^\s*[rRuU]?(?:"""|''')\s*([^\n]*)`)
 // the docstring set (the docstring's first line with the name's words
 // removed, at least three words left).
 func defQueries(t *testing.T, root string, rels []string) (byName, byDoc []defQuery) {
+	return defQueriesLang(t, root, rels, "python")
+}
+
+// defKinds are the definitions find_definition should find.
+var defKinds = map[string]bool{"func": true, "method": true, "class": true, "interface": true, "trait": true,
+	"struct": true, "enum": true, "union": true, "type": true, "macro": true, "module": true}
+
+// defQueriesLang is defQueries for any of lang.Languages; the docstring
+// set is Python's only.
+func defQueriesLang(t *testing.T, root string, rels []string, tag string) (byName, byDoc []defQuery) {
 	count := map[string]int{}
 	type cand struct {
 		d   lang.Def
@@ -56,13 +66,13 @@ func defQueries(t *testing.T, root string, rels []string) (byName, byDoc []defQu
 		if err != nil {
 			t.Fatal(err)
 		}
-		f, err := lang.Parse("python", src)
+		f, err := lang.Parse(tag, src)
 		if err != nil {
 			t.Fatal(err)
 		}
 		lines := strings.Split(string(src), "\n")
 		for _, d := range f.Defs {
-			if d.Kind != "func" && d.Kind != "method" && d.Kind != "class" {
+			if !defKinds[d.Kind] || d.Signature {
 				continue
 			}
 			count[d.Name]++
@@ -70,6 +80,9 @@ func defQueries(t *testing.T, root string, rels []string) (byName, byDoc []defQu
 			// The docstring is the first statement after the (possibly
 			// multi-line) header, which ends in a colon.
 			i := d.StartLine - 1
+			if tag != "python" {
+				i = len(lines)
+			}
 			for i < len(lines) && i < d.StartLine+8 && !strings.HasSuffix(strings.TrimSpace(lines[i]), ":") {
 				i++
 			}
@@ -129,12 +142,10 @@ func successAt(t *testing.T, col *engine.Collection, root string, qs []defQuery,
 	return float64(hit) / float64(max(1, len(qs)))
 }
 
-// Search quality on a sample of the Python standard library, lexical,
-// with the tree-sitter chunks (definitions carry names) against the
-// structural chunker they replaced: find_definition success@1 from the
-// symbol tables, and docstring success@5.
-func TestSearchQualityPython(t *testing.T) {
-	files := corpusSample(t, pythonStdlib, ".py", 120)
+// copySample copies a seeded sample of a corpus into a temporary root
+// (file names made unique), returning it and the relative paths.
+func copySample(t *testing.T, corpus, ext string, n int) (string, []string) {
+	files := corpusSample(t, corpus, ext, n)
 	root := t.TempDir()
 	var rels []string
 	for i, p := range files {
@@ -142,22 +153,35 @@ func TestSearchQualityPython(t *testing.T) {
 		if err != nil || len(src) > 200<<10 {
 			continue
 		}
-		rel := filepath.ToSlash(filepath.Join(filepath.Base(filepath.Dir(p)), fmt.Sprintf("%s_%d.py", strings.TrimSuffix(filepath.Base(p), ".py"), i)))
+		rel := filepath.ToSlash(filepath.Join(filepath.Base(filepath.Dir(p)), fmt.Sprintf("%s_%d%s", strings.TrimSuffix(filepath.Base(p), ext), i, ext)))
 		write(t, root, rel, string(src))
 		rels = append(rels, rel)
 	}
-	byName, byDoc := defQueries(t, root, rels)
-	measure := func(structural bool) (float64, float64) {
-		useLang = !structural
-		defer func() { useLang = true }()
-		col, mf := openTestCollection(t)
-		if _, err := Index(context.Background(), col, mf, root, Options{}, Progress{}); err != nil {
-			t.Fatal(err)
-		}
-		return successAt(t, col, root, byName, 1), successAt(t, col, root, byDoc, 5)
+	return root, rels
+}
+
+// measureQuality indexes root (with the structural chunker, or the
+// tree-sitter one) into a fresh collection and returns name success@1
+// and docstring success@5.
+func measureQuality(t *testing.T, root string, structural bool, byName, byDoc []defQuery) (float64, float64) {
+	useLang = !structural
+	defer func() { useLang = true }()
+	col, mf := openTestCollection(t)
+	if _, err := Index(context.Background(), col, mf, root, Options{}, Progress{}); err != nil {
+		t.Fatal(err)
 	}
-	n0, d0 := measure(true)
-	n1, d1 := measure(false)
+	return successAt(t, col, root, byName, 1), successAt(t, col, root, byDoc, 5)
+}
+
+// Search quality on a sample of the Python standard library, lexical,
+// with the tree-sitter chunks (definitions carry names) against the
+// structural chunker they replaced: find_definition success@1 from the
+// symbol tables, and docstring success@5.
+func TestSearchQualityPython(t *testing.T) {
+	root, rels := copySample(t, pythonStdlib, ".py", 120)
+	byName, byDoc := defQueries(t, root, rels)
+	n0, d0 := measureQuality(t, root, true, byName, byDoc)
+	n1, d1 := measureQuality(t, root, false, byName, byDoc)
 	t.Logf("%d files; find_definition success@1 (%d queries): structural %.3f, tree-sitter %.3f; docstring success@5 (%d queries): structural %.3f, tree-sitter %.3f",
 		len(rels), len(byName), n0, n1, len(byDoc), d0, d1)
 	if len(byName) < 100 || len(byDoc) < 50 {
@@ -168,5 +192,28 @@ func TestSearchQualityPython(t *testing.T) {
 	}
 	if d1 < d0-0.02 {
 		t.Errorf("docstring success@5 fell: %.3f → %.3f", d0, d1)
+	}
+}
+
+// find_definition success@1 on the other corpora present (see
+// TestChunkCorpora), tree-sitter chunks against structural ones.
+func TestSearchQualityCorpora(t *testing.T) {
+	for _, tc := range []struct{ root, ext string }{
+		{filepath.Join(codeCorpora(), "typescript"), ".ts"},
+		{filepath.Join(codeCorpora(), "rust"), ".rs"},
+		{"/usr/lib/node_modules/npm", ".js"},
+		{"/usr/include", ".h"},
+		{"/usr/include", ".hpp"},
+	} {
+		t.Run(strings.TrimPrefix(tc.ext, "."), func(t *testing.T) {
+			root, rels := copySample(t, tc.root, tc.ext, 120)
+			byName, _ := defQueriesLang(t, root, rels, Lang(tc.ext))
+			n0, _ := measureQuality(t, root, true, byName, nil)
+			n1, _ := measureQuality(t, root, false, byName, nil)
+			t.Logf("%s: %d files; find_definition success@1 (%d queries): structural %.3f, tree-sitter %.3f", tc.root, len(rels), len(byName), n0, n1)
+			if len(byName) >= 30 && n1 <= n0 {
+				t.Errorf("find_definition success@1 %.3f, structural %.3f", n1, n0)
+			}
+		})
 	}
 }

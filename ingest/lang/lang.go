@@ -27,7 +27,8 @@
 // variables, constants) are not Decls of their own: their names join the
 // Decl that holds them, or, at top level, the text around them
 // (ingestion's structural chunker cuts the lines no Decl covers).
-// Decls are sorted and their line spans never overlap: definitions that
+// A signature whose function has a body in the same file (see Bodied)
+// names nothing. Decls are sorted and their line spans never overlap: definitions that
 // share a line are merged into one Decl that carries all their names.
 //
 // # Resources
@@ -149,3 +150,17 @@ var (
 	containerKinds = map[string]bool{"class": true, "interface": true, "trait": true, "impl": true,
 		"struct": true, "enum": true, "union": true, "module": true}
 )
+
+// Bodied returns the symbols of the functions and methods in defs that
+// have a body. A signature with one of these symbols (a TypeScript
+// overload, a C++ method declared in its class and defined below it)
+// does not name the chunk around it: the definition's chunk does.
+func Bodied(defs []Def) map[string]bool {
+	m := map[string]bool{}
+	for _, d := range defs {
+		if !d.Signature && (d.Kind == "func" || d.Kind == "method") {
+			m[d.Symbol] = true
+		}
+	}
+	return m
+}

@@ -144,6 +144,8 @@ type parse struct {
 	lines lineIndex
 	defs  []*def
 	refs  []Ref
+	// bodied are the symbols of the file's functions with a body.
+	bodied map[string]bool
 }
 
 func (p *parse) collect(g *grammar, qc *sitter.QueryCursor) {
@@ -191,7 +193,7 @@ func (p *parse) collect(g *grammar, qc *sitter.QueryCursor) {
 		d.Name = strings.TrimSpace(name.Content(p.src))
 		if sep := "::"; p.tag == "cpp" && strings.Contains(d.Name, sep) {
 			i := strings.LastIndex(d.Name, sep)
-			d.qual, d.Name = d.Name[:i], d.Name[i+len(sep):]
+			d.qual, d.Name = strings.TrimSpace(d.Name[:i]), strings.TrimSpace(d.Name[i+len(sep):])
 		}
 		if d.Kind == "impl" {
 			d.Name = strings.TrimSpace(name.Content(p.src))
@@ -360,6 +362,7 @@ func (p *parse) build(f *File) {
 		}
 		f.Refs = append(f.Refs, r)
 	}
+	p.bodied = Bodied(f.Defs)
 	for _, i := range roots {
 		f.Decls = p.decls(f.Decls, i)
 	}
@@ -416,7 +419,7 @@ func (p *parse) decls(out []Decl, i int) []Decl {
 			dc.EndLine = first - 1
 			// The head's names: the body-less members above the first.
 			for _, c := range d.children {
-				if cd := p.defs[c]; !p.chunkable(cd) && cd.StartLine <= dc.EndLine {
+				if cd := p.defs[c]; !p.chunkable(cd) && cd.StartLine <= dc.EndLine && !(cd.Signature && p.bodied[cd.Symbol]) {
 					dc.Names = append(dc.Names, cd.Name)
 				}
 			}
@@ -432,7 +435,7 @@ func (p *parse) decls(out []Decl, i int) []Decl {
 		walk = func(k int) {
 			for _, c := range p.defs[k].children {
 				cd := p.defs[c]
-				if cd.Kind != "impl" {
+				if cd.Kind != "impl" && !(cd.Signature && p.bodied[cd.Symbol]) {
 					dc.Names = append(dc.Names, cd.Name)
 				}
 				if containerKinds[cd.Kind] {
