@@ -145,6 +145,18 @@ func ChunkFile(name string, src []byte, o Options) []Chunk {
 	return ChunkText(lines, 1, lines.N(), tag == "markdown", o)
 }
 
+// Chunker names the chunker ChunkFile uses for a file in this build:
+// "tree-sitter" for the languages of package lang when its parsers are
+// built in, "" for the others (Go's go/parser and the structural cut,
+// which every earlier manifest recorded implicitly). Index re-chunks a
+// file whose manifest entry names another.
+func Chunker(name string) string {
+	if useLang && lang.Available() && lang.Supported(Lang(name)) {
+		return "tree-sitter"
+	}
+	return ""
+}
+
 // useLang switches ChunkLang on; the search-quality test turns it off to
 // measure the structural chunker it replaced.
 var useLang = true

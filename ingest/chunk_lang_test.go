@@ -1,12 +1,14 @@
 package ingest
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/stratasearch/strata/engine/contract"
 	"github.com/stratasearch/strata/ingest/lang"
 )
 
@@ -163,4 +165,52 @@ func TestChunkLangSignatures(t *testing.T) {
 	if !reflect.DeepEqual(cs, want) {
 		t.Fatalf("ChunkFile:\n got %+v\nwant %+v", cs, want)
 	}
+}
+
+// An index made by the structural chunker (or a build without cgo) is
+// re-chunked by tree-sitter on the next run, though the file is unchanged;
+// a second run then reads nothing.
+func TestIndexRechunksOnChunkerChange(t *testing.T) {
+	if !lang.Available() {
+		t.Skip("tree-sitter needs cgo")
+	}
+	root := t.TempDir()
+	write(t, root, "m.py", pySrc)
+	col, mf := openTestCollection(t)
+	ctx := context.Background()
+	useLang = false
+	st, err := Index(ctx, col, mf, root, Options{}, Progress{})
+	useLang = true
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Indexed != 1 {
+		t.Fatalf("structural run %+v", st)
+	}
+	if h := search(t, col, "Point.norm", 3); len(h) == 0 || symbolOf(h[0]) == "Point.norm" {
+		t.Fatalf("structural chunks already carry symbols: %+v", h)
+	}
+	st, err = Index(ctx, col, mf, root, Options{}, Progress{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Indexed != 1 || st.Read != 1 {
+		t.Fatalf("run after the chunker changed %+v, want the file re-chunked", st)
+	}
+	h := search(t, col, "Point.norm", 3)
+	if len(h) == 0 || symbolOf(h[0]) != "Point.norm" || !strings.HasSuffix(h[0].SourceURI, "m.py#L12-L14") {
+		t.Fatalf("Point.norm hits %+v", h)
+	}
+	st, err = Index(ctx, col, mf, root, Options{}, Progress{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Read != 0 || st.Unchanged != 1 {
+		t.Fatalf("third run %+v", st)
+	}
+}
+
+func symbolOf(h contract.Envelope) string {
+	s, _ := h.Metadata[MetaSymbol].Str()
+	return s
 }

@@ -52,7 +52,9 @@
 //
 // The manifest (JSON, written atomically) maps each file to its size,
 // mtime, BLAKE3 of the whole file, chunk spans, or content skip reason.
-// A file with the same size and mtime is not read; one whose content hash
+// A file with the same size and mtime, chunked by the same chunker
+// (Chunker: a build with or without cgo chunks the lang languages
+// differently), is not read; one whose content hash
 // is unchanged is not rewritten; a changed file's new chunks are upserted
 // and its old span ids that are not reused are deleted; a vanished (or
 // newly ignored) file's chunks are deleted; a rename is a delete plus an

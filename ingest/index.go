@@ -301,7 +301,7 @@ func (ix *Indexer) index(ctx context.Context, root string, p Progress) (Stats, e
 			}
 			docs = append(docs, r.docs...)
 			texts = append(texts, r.texts...)
-			m.Files[r.f.Path] = &FileEntry{Size: r.f.Size, MTimeNS: r.f.ModTime.UnixNano(), Hash: r.hash, Chunks: r.frags}
+			m.Files[r.f.Path] = &FileEntry{Size: r.f.Size, MTimeNS: r.f.ModTime.UnixNano(), Hash: r.hash, Chunks: r.frags, Chunker: Chunker(r.f.Path)}
 		}
 		if r.read {
 			st.Read++
@@ -355,7 +355,7 @@ func under(path, root string) bool {
 // run in parallel).
 func prepare(f File, old *FileEntry, absRoot string, o Options) prepared {
 	r := prepared{f: f}
-	if old != nil && old.Size == f.Size && old.MTimeNS == f.ModTime.UnixNano() {
+	if old != nil && old.Size == f.Size && old.MTimeNS == f.ModTime.UnixNano() && old.Chunker == Chunker(f.Path) {
 		return r
 	}
 	data, err := os.ReadFile(f.Path)
@@ -373,7 +373,7 @@ func prepare(f File, old *FileEntry, absRoot string, o Options) prepared {
 	}
 	r.hash = engine.VersionHash(data)
 	valid := utf8.Valid(data)
-	if old != nil && old.Hash == r.hash {
+	if old != nil && old.Hash == r.hash && old.Chunker == Chunker(f.Path) {
 		r.same = true
 		return r
 	}
