@@ -59,7 +59,7 @@ var pyTopDef = regexp.MustCompile(`^(?:async\s+def|def|class)\s+([A-Za-z_][A-Za-
 func TestChunkPythonCorpus(t *testing.T) {
 	n := 400
 	if testing.Short() {
-		n = 150
+		n = 60
 	}
 	files := corpusSample(t, pythonStdlib, ".py", n)
 	var o Options
@@ -145,7 +145,7 @@ func TestChunkCorpora(t *testing.T) {
 		t.Run(strings.TrimPrefix(tc.ext, "."), func(t *testing.T) {
 			n := 150
 			if testing.Short() {
-				n = 60
+				n = 20
 			}
 			var o Options
 			o.EnsureDefaults()

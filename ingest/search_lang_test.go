@@ -178,6 +178,9 @@ func measureQuality(t *testing.T, root string, structural bool, byName, byDoc []
 // structural chunker they replaced: find_definition success@1 from the
 // symbol tables, and docstring success@5.
 func TestSearchQualityPython(t *testing.T) {
+	if testing.Short() {
+		t.Skip("indexes a corpus sample twice")
+	}
 	root, rels := copySample(t, pythonStdlib, ".py", 120)
 	byName, byDoc := defQueries(t, root, rels)
 	n0, d0 := measureQuality(t, root, true, byName, byDoc)
@@ -198,6 +201,9 @@ func TestSearchQualityPython(t *testing.T) {
 // find_definition success@1 on the other corpora present (see
 // TestChunkCorpora), tree-sitter chunks against structural ones.
 func TestSearchQualityCorpora(t *testing.T) {
+	if testing.Short() {
+		t.Skip("indexes corpus samples twice")
+	}
 	for _, tc := range []struct{ root, ext string }{
 		{filepath.Join(codeCorpora(), "typescript"), ".ts"},
 		{filepath.Join(codeCorpora(), "rust"), ".rs"},
