@@ -7,6 +7,9 @@
 (function_definition name: (identifier) @name) @definition.func
 
 (module (expression_statement
+  (assignment left: (identifier) @name right: (lambda))) @definition.func)
+
+(module (expression_statement
   (assignment left: (identifier) @name)) @definition.constant)
 
 (class_definition body: (block (expression_statement
