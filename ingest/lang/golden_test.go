@@ -128,3 +128,19 @@ func TestParseTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A name matched by a specific and a generic reference pattern is one
+// reference, of the specific kind.
+func TestRefsUnique(t *testing.T) {
+	f, err := Parse("java", []byte("class A extends B implements C { D d; }\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range f.Refs {
+		got = append(got, r.Kind+":"+r.Name)
+	}
+	if want := "class:B type:C type:D"; strings.Join(got, " ") != want {
+		t.Fatalf("refs %v, want %s", got, want)
+	}
+}

@@ -152,6 +152,8 @@ func (p *parse) collect(g *grammar, qc *sitter.QueryCursor) {
 	seen := map[[2]uint32]int{}
 	defNames := map[uint32]bool{}
 	var refs []Ref
+	var refPattern []uint16
+	refAt := map[uint32]int{}
 	for {
 		m, ok := qc.NextMatch()
 		if !ok {
@@ -175,8 +177,19 @@ func (p *parse) collect(g *grammar, qc *sitter.QueryCursor) {
 			continue
 		}
 		if !isDef {
+			// A name matched by several reference patterns keeps the
+			// first pattern's kind (the specific ones come first).
+			b := name.StartByte()
+			if i, dup := refAt[b]; dup {
+				if m.PatternIndex < refPattern[i] {
+					refs[i].Kind, refPattern[i] = kind, m.PatternIndex
+				}
+				continue
+			}
+			refAt[b] = len(refs)
+			refPattern = append(refPattern, m.PatternIndex)
 			refs = append(refs, Ref{Name: name.Content(p.src), Kind: kind,
-				Line: int(name.StartPoint().Row) + 1, StartByte: int(name.StartByte()), EndByte: int(name.EndByte())})
+				Line: int(name.StartPoint().Row) + 1, StartByte: int(b), EndByte: int(name.EndByte())})
 			continue
 		}
 		key := [2]uint32{whole.StartByte(), whole.EndByte()}
