@@ -132,7 +132,6 @@ type def struct {
 	chunkLo  int // first byte of the chunk: wrappers, doc comments, decorators
 	outerLo  int // the wrapper's byte range (nesting is computed on it)
 	outerHi  int
-	nameLo   int
 	parent   int // index in parse.defs, -1 at top level
 	children []int
 	qual     string // container qualifier of a C++ name (Foo of Foo::bar)
@@ -201,15 +200,12 @@ func (p *parse) collect(g *grammar, qc *sitter.QueryCursor) {
 			}
 			p.defs[i] = nil
 		}
-		d := &def{node: whole, pattern: m.PatternIndex, nameLo: int(name.StartByte()), parent: -1}
+		d := &def{node: whole, pattern: m.PatternIndex, parent: -1}
 		d.Kind = kind
 		d.Name = strings.TrimSpace(name.Content(p.src))
 		if sep := "::"; p.tag == "cpp" && strings.Contains(d.Name, sep) {
 			i := strings.LastIndex(d.Name, sep)
 			d.qual, d.Name = strings.TrimSpace(d.Name[:i]), strings.TrimSpace(d.Name[i+len(sep):])
-		}
-		if d.Kind == "impl" {
-			d.Name = strings.TrimSpace(name.Content(p.src))
 		}
 		d.StartByte, d.EndByte = int(whole.StartByte()), int(whole.EndByte())
 		d.StartLine = int(whole.StartPoint().Row) + 1
