@@ -144,3 +144,45 @@ func TestRefsUnique(t *testing.T) {
 		t.Fatalf("refs %v, want %s", got, want)
 	}
 }
+
+// Parse is safe for concurrent use (ingestion prepares files in
+// parallel): goroutines sharing the compiled queries get the sequential
+// result.
+func TestParseConcurrent(t *testing.T) {
+	want := map[string]string{}
+	srcs := map[string][]byte{}
+	for _, tag := range Languages() {
+		src, err := os.ReadFile(filepath.Join("testdata", samples[tag]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := Parse(tag, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srcs[tag], want[tag] = src, dump(f)
+	}
+	errs := make(chan error, 4)
+	for g := 0; g < 4; g++ {
+		go func() {
+			for i := 0; i < 10; i++ {
+				for _, tag := range Languages() {
+					f, err := Parse(tag, srcs[tag])
+					if err == nil && dump(f) != want[tag] {
+						err = fmt.Errorf("%s: concurrent parse differs", tag)
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for g := 0; g < 4; g++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
