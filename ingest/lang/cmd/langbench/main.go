@@ -4,7 +4,8 @@
 // then times ingest.ChunkFile over them (-rounds times) and, for
 // comparison, the structural chunker (ingest.ChunkText) that handled
 // them before. It prints files, MB, files/s, MB/s and ms per file, by
-// wall clock and by process CPU time (the fair figure on a loaded host).
+// wall clock and by process CPU time (the fair figure on a loaded host),
+// and the median file's wall time.
 //
 //	go run ./ingest/lang/cmd/langbench [-rounds 3] DIR...
 package main
@@ -84,7 +85,7 @@ func main() {
 		tags = append(tags, t)
 	}
 	sort.Strings(tags)
-	fmt.Printf("%-11s %6s %7s %9s %7s %9s %9s %8s %9s %9s\n", "lang", "files", "MB", "files/s", "MB/s", "ms/file", "cpu-ms/f", "chunks", "syms", "text-ms/f")
+	fmt.Printf("%-11s %6s %7s %9s %7s %9s %9s %8s %8s %9s %9s\n", "lang", "files", "MB", "files/s", "MB/s", "ms/file", "cpu-ms/f", "p50-ms", "chunks", "syms", "text-ms/f")
 	for _, tag := range tags {
 		fs := byLang[tag]
 		var bytes int64
@@ -95,10 +96,13 @@ func main() {
 		// Warm up: compile the query, fault in the grammar.
 		ingest.ChunkFile(fs[0].name, fs[0].src, o)
 		c0, t0 := cpuTime(), time.Now()
+		per := make([]time.Duration, 0, len(fs))
 		for r := 0; r < *rounds; r++ {
 			for _, f := range fs {
+				ft := time.Now()
 				cs := ingest.ChunkFile(f.name, f.src, o)
 				if r == 0 {
+					per = append(per, time.Since(ft))
 					chunks += len(cs)
 					for _, c := range cs {
 						if c.Symbol != "" {
@@ -117,10 +121,12 @@ func main() {
 			}
 		}
 		text := time.Since(t1)
+		sort.Slice(per, func(i, j int) bool { return per[i] < per[j] })
+		p50 := per[len(per)/2]
 		n := float64(len(fs) * *rounds)
 		mb := float64(bytes) / 1e6
-		fmt.Printf("%-11s %6d %7.2f %9.0f %7.2f %9.3f %9.3f %8d %9d %9.3f\n", tag, len(fs), mb,
+		fmt.Printf("%-11s %6d %7.2f %9.0f %7.2f %9.3f %9.3f %8.3f %8d %9d %9.3f\n", tag, len(fs), mb,
 			n/wall.Seconds(), mb*float64(*rounds)/wall.Seconds(), wall.Seconds()*1e3/n, cpu.Seconds()*1e3/n,
-			chunks, syms, text.Seconds()*1e3/n)
+			p50.Seconds()*1e3, chunks, syms, text.Seconds()*1e3/n)
 	}
 }
