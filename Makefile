@@ -8,6 +8,7 @@ BENCHTIME ?= 1s
 all: build
 
 build:
+	./scripts/ensure-apt.sh gcc libc6-dev
 	$(GO) build $(PKGS)
 
 ## test: the suite CI runs (.ci/run): full default build + -race and noasm with -short, and asm/ under qemu (AVX2 dispatch on AVX-512 hosts, arm64 NEON).

@@ -7,6 +7,9 @@ import (
 	"go/token"
 	"path/filepath"
 	"strings"
+	"unicode"
+
+	"github.com/stratasearch/strata/ingest/lang"
 )
 
 // Chunk is one line span of a source file, 1-based and inclusive: the bytes
@@ -14,15 +17,18 @@ import (
 // including its newline (engine.ReadSpan's convention for #Lx-Ly).
 type Chunk struct {
 	StartLine, EndLine int
-	// Kind is func, method, type, const, var, package (Go) or text.
+	// Kind is func, method, type, const, var, package (Go); func, method,
+	// class, interface, trait, impl, struct, enum, union, module, type,
+	// macro or decl (the other languages of package lang); or text.
 	Kind string
-	// Symbol is the declared name for Go chunks ("EqualFold",
-	// "Builder.WriteString" for a method; the first name of a group), ""
-	// for text.
+	// Symbol is the declared name ("EqualFold", "Builder.WriteString" for
+	// a method; the first name of a group; "Class.method", "impl Display
+	// for Point::fmt" in other languages), "" for text.
 	Symbol string
-	// Receiver is the receiver's base type name of a method ("Builder").
+	// Receiver is the receiver's base type name of a method ("Builder"),
+	// or a method's class in other languages.
 	Receiver string
-	// Names lists every name a Go declaration group declares.
+	// Names lists every name a declaration (group) declares.
 	Names []string
 }
 
@@ -88,12 +94,16 @@ func Lang(name string) string {
 		return "asm"
 	case ".c", ".h":
 		return "c"
-	case ".cc", ".cpp", ".hpp", ".cxx":
+	case ".cc", ".cpp", ".hpp", ".cxx", ".hh", ".hxx":
 		return "cpp"
 	case ".py":
 		return "python"
-	case ".js", ".mjs", ".ts":
+	case ".js", ".mjs", ".cjs", ".jsx":
 		return "javascript"
+	case ".ts", ".mts", ".cts":
+		return "typescript"
+	case ".tsx":
+		return "tsx"
 	case ".json":
 		return "json"
 	case ".yaml", ".yml":
@@ -114,18 +124,110 @@ func Lang(name string) string {
 	return "text"
 }
 
-// ChunkFile chunks a file's bytes: Go source by declaration (ChunkGo), and
-// everything else — and Go that does not parse — by structure (ChunkText).
-// Spans never overlap unless OverlapLines > 0, are sorted, and are unique.
+// ChunkFile chunks a file's bytes: Go source by declaration (ChunkGo),
+// the languages of package lang by definition (ChunkLang), and everything
+// else — Go that does not parse, and every language in a build without
+// cgo — by structure (ChunkText). Spans never overlap unless
+// OverlapLines > 0, are sorted, and are unique.
 func ChunkFile(name string, src []byte, o Options) []Chunk {
 	lines := NewLines(src)
-	lang := Lang(name)
-	if lang == "go" {
+	tag := Lang(name)
+	if tag == "go" {
 		if cs, ok := ChunkGo(src, lines, o); ok {
 			return cs
 		}
 	}
-	return ChunkText(lines, 1, lines.N(), lang == "markdown", o)
+	if useLang && lang.Supported(tag) {
+		if cs, ok := ChunkLang(tag, src, lines, o); ok {
+			return cs
+		}
+	}
+	return ChunkText(lines, 1, lines.N(), tag == "markdown", o)
+}
+
+// Chunker names the chunker ChunkFile uses for a file in this build:
+// "tree-sitter" for the languages of package lang when its parsers are
+// built in, "" for the others (Go's go/parser and the structural cut,
+// which every earlier manifest recorded implicitly). Index re-chunks a
+// file whose manifest entry names another.
+func Chunker(name string) string {
+	if useLang && lang.Available() && lang.Supported(Lang(name)) {
+		return "tree-sitter"
+	}
+	return ""
+}
+
+// useLang switches ChunkLang on; the search-quality test turns it off to
+// measure the structural chunker it replaced.
+var useLang = true
+
+// ChunkLang chunks source in one of lang.Languages with its tree-sitter
+// parser: each lang.Decl (a definition from its doc comment, decorators
+// or attributes to its end; a class-like definition split into its head
+// and its members) is a chunk with its kind, qualified symbol and names,
+// and one longer than MaxDeclBytes is split by ChunkText into pieces that
+// keep them, as ChunkGo does. The lines between definitions (imports,
+// top-level statements, fields after the last method) are cut by
+// ChunkText; a piece that declares names (variables, constants,
+// fields, prototypes of functions defined elsewhere) is kind decl and
+// carries them; a piece with no
+// letter or digit (a closing brace) is dropped. ok is false when the
+// parser is unavailable (no cgo) or fails.
+func ChunkLang(tag string, src []byte, lines *Lines, o Options) (cs []Chunk, ok bool) {
+	f, err := lang.Parse(tag, src)
+	if err != nil {
+		return nil, false
+	}
+	defs, bodied := f.Defs, lang.Bodied(f.Defs)
+	gap := func(lo, hi int) {
+		for _, p := range ChunkText(lines, lo, hi, false, o) {
+			if !hasWord(lines.Span(p.StartLine, p.EndLine)) {
+				continue
+			}
+			for _, d := range defs {
+				if d.StartLine >= p.StartLine && d.StartLine <= p.EndLine && !(d.Signature && bodied[d.Symbol]) {
+					if p.Symbol == "" {
+						p.Kind, p.Symbol = "decl", d.Symbol
+					}
+					p.Names = append(p.Names, d.Name)
+				}
+			}
+			cs = append(cs, p)
+		}
+	}
+	next := 1
+	for _, d := range f.Decls {
+		if d.StartLine < next || d.EndLine > lines.N() {
+			continue
+		}
+		if d.StartLine > next {
+			gap(next, d.StartLine-1)
+		}
+		next = d.EndLine + 1
+		c := Chunk{StartLine: d.StartLine, EndLine: d.EndLine, Kind: d.Kind, Symbol: d.Symbol, Receiver: d.Receiver, Names: d.Names}
+		if len(lines.Span(c.StartLine, c.EndLine)) > o.MaxDeclBytes {
+			for _, p := range ChunkText(lines, c.StartLine, c.EndLine, false, o) {
+				p.Kind, p.Symbol, p.Receiver, p.Names = c.Kind, c.Symbol, c.Receiver, c.Names
+				cs = appendChunk(cs, p)
+			}
+			continue
+		}
+		cs = appendChunk(cs, c)
+	}
+	if next <= lines.N() {
+		gap(next, lines.N())
+	}
+	return cs, true
+}
+
+// hasWord reports whether b holds a letter or digit.
+func hasWord(b []byte) bool {
+	for _, r := range string(b) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return true
+		}
+	}
+	return false
 }
 
 // ChunkGo chunks Go source with go/parser: the package clause with its doc

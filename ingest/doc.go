@@ -21,8 +21,18 @@
 // declaration (a parenthesised group is one chunk), from its doc comment
 // to its end, in physical lines (//line directives are ignored). Imports
 // are not chunks. A declaration over MaxDeclBytes (16 KiB) is cut into
-// ChunkBytes pieces that keep its symbol. Other text (and Go that does not
-// parse) is cut by structure into chunks of at most ChunkBytes (2 KiB ≈
+// ChunkBytes pieces that keep its symbol. Python, JavaScript, TypeScript,
+// TSX, Rust, Java, C and C++ are parsed with tree-sitter (package
+// ingest/lang, cgo): each function, method, class, struct, enum,
+// interface, trait, impl block, module, type alias and macro is a chunk
+// from its doc comment, decorators or attributes to its end, with its
+// qualified symbol ("Class.method", "impl Display for Point::fmt") and
+// kind; a class-like definition holding methods is cut into its head and
+// its members; oversized definitions are cut as Go's are; the lines
+// between definitions are cut by structure (kind decl, with the names of
+// the variables, constants and prototypes they declare). In a build
+// without cgo these languages fall back to the structural cut. Other text
+// (and Go that does not parse) is cut by structure into chunks of at most ChunkBytes (2 KiB ≈
 // 512 tokens): before a Markdown heading, after a blank line, where the
 // bracket depth is zero, in that order of preference, with optional
 // OverlapLines. All of it is O(file size).
@@ -31,8 +41,9 @@
 // newline: engine.ReadSpan's convention). Its document: id ABS_PATH#Lx-Ly,
 // source_uri file://ABS_PATH#Lx-Ly, version hash = engine.VersionHash
 // (BLAKE3-256) of exactly those bytes, trust authoritative, metadata lang,
-// path (relative to the indexed root), kind, mtime, and for Go symbol
-// ("EqualFold", "Builder.WriteString"), receiver and names. The engine's
+// path (relative to the indexed root), kind, mtime, and for declarations
+// symbol ("EqualFold", "Builder.WriteString", "Class.method"), receiver
+// and names. The engine's
 // BM25 indexes Content only, so Content is a one-line header — the
 // declared names and the relative path — followed by the span; metadata
 // content_offset is the header length (Snippet strips it).
@@ -41,7 +52,9 @@
 //
 // The manifest (JSON, written atomically) maps each file to its size,
 // mtime, BLAKE3 of the whole file, chunk spans, or content skip reason.
-// A file with the same size and mtime is not read; one whose content hash
+// A file with the same size and mtime, chunked by the same chunker
+// (Chunker: a build with or without cgo chunks the lang languages
+// differently), is not read; one whose content hash
 // is unchanged is not rewritten; a changed file's new chunks are upserted
 // and its old span ids that are not reused are deleted; a vanished (or
 // newly ignored) file's chunks are deleted; a rename is a delete plus an

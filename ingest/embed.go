@@ -10,13 +10,17 @@ import (
 
 	"github.com/stratasearch/strata/engine"
 	"github.com/stratasearch/strata/engine/contract"
+	"github.com/stratasearch/strata/ingest/lang"
 )
 
 // EmbedText is the text Index embeds for a chunk (Options.Embedder): what
 // a sentence encoder can make sense of, not the code itself. For a Go
 // declaration it is its names, each also split into words ("EqualFold
 // (equal fold)"), the doc comment without its comment markers, the first
-// line of the declaration (the signature) and "(in <path>)"; for other
+// line of the declaration (the signature) and "(in <path>)" — in the
+// languages of package lang, the comment lines above the definition
+// (//, ///, /** */, # in Python; decorators and attributes skipped), its
+// first line, and a Python docstring's first line; for other
 // text, the span and the path. The result is cut to maxBytes on a rune
 // boundary, so the most telling words come first: the bundled USE-Lite
 // model's cost grows about quadratically with the text's length (a
@@ -43,6 +47,8 @@ func EmbedText(rel string, c Chunk, span []byte, maxBytes int) string {
 	}
 	if c.Kind == "text" || c.Kind == "" {
 		b.Write(span)
+	} else if tag := Lang(rel); tag != "go" && lang.Supported(tag) {
+		docSignature(&b, tag, string(span))
 	} else {
 		// Doc comment lines, then the first code line.
 		for _, l := range strings.Split(string(span), "\n") {
@@ -217,4 +223,44 @@ func (w *writer) apply(ctx context.Context, b writeBatch) error {
 		w.deleted += len(b.dels)
 	}
 	return nil
+}
+
+// docSignature writes a definition's doc comment without its markers,
+// its first code line, and (Python) its docstring's first line.
+func docSignature(b *strings.Builder, tag, span string) {
+	lines := strings.Split(span, "\n")
+	for i, l := range lines {
+		t := strings.TrimSpace(l)
+		switch {
+		case t == "", strings.HasPrefix(t, "@"), strings.HasPrefix(t, "#["), t == "*/":
+			continue
+		case strings.HasPrefix(t, "//"), strings.HasPrefix(t, "/*"), strings.HasPrefix(t, "*"),
+			tag == "python" && strings.HasPrefix(t, "#"):
+			t = strings.TrimLeft(t, "/*#!")
+			t = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(t), "*/"))
+			if t != "" {
+				b.WriteString(t)
+				b.WriteByte(' ')
+			}
+			continue
+		}
+		b.WriteString(strings.TrimSpace(strings.TrimSuffix(t, "{")))
+		if tag == "python" {
+			for _, d := range lines[i+1:] {
+				d = strings.TrimSpace(d)
+				if d == "" {
+					continue
+				}
+				d = strings.TrimLeft(d, "rRuUbB")
+				if q := d[:min(3, len(d))]; q == `"""` || q == "'''" {
+					d = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(d[3:]), q))
+					if d != "" {
+						b.WriteString(" " + d)
+					}
+				}
+				break
+			}
+		}
+		return
+	}
 }

@@ -54,10 +54,10 @@ type Progress struct {
 const (
 	MetaLang     = "lang"     // language tag (Lang)
 	MetaPath     = "path"     // path relative to the indexed root, slash-separated
-	MetaSymbol   = "symbol"   // Go declared name ("EqualFold", "Builder.WriteString")
-	MetaReceiver = "receiver" // Go method receiver base type
-	MetaNames    = "names"    // the bare names a Go declaration declares (a method: its name, without receiver)
-	MetaKind     = "kind"     // func, method, type, const, var, package, text
+	MetaSymbol   = "symbol"   // declared name ("EqualFold", "Builder.WriteString", "Class.method")
+	MetaReceiver = "receiver" // method receiver base type (Go), or a method's class
+	MetaNames    = "names"    // the bare names a declaration declares (a method: its name, without receiver)
+	MetaKind     = "kind"     // Chunk.Kind: func, method, type, const, var, package, class, …, decl, text
 	MetaMTime    = "mtime"    // file modification time, Unix seconds
 	MetaOffset   = "content_offset"
 )
@@ -301,7 +301,7 @@ func (ix *Indexer) index(ctx context.Context, root string, p Progress) (Stats, e
 			}
 			docs = append(docs, r.docs...)
 			texts = append(texts, r.texts...)
-			m.Files[r.f.Path] = &FileEntry{Size: r.f.Size, MTimeNS: r.f.ModTime.UnixNano(), Hash: r.hash, Chunks: r.frags}
+			m.Files[r.f.Path] = &FileEntry{Size: r.f.Size, MTimeNS: r.f.ModTime.UnixNano(), Hash: r.hash, Chunks: r.frags, Chunker: Chunker(r.f.Path)}
 		}
 		if r.read {
 			st.Read++
@@ -355,7 +355,7 @@ func under(path, root string) bool {
 // run in parallel).
 func prepare(f File, old *FileEntry, absRoot string, o Options) prepared {
 	r := prepared{f: f}
-	if old != nil && old.Size == f.Size && old.MTimeNS == f.ModTime.UnixNano() {
+	if old != nil && old.Size == f.Size && old.MTimeNS == f.ModTime.UnixNano() && old.Chunker == Chunker(f.Path) {
 		return r
 	}
 	data, err := os.ReadFile(f.Path)
@@ -373,7 +373,7 @@ func prepare(f File, old *FileEntry, absRoot string, o Options) prepared {
 	}
 	r.hash = engine.VersionHash(data)
 	valid := utf8.Valid(data)
-	if old != nil && old.Hash == r.hash {
+	if old != nil && old.Hash == r.hash && old.Chunker == Chunker(f.Path) {
 		r.same = true
 		return r
 	}

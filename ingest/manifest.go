@@ -18,7 +18,7 @@ const ManifestVersion = 1
 // unchanged files and deletes the chunks of changed and vanished ones.
 // On disk: JSON {"format_version":1,"files":{ABS_PATH:{"size":…,
 // "mtime_ns":…,"hash":"<BLAKE3 hex of the whole file>","chunks":["L1-L9",…],
-// "skip":"binary"|"generated"|absent}}},
+// "skip":"binary"|"generated"|absent,"chunker":"tree-sitter"|absent}}},
 // written atomically (temp file, fsync, rename, fsync dir).
 type Manifest struct {
 	FormatVersion int                   `json:"format_version"`
@@ -35,6 +35,10 @@ type FileEntry struct {
 	// Skip is the content skip reason (binary, generated) of a file that
 	// was read and not indexed, so an unchanged one is not read again.
 	Skip string `json:"skip,omitempty"`
+	// Chunker is Chunker(path) when the file was chunked: a file whose
+	// chunker has changed since (a build with or without cgo, or an index
+	// made before its language had a parser) is chunked again.
+	Chunker string `json:"chunker,omitempty"`
 }
 
 // ChunkID is the document id of lines from..to of the file at path:

@@ -24,6 +24,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # qemu-user for the emulated CPU paths; the peer engines for the bench harness test.
 "$(dirname "$0")/ensure-apt.sh" qemu-user-static
+# A C toolchain for cgo: ingest/lang's tree-sitter parsers, and -race.
+"$(dirname "$0")/ensure-apt.sh" gcc libc6-dev
 "$(dirname "$0")/peers.sh"
 # Node tools the tests drive (pinned by their package-lock.json files):
 # DuckDB reads the cold tier's Parquet files back (engine/tier), and the
