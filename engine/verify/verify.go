@@ -218,10 +218,34 @@ type Cache struct {
 }
 
 type fileHashes struct {
-	size  int64
-	mtime time.Time
+	id    fileID
 	spans map[[2]int]string // (from, to) → hash; "" = span absent
 }
+
+// fileID is what the cache compares to decide that a file is unchanged:
+// size and mtime, and where the platform has them the inode and the ctime
+// (which no writer can set back, unlike mtime with touch -r or cp -p).
+type fileID struct {
+	size         int64
+	mtime, ctime time.Time
+	dev, ino     uint64
+}
+
+func idOf(fi os.FileInfo) fileID {
+	id := fileID{size: fi.Size(), mtime: fi.ModTime()}
+	id.ctime, id.dev, id.ino = statExtra(fi)
+	return id
+}
+
+func (a fileID) same(b fileID) bool {
+	return a.size == b.size && a.mtime.Equal(b.mtime) && a.ctime.Equal(b.ctime) && a.dev == b.dev && a.ino == b.ino
+}
+
+// racyWindow: a file changed this recently before it was read may change
+// again within the file system's timestamp granularity (the kernel's clock
+// tick) without its mtime or ctime moving, so its hashes are not cached
+// (git's "racily clean" rule).
+const racyWindow = time.Second
 
 // NewCache returns an empty Cache.
 func NewCache() *Cache { return &Cache{files: map[string]*fileHashes{}} }
@@ -239,8 +263,9 @@ func (vc *Cache) LiveHash(path string, from, to int) (hash string, ok bool) {
 	}
 	key := [2]int{from, to}
 	vc.mu.Lock()
+	id := idOf(fi)
 	fh := vc.files[path]
-	if fh != nil && fh.size == fi.Size() && fh.mtime.Equal(fi.ModTime()) {
+	if fh != nil && fh.id.same(id) {
 		if h, hit := fh.spans[key]; hit {
 			vc.mu.Unlock()
 			return h, h != ""
@@ -255,10 +280,13 @@ func (vc *Cache) LiveHash(path string, from, to int) (hash string, ok bool) {
 	if b, found := Span(data, from, to); found {
 		h = VersionHash(b)
 	}
+	if time.Since(fi.ModTime()) < racyWindow || time.Since(id.ctime) < racyWindow {
+		return h, h != "" // racily clean: not cached
+	}
 	vc.mu.Lock()
 	fh = vc.files[path]
-	if fh == nil || fh.size != fi.Size() || !fh.mtime.Equal(fi.ModTime()) {
-		fh = &fileHashes{size: fi.Size(), mtime: fi.ModTime(), spans: map[[2]int]string{}}
+	if fh == nil || !fh.id.same(id) {
+		fh = &fileHashes{id: id, spans: map[[2]int]string{}}
 		vc.files[path] = fh
 	}
 	fh.spans[key] = h
