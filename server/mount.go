@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"net/http"
-	"strconv"
 
 	"github.com/stratasearch/strata/engine"
 	"github.com/stratasearch/strata/engine/contract"
@@ -24,15 +23,11 @@ func (s *Server) Mount(pattern string, h http.Handler) {
 			return
 		}
 		if r.Method == http.MethodPost {
-			select {
-			case s.sem <- struct{}{}:
-				defer func() { <-s.sem }()
-			default:
-				s.m.rejected.WithLabelValues("concurrency").Inc()
-				w.Header().Set("Retry-After", "1")
-				writeAPIError(w, newErr(http.StatusTooManyRequests, StatusTooMany, "concurrency_limit", "too many concurrent requests", nil, nil, "at most "+strconv.Itoa(s.o.MaxConcurrency)+" at once"))
+			release, ok := s.acquire(w)
+			if !ok {
 				return
 			}
+			defer release()
 		}
 		h.ServeHTTP(w, r.WithContext(withCaller(r.Context(), c)))
 	}))

@@ -421,15 +421,11 @@ func (s *Server) wrap(f routeFlags, h handlerFunc) http.Handler {
 			return
 		}
 		if f&public == 0 {
-			select {
-			case s.sem <- struct{}{}:
-				defer func() { <-s.sem }()
-			default:
-				s.m.rejected.WithLabelValues("concurrency").Inc()
-				w.Header().Set("Retry-After", "1")
-				writeAPIError(w, newErr(http.StatusTooManyRequests, StatusTooMany, "concurrency_limit", "too many concurrent requests", nil, nil, "at most "+strconv.Itoa(s.o.MaxConcurrency)+" at once"))
+			release, ok := s.acquire(w)
+			if !ok {
 				return
 			}
+			defer release()
 		}
 		base := r.Context()
 		if f&mutating != 0 {
@@ -641,4 +637,19 @@ func sortedKeysOf(m map[string]error) []string {
 func sortedStrings(ss []string) []string {
 	sort.Strings(ss)
 	return ss
+}
+
+// acquire takes one of the MaxConcurrency request slots, or answers 429
+// (Retry-After: 1) and reports false when none is free. The caller runs
+// release when the request is done.
+func (s *Server) acquire(w http.ResponseWriter) (release func(), ok bool) {
+	select {
+	case s.sem <- struct{}{}:
+		return func() { <-s.sem }, true
+	default:
+		s.m.rejected.WithLabelValues("concurrency").Inc()
+		w.Header().Set("Retry-After", "1")
+		writeAPIError(w, newErr(http.StatusTooManyRequests, StatusTooMany, "concurrency_limit", "too many concurrent requests", nil, nil, "at most "+strconv.Itoa(s.o.MaxConcurrency)+" at once"))
+		return nil, false
+	}
 }

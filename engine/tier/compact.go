@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"sort"
 	"sync"
@@ -374,22 +373,10 @@ func (s *Store) merge(ctx context.Context, p *mergePlan) error {
 		}
 	}
 	if len(rows) > 0 {
-		data, err := buildSegment(rows, bo)
-		if err != nil {
+		var err error
+		if seg, err = s.buildSegmentFile(ctx, id, rows, bo); err != nil {
 			return err
 		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		name := segFileName(id)
-		if err := s.writeSegment(name, data); err != nil {
-			return err
-		}
-		if seg, err = s.loadSegment(name); err != nil {
-			s.o.FS.Remove(filepath.Join(s.o.Dir, name))
-			return err
-		}
-		seg.meta.ID = id
 	}
 	s.maintMu.Lock()
 	defer s.maintMu.Unlock()

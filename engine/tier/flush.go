@@ -352,19 +352,11 @@ func (s *Store) Flush(ctx context.Context) error {
 	edit := Edit{DurableEpoch: F, NextSegmentID: s.segmentIDCounter(id), Tombstones: tombs}
 	var seg *warmSegment
 	if len(rows) > 0 {
-		data, err := buildSegment(rows, bo)
-		if err != nil {
+		var err error
+		// A flush that has started completes: its ctx is not looked at here.
+		if seg, err = s.buildSegmentFile(context.Background(), id, rows, bo); err != nil {
 			return err
 		}
-		name := segFileName(id)
-		if err := s.writeSegment(name, data); err != nil {
-			return err
-		}
-		if seg, err = s.loadSegment(name); err != nil {
-			s.o.FS.Remove(filepath.Join(s.o.Dir, name))
-			return err
-		}
-		seg.meta.ID = id
 		edit.Add = []SegmentMeta{seg.meta}
 	}
 
@@ -490,4 +482,28 @@ func (m *memTable) liveRows(e uint64) []segRow {
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].ver < rows[j].ver })
 	return rows
+}
+
+// buildSegmentFile builds segment id from rows, writes it durably and maps
+// it. The file is removed again if it cannot be loaded back. ctx is looked
+// at between the build and the write.
+func (s *Store) buildSegmentFile(ctx context.Context, id uint64, rows []segRow, bo segBuildOptions) (*warmSegment, error) {
+	data, err := buildSegment(rows, bo)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	name := segFileName(id)
+	if err := s.writeSegment(name, data); err != nil {
+		return nil, err
+	}
+	seg, err := s.loadSegment(name)
+	if err != nil {
+		s.o.FS.Remove(filepath.Join(s.o.Dir, name))
+		return nil, err
+	}
+	seg.meta.ID = id
+	return seg, nil
 }
