@@ -1,8 +1,12 @@
 package engine
 
 import (
+	"errors"
 	"github.com/stratasearch/strata/engine/catalog"
+	"io/fs"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/stratasearch/strata/engine/contract"
@@ -33,7 +37,8 @@ func VersionHash(source []byte) string { return verify.VersionHash(source) }
 
 // VerifiableSources marks every document of an Upsert as having a source
 // the writer vouches for: verification may read its file:// source
-// wherever it is. Ingestion passes it (it wrote the documents from the
+// wherever it is, as long as no symbolic link lies on its path (a link
+// swapped in later is not vouched for; see sourcePath). Ingestion passes it (it wrote the documents from the
 // very files their URIs name); an embedded program indexing its own files
 // may too. Without it, a document's file:// source is read only when it
 // lies under a root bound to its namespace (Options.VerifyRoots) or under
@@ -84,10 +89,42 @@ func (c *Collection) SourcePermitted(ns, uri string) bool {
 // sourcePath returns the path verification may read for hit h, or
 // ok=false when it must not read any (h's source is not entitled: see
 // VerifiableSources). sn is the snapshot h was found in.
+//
+// The writer of a marked version vouched for the file at path as it was
+// then, not for wherever a symbolic link put there later points: a
+// marked source is read only when path, with every link resolved, is
+// still path itself (no link on the way). Otherwise it is treated as
+// unmarked — read only under a root bound to its namespace or the
+// collection's SourceRoots — so a tree indexed through a symlinked
+// directory keeps its hits unverified unless a root covers it.
 func (c *Collection) sourcePath(sn *tier.Snapshot, h *contract.Envelope, path string) (string, bool) {
 	if d, _, found := sn.Get(h.DocID); found && d.Metadata[metaVerifiable] != "" &&
 		hexHash(d.VersionHash) == h.VersionHash && d.SourceURI == h.SourceURI {
-		return path, true
+		if clean := filepath.Clean(path); filepath.IsAbs(clean) && !throughLink(clean) {
+			return clean, true // gone or not regular: verification finds it stale
+		}
 	}
 	return verify.Confined(h.SourceURI, c.sourceDirs(h.Namespace))
+}
+
+// throughLink reports whether some component of the clean absolute path
+// p, up to the first one that does not exist, is a symbolic link (or
+// cannot be examined). It never looks where a link points.
+func throughLink(p string) bool {
+	vol := filepath.VolumeName(p)
+	cur := vol + string(filepath.Separator)
+	for _, part := range strings.Split(p[len(cur):], string(filepath.Separator)) {
+		if part == "" {
+			continue
+		}
+		cur = filepath.Join(cur, part)
+		fi, err := os.Lstat(cur)
+		if errors.Is(err, fs.ErrNotExist) {
+			return false
+		}
+		if err != nil || fi.Mode()&fs.ModeSymlink != 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -3,8 +3,8 @@ package ingest
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/stratasearch/strata/engine"
 	"github.com/stratasearch/strata/engine/contract"
+	"github.com/stratasearch/strata/vfs"
 )
 
 // Stats summarises one Index run.
@@ -351,6 +352,22 @@ func under(path, root string) bool {
 	return path == root || strings.HasPrefix(path, strings.TrimSuffix(root, string(filepath.Separator))+string(filepath.Separator))
 }
 
+// readListed reads the file Walk listed as f, opened with
+// vfs.OpenRegular: a path replaced since the walk by a symbolic link, a
+// FIFO or another file is refused, not followed or read.
+func readListed(f File) ([]byte, error) {
+	path := f.Path
+	if f.open != "" {
+		path = f.open
+	}
+	fh, _, err := vfs.OpenRegular(path, f.info)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	return io.ReadAll(fh)
+}
+
 // prepare reads, classifies, hashes and chunks one file (no engine access;
 // run in parallel).
 func prepare(f File, old *FileEntry, absRoot string, o Options) prepared {
@@ -358,7 +375,7 @@ func prepare(f File, old *FileEntry, absRoot string, o Options) prepared {
 	if old != nil && old.Size == f.Size && old.MTimeNS == f.ModTime.UnixNano() && old.Chunker == Chunker(f.Path) {
 		return r
 	}
-	data, err := os.ReadFile(f.Path)
+	data, err := readListed(f)
 	if err != nil {
 		r.err = err
 		return r

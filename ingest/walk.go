@@ -64,6 +64,8 @@ type File struct {
 	Rel     string // relative to the walk root, slash-separated
 	Size    int64  // bytes
 	ModTime time.Time
+	info    os.FileInfo // what the walk saw; prepare reads only this file
+	open    string      // the path to open when not Path (a root that is a symbolic link to a file)
 }
 
 type ignoreRule struct {
@@ -93,7 +95,11 @@ func Walk(root string, o Options) ([]File, Skips, error) {
 			skips[SkipOversized]++
 			return nil, skips, nil
 		}
-		return []File{{Path: abs, Rel: filepath.Base(abs), Size: st.Size(), ModTime: st.ModTime()}}, skips, nil
+		f := File{Path: abs, Rel: filepath.Base(abs), Size: st.Size(), ModTime: st.ModTime(), info: st}
+		if real, err := filepath.EvalSymlinks(abs); err == nil && real != abs {
+			f.open = real // the root names a link to the file: follow it, as Stat did
+		}
+		return []File{f}, skips, nil
 	}
 	excluded := map[string]bool{}
 	for _, x := range o.ExcludePaths {
@@ -180,7 +186,7 @@ func Walk(root string, o Options) ([]File, Skips, error) {
 			skips[SkipOversized]++
 			return nil
 		}
-		files = append(files, File{Path: p, Rel: rel, Size: info.Size(), ModTime: info.ModTime()})
+		files = append(files, File{Path: p, Rel: rel, Size: info.Size(), ModTime: info.ModTime(), info: info})
 		return nil
 	})
 	if err != nil {

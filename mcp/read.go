@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"github.com/stratasearch/strata/engine"
 	"github.com/stratasearch/strata/engine/contract"
 	"github.com/stratasearch/strata/ingest"
+	"github.com/stratasearch/strata/vfs"
 )
 
 // maxReadFileBytes bounds the file read serves (ingestion skips files over
@@ -240,7 +242,13 @@ func (s *Server) readConfined(f *file) ([]byte, *contract.FieldError) {
 	if _, _, ok := underRoot([]string{root}, real); !ok {
 		return nil, refused
 	}
-	fh, err := os.Open(real)
+	// OpenRegular neither blocks (a FIFO, a device) nor follows a link
+	// swapped in as the last component since resolving.
+	fh, st, err := vfs.OpenRegular(real, nil)
+	if errors.Is(err, vfs.ErrNotRegular) {
+		return nil, &contract.FieldError{Loc: []any{"arguments", "uri"}, InputValue: nil, ErrorType: "not_found",
+			Message: "the indexed file is no longer a regular file", ExpectedDomain: "an indexed file"}
+	}
 	if err != nil {
 		return nil, &contract.FieldError{Loc: []any{"arguments", "uri"}, InputValue: nil, ErrorType: "not_found",
 			Message: "the indexed file cannot be read", ExpectedDomain: "an indexed file"}
@@ -248,10 +256,6 @@ func (s *Server) readConfined(f *file) ([]byte, *contract.FieldError) {
 	defer fh.Close()
 	// The path may have changed between resolving and opening it: the
 	// opened file must still be what the path resolves to.
-	st, err := fh.Stat()
-	if err != nil || !st.Mode().IsRegular() {
-		return nil, refused
-	}
 	again, err := filepath.EvalSymlinks(f.abs)
 	if st2, err2 := os.Stat(again); err != nil || err2 != nil || again != real || !os.SameFile(st, st2) {
 		return nil, refused

@@ -52,6 +52,8 @@ import (
 	"time"
 
 	"github.com/zeebo/blake3"
+
+	"github.com/stratasearch/strata/vfs"
 )
 
 // ErrNotVerifiable marks a URI verification cannot check: not a file://
@@ -157,22 +159,21 @@ func Span(data []byte, from, to int) ([]byte, bool) {
 	return data[start:end], true
 }
 
-// ReadSource reads a regular file of at most MaxSourceFileBytes. The
-// limit is enforced on the bytes read too, so a file that grows (or a
-// special file that reports size 0, as /proc files do) cannot exceed it.
+// ReadSource reads a regular file of at most MaxSourceFileBytes. It is
+// opened with vfs.OpenRegular: a FIFO, device or other special file is
+// refused without blocking, and a symbolic link as the last component is
+// refused, not followed (callers resolve and confine the path first, so a
+// link found there now was swapped in since). The limit is enforced on
+// the bytes read too, so a file that grows cannot exceed it.
 func ReadSource(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, _, err := vfs.OpenRegular(path, nil)
 	if err != nil {
+		if errors.Is(err, vfs.ErrNotRegular) {
+			return nil, fmt.Errorf("verify: source %s is not a regular file", path)
+		}
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("verify: source %s is not a regular file", path)
-	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxSourceFileBytes+1))
 	if err != nil {
 		return nil, err
@@ -255,9 +256,10 @@ func NewCache() *Cache { return &Cache{files: map[string]*fileHashes{}} }
 // exists (file gone, shorter, larger than MaxSourceFileBytes or not a
 // regular file), which counts as stale. It applies no confinement: callers
 // decide first whether the source may be read (Confined, which also gives
-// the resolved path to pass here).
+// the resolved path to pass here). A symbolic link at path is not
+// followed: it counts as stale.
 func (vc *Cache) LiveHash(path string, from, to int) (hash string, ok bool) {
-	fi, err := os.Stat(path)
+	fi, err := os.Lstat(path)
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() > MaxSourceFileBytes {
 		return "", false
 	}
