@@ -296,6 +296,29 @@ func (s *Snapshot) Get(ctx context.Context, id string) (contract.Document, error
 	return fromTier(d, meta), nil
 }
 
+// GetVerifiable is Get, also reporting whether the version was written
+// with VerifiableSources (by ingestion, or an embedded program vouching
+// for its sources); false for a version written without it (an API
+// caller's, whatever source_uri it names). The files ingestion indexed
+// are the file:// sources of such versions. Errors: as Get.
+func (s *Snapshot) GetVerifiable(ctx context.Context, id string) (contract.Document, bool, error) {
+	if s.closed.Load() {
+		return contract.Document{}, false, ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return contract.Document{}, false, err
+	}
+	d, _, ok := s.sn.Get(id)
+	if !ok {
+		return contract.Document{}, false, fmt.Errorf("%w: document %q", ErrNotFound, id)
+	}
+	meta, err := catalog.DecodeMeta(d.Metadata)
+	if err != nil {
+		return contract.Document{}, false, fmt.Errorf("engine: document %q: %w", id, err)
+	}
+	return fromTier(d, meta), d.Metadata[metaVerifiable] != "", nil
+}
+
 // IDs returns the ids live at the snapshot's epoch (unordered).
 func (s *Snapshot) IDs() []string { return s.sn.LiveIDs() }
 

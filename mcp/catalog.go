@@ -70,8 +70,13 @@ type visibility struct {
 
 func (v *visibility) count(first, last int) int { return v.pre[last] - v.pre[first] }
 
-// buildCatalog reads every live document of col at one epoch. Documents
-// without a file:// source under a root are not part of the tree.
+// buildCatalog reads every live document of col at one epoch that
+// ingestion wrote (engine.Snapshot.GetVerifiable). Documents without a
+// file:// source under a root are not part of the tree, and neither are
+// documents written without engine.VerifiableSources (an API caller's,
+// whatever source_uri it names): such a document could otherwise name a
+// file ingestion never indexed (a .env, a gitignored file) and have read
+// serve it, or add names to list and repo_map.
 func buildCatalog(ctx context.Context, col *engine.Collection, roots []string) (*catalog, error) {
 	sn, err := col.Snapshot()
 	if err != nil {
@@ -104,9 +109,9 @@ func buildCatalog(ctx context.Context, col *engine.Collection, roots []string) (
 					}
 					runtime.Gosched()
 				}
-				d, err := sn.Get(ctx, ids[i])
-				if err != nil {
-					continue // deleted since IDs, or unreadable metadata: not part of the tree
+				d, ingested, err := sn.GetVerifiable(ctx, ids[i])
+				if err != nil || !ingested {
+					continue // deleted since IDs, unreadable metadata, or not written by ingestion: not part of the tree
 				}
 				p, from, to, err := engine.ParseFileURI(d.SourceURI)
 				if err != nil || from == 0 {

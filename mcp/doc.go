@@ -63,8 +63,11 @@
 // result rather than a timeout. Unknown
 // argument fields ("namespace", "principal") are validation errors.
 // read, list and repo_map answer from a catalog of the indexed tree —
-// every document with a file:// source under Options.Roots, rebuilt when
-// the collection's epoch moves — in which a file is visible to a caller
+// every document ingestion wrote (engine.VerifiableSources) with a
+// file:// source under Options.Roots, rebuilt when the collection's epoch
+// moves; a document an API caller wrote names no file of it, whatever
+// its source_uri, so it can neither have read serve a file ingestion
+// never indexed nor add names to list and repo_map — in which a file is visible to a caller
 // only if the caller may read every one of its chunks (namespace and ACL,
 // contract.Principal.CanRead). A read must also resolve, with symbolic
 // links evaluated on both the root and the target, inside its root.

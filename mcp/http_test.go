@@ -60,7 +60,7 @@ func TestMCPHTTPRevisions(t *testing.T) {
 	body := "package s\n\nfunc AliceOnly() {} // zebraquux\n"
 	os.WriteFile(p, []byte(body), 0o644)
 	if _, err := col.Upsert(context.Background(), []contract.Document{{ID: p + "#L1-L3", Content: body, SourceURI: ingest.FileURI(p) + "#L1-L3",
-		Namespace: "alice/", Trust: contract.Authoritative, VersionHash: engine.VersionHash([]byte(body))}}); err != nil {
+		Namespace: "alice/", Trust: contract.Authoritative, VersionHash: engine.VersionHash([]byte(body))}}, engine.VerifiableSources()); err != nil {
 		t.Fatal(err)
 	}
 	s := newServer(t, db, root, nil)

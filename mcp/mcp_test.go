@@ -464,7 +464,7 @@ func TestMCPScopeNeverWidens(t *testing.T) {
 		if _, err := col.Upsert(context.Background(), []contract.Document{{ID: p + "#L1-L3", Content: f.body, SourceURI: ingest.FileURI(p) + "#L1-L3",
 			Namespace: f.ns, Trust: contract.Authoritative, VersionHash: engine.VersionHash(span),
 			Metadata: map[string]contract.Value{ingest.MetaKind: contract.String("func"), ingest.MetaSymbol: contract.String(strings.TrimSuffix(f.name, ".go")),
-				ingest.MetaNames: contract.Strings("SecretPlan", "PublicPlan")}}}); err != nil {
+				ingest.MetaNames: contract.Strings("SecretPlan", "PublicPlan")}}}, engine.VerifiableSources()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -674,7 +674,7 @@ func TestMCPCatalogFollowsWrites(t *testing.T) {
 	body := "package sub\n\nfunc New() {}\n"
 	os.WriteFile(p, []byte(body), 0o644)
 	if _, err := col.Upsert(context.Background(), []contract.Document{{ID: p + "#L1-L3", Content: body, SourceURI: ingest.FileURI(p) + "#L1-L3",
-		Trust: contract.Authoritative, VersionHash: engine.VersionHash([]byte(body))}}); err != nil {
+		Trust: contract.Authoritative, VersionHash: engine.VersionHash([]byte(body))}}, engine.VerifiableSources()); err != nil {
 		t.Fatal(err)
 	}
 	if got := names(); got != "deep,b.go,new.go" {

@@ -129,6 +129,15 @@
 // lexical query instead of O(segments).) Open mode has no principal and
 // uses collection-wide statistics.
 //
+// Epochs: a collection's epoch counts the write batches of every key, so
+// a non-admin key never sees it — GET /v1/collections[/{name}], upsert
+// and delete responses and search results omit "epoch" for such a key,
+// in every collection (whether another key writes there is not known in
+// advance), as they omit stats; otherwise a tenant polling the epoch, or
+// comparing the epochs of its own writes, would learn when and how often
+// other tenants write. No route takes an epoch as input, so nothing a
+// tenant can do needs it. Open mode and admin keys see it.
+//
 // Residual leak (by design): document ids are one key space per
 // collection. An upsert of a fresh id succeeds while an id held by an
 // invisible document gets the 409, so a tenant willing to create a

@@ -23,12 +23,53 @@ type CreateCollectionRequest struct {
 
 // CollectionView is a collection in responses. Stats is present for admin
 // callers only (live document counts span tenants); for other callers
-// Options.SourceRoots (server-side paths) is omitted.
+// Options.SourceRoots (server-side paths) is omitted, and so is Epoch
+// (it counts every key's write batches: see hideEpoch).
 type CollectionView struct {
 	Name    string                   `json:"name"`
 	Options engine.CollectionOptions `json:"options"`
 	Epoch   uint64                   `json:"epoch"`
 	Stats   *engine.CollectionStats  `json:"stats,omitempty"`
+}
+
+// Epoch-free forms of the responses that carry a collection's epoch, for
+// non-admin API keys (hideEpoch): the nil Epoch shadows the embedded
+// value's, and is omitted from the JSON.
+type (
+	keyCollectionView struct {
+		CollectionView
+		Epoch *uint64 `json:"epoch,omitempty"`
+	}
+	keyUpsertResponse struct {
+		UpsertResponse
+		Epoch *uint64 `json:"epoch,omitempty"`
+	}
+	keyDeleteResponse struct {
+		DeleteResponse
+		Epoch *uint64 `json:"epoch,omitempty"`
+	}
+	keyResult struct {
+		contract.Result
+		Epoch *uint64 `json:"epoch,omitempty"`
+	}
+)
+
+// hideEpoch reports whether rq's responses omit the collection's epoch:
+// for every non-admin API key. The epoch counts the write batches of
+// every key in the collection, so a key polling it (or comparing the
+// epochs of its own writes) would learn when and how often other tenants
+// write, the very count Stats is hidden for. Open mode and admin keys see
+// it.
+func (rq *request) hideEpoch() bool { return !rq.caller.admin }
+
+// collectionView is view for rq's caller: stats and source roots for
+// admins, no epoch for other keys (hideEpoch).
+func (s *Server) collectionView(rq *request, c *engine.Collection) any {
+	v := s.view(c, rq.caller.admin)
+	if rq.hideEpoch() {
+		return keyCollectionView{CollectionView: v}
+	}
+	return v
 }
 
 func (s *Server) view(c *engine.Collection, withStats bool) CollectionView {
@@ -46,13 +87,13 @@ func (s *Server) view(c *engine.Collection, withStats bool) CollectionView {
 }
 
 func (s *Server) listCollections(rq *request) (int, any, error) {
-	out := []CollectionView{}
+	out := []any{}
 	for _, name := range s.db.Collections() {
 		c, err := s.db.Collection(name)
 		if err != nil {
 			continue
 		}
-		out = append(out, s.view(c, rq.caller.admin))
+		out = append(out, s.collectionView(rq, c))
 	}
 	return http.StatusOK, map[string]any{"collections": out}, nil
 }
@@ -114,7 +155,7 @@ func (s *Server) getCollection(rq *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, s.view(c, rq.caller.admin), nil
+	return http.StatusOK, s.collectionView(rq, c), nil
 }
 
 func (s *Server) dropCollection(rq *request) (int, any, error) {
@@ -168,7 +209,8 @@ func (b BodyJSON) MarshalJSON() ([]byte, error) {
 	return b, nil
 }
 
-// UpsertResponse answers an upsert.
+// UpsertResponse answers an upsert. Epoch, the batch's, is omitted for
+// non-admin API keys (hideEpoch).
 type UpsertResponse struct {
 	Epoch uint64 `json:"epoch"`
 	Count int    `json:"count"`
@@ -371,7 +413,11 @@ func (s *Server) upsert(rq *request) (int, any, error) {
 	if len(docs) == 1 {
 		rq.header.Set("ETag", `"`+hashes[docs[0].ID]+`"`)
 	}
-	return http.StatusOK, UpsertResponse{Epoch: epoch, Count: len(docs), VersionHashes: hashes}, nil
+	up := UpsertResponse{Epoch: epoch, Count: len(docs), VersionHashes: hashes}
+	if rq.hideEpoch() {
+		return http.StatusOK, keyUpsertResponse{UpsertResponse: up}, nil
+	}
+	return http.StatusOK, up, nil
 }
 
 // DeleteRequest is the body of POST /v1/collections/{name}/documents/delete.
@@ -383,7 +429,7 @@ type DeleteRequest struct {
 // ids deleted. Absent ids are not errors; in open mode Count is the number
 // of ids named, with API keys it is the number of distinct ids the key
 // could read (ids it cannot read, by namespace or ACL, count as absent and
-// are not deleted).
+// are not deleted). Epoch is omitted for non-admin API keys (hideEpoch).
 type DeleteResponse struct {
 	Epoch uint64 `json:"epoch"`
 	Count int    `json:"count"`
@@ -432,6 +478,9 @@ func (s *Server) doDelete(rq *request, c *engine.Collection, ids []string) (int,
 	epoch, err := c.Delete(rq.ctx, ids, engine.As(p), engine.CountInto(&n))
 	if err != nil {
 		return 0, nil, err
+	}
+	if rq.hideEpoch() {
+		return http.StatusOK, keyDeleteResponse{DeleteResponse: DeleteResponse{Epoch: epoch, Count: n}}, nil
 	}
 	return http.StatusOK, DeleteResponse{Epoch: epoch, Count: n}, nil
 }
@@ -591,6 +640,9 @@ func (s *Server) search(rq *request) (int, any, error) {
 	}
 	if res.Hits == nil {
 		res.Hits = []contract.Envelope{}
+	}
+	if rq.hideEpoch() {
+		return http.StatusOK, keyResult{Result: res}, nil
 	}
 	return http.StatusOK, res, nil
 }
