@@ -534,7 +534,9 @@ func (c *Collection) envelopes(q *contract.Query, infos []verInfo, got map[strin
 
 // verifyHits re-checks file:// sources when the query asks (Verify) or a
 // hit is older than q.Freshness. A stale hit is dropped (OnStale "drop") or
-// re-read and flagged ("reread"). Sources that cannot be checked (not
+// re-read and flagged ("reread"); a hit whose document was replaced or
+// deleted after the search's snapshot is dropped as stale without reading
+// anything. Sources that cannot be checked (not
 // file://) and file:// sources the collection is not entitled to read
 // (verify.go: VerifiableSources, Options.VerifyRoots, SourceRoots) are
 // kept as they are, without reading anything: the outcome then depends on
@@ -560,6 +562,13 @@ func (c *Collection) verifyHits(q *contract.Query, hits []contract.Envelope) ([]
 		if sn == nil {
 			sn = c.store.Snapshot()
 			defer sn.Close()
+		}
+		// A version replaced or deleted since the search's snapshot is
+		// stale whatever its source holds (this reads no file).
+		if d, _, found := sn.Get(h.DocID); !found || hexHash(d.VersionHash) != h.VersionHash || d.SourceURI != h.SourceURI {
+			dropped = append(dropped, contract.Dropped{DocID: h.DocID, Reason: contract.DropStale,
+				Detail: "a newer version of this document was written after this search's snapshot"})
+			continue
 		}
 		real, entitled := c.sourcePath(sn, &h, path)
 		if !entitled {
