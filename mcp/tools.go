@@ -58,7 +58,7 @@ const (
 func (s *Server) registerTools() {
 	k := s.o.MaxTopK
 	register(s, "search", "Search the indexed code and docs. Returns framed evidence hits.", fmt.Sprintf(searchIn, k), hitsOut, runSearch)
-	register(s, "find_definition", "Definitions of a symbol (Go declarations).", fmt.Sprintf(defIn, k), hitsOut, runFindDefinition)
+	register(s, "find_definition", "Definitions of a symbol (functions, types, classes, methods; every indexed language).", fmt.Sprintf(defIn, k), hitsOut, runFindDefinition)
 	register(s, "read", "Read lines of an indexed file; long spans keep head and tail, continue with next_cursor.", readIn, readOut, runRead)
 	register(s, "list", "List a directory of the indexed tree.", fmt.Sprintf(listIn, MaxListLimit), listOut, runList)
 	register(s, "repo_map", "Token-budgeted map: directories, files, top symbols per file.", fmt.Sprintf(mapIn, s.o.TokenBudget), mapOut, runRepoMap)
