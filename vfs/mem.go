@@ -232,7 +232,12 @@ func (y *MemFS) Create(name string) (File, error) {
 	return &memFile{fs: y, n: n, name: base, read: true, write: true}, nil
 }
 
-func (y *MemFS) Open(name string) (File, error) {
+func (y *MemFS) Open(name string) (File, error) { return y.open(name, false) }
+
+func (y *MemFS) OpenReadWrite(name string) (File, error) { return y.open(name, true) }
+
+// open opens an existing file for reading, and for writing too if write.
+func (y *MemFS) open(name string, write bool) (File, error) {
 	y.mu.Lock()
 	defer y.mu.Unlock()
 	n, err := y.lookup("open", name)
@@ -242,20 +247,7 @@ func (y *MemFS) Open(name string) (File, error) {
 	if n.isDir {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: errors.New("vfs: is a directory (use OpenDir)")}
 	}
-	return &memFile{fs: y, n: n, name: path.Base(name), read: true}, nil
-}
-
-func (y *MemFS) OpenReadWrite(name string) (File, error) {
-	y.mu.Lock()
-	defer y.mu.Unlock()
-	n, err := y.lookup("open", name)
-	if err != nil {
-		return nil, err
-	}
-	if n.isDir {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: errors.New("vfs: is a directory")}
-	}
-	return &memFile{fs: y, n: n, name: path.Base(name), read: true, write: true}, nil
+	return &memFile{fs: y, n: n, name: path.Base(name), read: true, write: write}, nil
 }
 
 func (y *MemFS) OpenDir(name string) (File, error) {
