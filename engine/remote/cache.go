@@ -1,0 +1,183 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/stratasearch/strata/vfs/objstore"
+)
+
+// cache is a size-bounded local disk cache of immutable objects, one
+// file per object at dir/<key>, evicted least recently used first. An
+// object a live view uses is pinned (views hard-link the file, so an
+// eviction only drops the cache's own name); pinned objects are never
+// evicted, so the cache can exceed its bound by what the live views use.
+type cache struct {
+	st    *objstore.Store
+	dir   string
+	limit int64
+
+	mu      sync.Mutex
+	entries map[string]*entry
+	bytes   int64
+	fetched int64 // bytes downloaded
+	hits    int64
+	misses  int64
+}
+
+type entry struct {
+	size    int64
+	used    time.Time
+	pins    int
+	loading chan struct{} // closed when the download ends
+	err     error
+}
+
+func openCache(st *objstore.Store, dir string, limit int64) (*cache, error) {
+	c := &cache{st: st, dir: dir, limit: limit, entries: map[string]*entry{}}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	// The cache starts empty: objects of an earlier run are dropped (a
+	// file half-written by a killed process is never trusted).
+	names, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range names {
+		if err := os.RemoveAll(filepath.Join(dir, n.Name())); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// path is where key's object lives in the cache.
+func (c *cache) path(key string) string { return filepath.Join(c.dir, filepath.FromSlash(key)) }
+
+// get makes o present and verified in the cache, pins it, and returns its
+// path. A download failing its checksums is removed and reported as a
+// *base.CorruptError naming the object's s3:// address and offset.
+func (c *cache) get(ctx context.Context, o Object) (string, error) {
+	for {
+		c.mu.Lock()
+		e := c.entries[o.Key]
+		if e == nil {
+			e = &entry{loading: make(chan struct{})}
+			c.entries[o.Key] = e
+			c.misses++
+			c.mu.Unlock()
+			err := c.download(ctx, o)
+			c.mu.Lock()
+			e.err = err
+			close(e.loading)
+			e.loading = nil
+			if err != nil {
+				delete(c.entries, o.Key)
+				c.mu.Unlock()
+				return "", err
+			}
+			e.size, e.used = o.Size, time.Now()
+			e.pins++
+			c.bytes += o.Size
+			c.evictLocked()
+			c.mu.Unlock()
+			return c.path(o.Key), nil
+		}
+		if ch := e.loading; ch != nil {
+			c.mu.Unlock()
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return "", ctx.Err()
+			}
+			continue
+		}
+		e.pins++
+		e.used = time.Now()
+		c.hits++
+		c.mu.Unlock()
+		return c.path(o.Key), nil
+	}
+}
+
+func (c *cache) download(ctx context.Context, o Object) error {
+	p := c.path(o.Key)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	buf.Grow(int(o.Size))
+	n, err := c.st.GetTo(ctx, o.Key, &buf)
+	c.mu.Lock()
+	c.fetched += n
+	c.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if err := o.verify(c.st.URL()+"/"+o.Key, buf.Bytes()); err != nil {
+		return err
+	}
+	tmp := p + ".tmp"
+	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, p)
+}
+
+// unpin releases one pin of key taken by get.
+func (c *cache) unpin(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.entries[key]; e != nil && e.pins > 0 {
+		e.pins--
+		c.evictLocked()
+	}
+}
+
+func (c *cache) evictLocked() {
+	if c.bytes <= c.limit {
+		return
+	}
+	var keys []string
+	for k, e := range c.entries {
+		if e.pins == 0 && e.loading == nil {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool { return c.entries[keys[i]].used.Before(c.entries[keys[j]].used) })
+	for _, k := range keys {
+		if c.bytes <= c.limit {
+			return
+		}
+		e := c.entries[k]
+		if err := os.Remove(c.path(k)); err != nil && !os.IsNotExist(err) {
+			continue
+		}
+		delete(c.entries, k)
+		c.bytes -= e.size
+	}
+}
+
+// CacheStats reports the cache.
+type CacheStats struct {
+	Bytes, Limit, Objects, FetchedBytes, Hits, Misses int64
+}
+
+func (c *cache) stats() CacheStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return CacheStats{Bytes: c.bytes, Limit: c.limit, Objects: int64(len(c.entries)), FetchedBytes: c.fetched,
+		Hits: c.hits, Misses: c.misses}
+}
+
+func (s CacheStats) String() string {
+	return fmt.Sprintf("%d objects, %d of %d bytes, fetched %d bytes, %d hits, %d misses", s.Objects, s.Bytes,
+		s.Limit, s.FetchedBytes, s.Hits, s.Misses)
+}

@@ -1,0 +1,395 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stratasearch/strata/engine"
+	"github.com/stratasearch/strata/engine/contract"
+	"github.com/stratasearch/strata/internal/base"
+	"github.com/stratasearch/strata/internal/testenv/s3gw"
+	"github.com/stratasearch/strata/vfs/objstore"
+)
+
+const testDim = 8
+
+var prefixSeq atomic.Int64
+
+// newStore returns a store on g under a fresh prefix of bucket "strata".
+func newStore(t testing.TB, g *s3gw.Gateway) *objstore.Store {
+	t.Helper()
+	st, err := objstore.New(objstore.Config{Endpoint: g.Endpoint, AccessKey: s3gw.AccessKey, SecretKey: s3gw.SecretKey,
+		Bucket: "strata", Prefix: fmt.Sprintf("t%d/db", prefixSeq.Add(1)), Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.EnsureBucket(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+var words = strings.Fields("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau upsilon phi chi psi omega")
+
+// doc i of a seeded corpus: a few words and a vector.
+func doc(i int, gen int) contract.Document {
+	r := rand.New(rand.NewPCG(uint64(i), uint64(gen)))
+	var b strings.Builder
+	for j := 0; j < 6; j++ {
+		b.WriteString(words[r.IntN(len(words))])
+		b.WriteByte(' ')
+	}
+	v := make([]float32, testDim)
+	for j := range v {
+		v[j] = float32(r.NormFloat64())
+	}
+	return contract.Document{ID: fmt.Sprintf("d%04d", i), Content: b.String(), Vector: v, Trust: contract.Authoritative}
+}
+
+func openDB(t testing.TB, dir string) *engine.DB {
+	t.Helper()
+	db, err := engine.Open(dir, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+func createCol(t testing.TB, db *engine.DB, name string) *engine.Collection {
+	t.Helper()
+	c, err := db.CreateCollection(name, engine.CollectionOptions{Dim: testDim, Metric: "l2", Analyzer: engine.AnalyzerProse})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// upsert writes docs [lo, hi) of generation gen and flushes.
+func upsert(t testing.TB, c *engine.Collection, lo, hi, gen int) {
+	t.Helper()
+	var docs []contract.Document
+	for i := lo; i < hi; i++ {
+		docs = append(docs, doc(i, gen))
+	}
+	if _, err := c.Upsert(context.Background(), docs); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// queries: lexical, dense and hybrid.
+func queries() []contract.Query {
+	var qs []contract.Query
+	for i := 0; i < 6; i++ {
+		d := doc(10000+i, 7)
+		w := strings.Fields(d.Content)
+		qs = append(qs,
+			contract.Query{Text: w[0] + " " + w[1], Mode: contract.Lexical, TopK: 10},
+			contract.Query{Vector: d.Vector, Mode: contract.Dense, TopK: 10},
+			contract.Query{Text: w[2], Vector: d.Vector, Mode: contract.Hybrid, TopK: 10})
+	}
+	return qs
+}
+
+type hit struct {
+	ID    string
+	Score float64
+}
+
+func results(t testing.TB, c *engine.Collection) [][]hit {
+	t.Helper()
+	var out [][]hit
+	for _, q := range queries() {
+		res, err := c.Search(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var hs []hit
+		for _, h := range res.Hits {
+			hs = append(hs, hit{h.DocID, h.Score})
+		}
+		out = append(out, hs)
+	}
+	return out
+}
+
+func viewResults(t testing.TB, r *Reader, name string) ([][]hit, uint64) {
+	t.Helper()
+	v := r.Acquire()
+	if v == nil {
+		t.Fatal("reader has no view")
+	}
+	defer v.Release()
+	c, err := v.DB.Collection(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return results(t, c), v.Version
+}
+
+func openReader(t testing.TB, st *objstore.Store) *Reader {
+	t.Helper()
+	r, err := OpenReader(context.Background(), st, ReaderOptions{CacheDir: t.TempDir(), CacheBytes: 64 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+// TestPublishRead: a writer publishes flushed state; a reader over the
+// bucket returns exactly the local DB's hits for lexical, dense and
+// hybrid queries, and follows new versions (upserts, deletes).
+func TestPublishRead(t *testing.T) {
+	g := s3gw.Start(t)
+	st := newStore(t, g)
+	ctx := context.Background()
+	db := openDB(t, t.TempDir())
+	defer db.Close()
+	c := createCol(t, db, "docs")
+	upsert(t, c, 0, 150, 0)
+	upsert(t, c, 150, 300, 0)
+	w, err := OpenWriter(ctx, st, db, WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1, err := w.Publish(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v1 != 2 { // 1 is the fence of the empty bucket
+		t.Fatalf("first publish = version %d, want 2", v1)
+	}
+	if v, err := w.Publish(ctx); err != nil || v != v1 {
+		t.Fatalf("publish without change = %d, %v; want %d", v, err, v1)
+	}
+	r := openReader(t, st)
+	got, ver := viewResults(t, r, "docs")
+	if ver != v1 || !reflect.DeepEqual(got, results(t, c)) {
+		t.Fatalf("reader at version %d differs from the local DB", ver)
+	}
+	// Upserts over flushed rows, deletes, a new collection.
+	upsert(t, c, 100, 200, 1)
+	if _, err := c.Delete(ctx, []string{"d0001", "d0002", "d0250"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c2 := createCol(t, db, "more")
+	upsert(t, c2, 0, 40, 3)
+	// Unflushed writes are not published.
+	if _, err := c.Upsert(ctx, []contract.Document{doc(9999, 0)}); err != nil {
+		t.Fatal(err)
+	}
+	v2, err := w.Publish(ctx)
+	if err != nil || v2 != v1+1 {
+		t.Fatalf("second publish = %d, %v", v2, err)
+	}
+	if v, err := r.Refresh(ctx); err != nil || v != v2 {
+		t.Fatalf("refresh = %d, %v; want %d", v, err, v2)
+	}
+	got, _ = viewResults(t, r, "docs")
+	if err := c.Flush(ctx); err != nil { // now include the unflushed doc locally...
+		t.Fatal(err)
+	}
+	want := results(t, c)
+	if reflect.DeepEqual(got, want) {
+		// ...the reader must not have had it: it only differs if d9999 ranks.
+		for _, hs := range got {
+			for _, h := range hs {
+				if h.ID == "d9999" {
+					t.Fatal("reader served an unflushed, unpublished write")
+				}
+			}
+		}
+	}
+	v3, err := w.Publish(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := r.Refresh(ctx); err != nil || v != v3 {
+		t.Fatalf("refresh = %d, %v; want %d", v, err, v3)
+	}
+	got, _ = viewResults(t, r, "docs")
+	if !reflect.DeepEqual(got, want) {
+		t.Fatal("reader differs from the local DB after deletes and upserts")
+	}
+	got2, _ := viewResults(t, r, "more")
+	if !reflect.DeepEqual(got2, results(t, c2)) {
+		t.Fatal("second collection differs")
+	}
+	if s := r.Status(); s.Degraded || s.Version != v3 {
+		t.Fatalf("status %+v", s)
+	}
+	// Writes through the reader's front are refused.
+	if _, err := os.Stat(filepath.Join(db.Dir(), "remote-staging")); !os.IsNotExist(err) {
+		t.Fatalf("staging left behind: %v", err)
+	}
+}
+
+// TestLeaseExclusive: a second writer cannot take a held lease; once it
+// expires (the second writer's clock runs past it) the takeover fences
+// the first writer off: it gets ErrLeaseLost and publishes nothing.
+func TestLeaseExclusive(t *testing.T) {
+	g := s3gw.Start(t)
+	st := newStore(t, g)
+	ctx := context.Background()
+	dbA, dbB := openDB(t, t.TempDir()), openDB(t, t.TempDir())
+	defer dbA.Close()
+	defer dbB.Close()
+	upsert(t, createCol(t, dbA, "docs"), 0, 50, 0)
+	upsert(t, createCol(t, dbB, "docs"), 0, 60, 1)
+	a, err := OpenWriter(ctx, st, dbA, WriterOptions{Owner: "A", LeaseTTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Publish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenWriter(ctx, st, dbB, WriterOptions{Owner: "B", LeaseTTL: time.Hour}); !errors.Is(err, ErrLeaseHeld) {
+		t.Fatalf("second writer: %v, want ErrLeaseHeld", err)
+	}
+	// B after A's lease expired (B's clock is two hours ahead).
+	b := &Writer{}
+	{
+		saved := timeNow
+		timeNow = func() time.Time { return time.Now().Add(2 * time.Hour) }
+		b, err = OpenWriter(ctx, st, dbB, WriterOptions{Owner: "B", LeaseTTL: time.Hour})
+		timeNow = saved
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	upsert(t, mustCol(t, dbA, "docs"), 50, 60, 0)
+	if _, err := a.Publish(ctx); !errors.Is(err, ErrLeaseLost) {
+		t.Fatalf("publish after the takeover: %v, want ErrLeaseLost", err)
+	}
+	if _, err := a.Publish(ctx); !errors.Is(err, ErrLeaseLost) {
+		t.Fatalf("fenced writer published again: %v", err)
+	}
+	vb, err := b.Publish(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := openReader(t, st)
+	got, ver := viewResults(t, r, "docs")
+	if ver != vb || !reflect.DeepEqual(got, results(t, mustCol(t, dbB, "docs"))) {
+		t.Fatalf("reader at %d does not serve B's state (B published %d)", ver, vb)
+	}
+	m, err := readManifest(ctx, st, vb)
+	if err != nil || m.Writer != "B" {
+		t.Fatalf("newest manifest by %q, %v", m.Writer, err)
+	}
+}
+
+func mustCol(t testing.TB, db *engine.DB, name string) *engine.Collection {
+	t.Helper()
+	c, err := db.Collection(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestCorruptObject: a byte flipped in a stored segment object makes a
+// reader refuse the manifest with the object's key and the damaged
+// block's offset; a reader serving an older version keeps it.
+func TestCorruptObject(t *testing.T) {
+	g := s3gw.Start(t)
+	st := newStore(t, g)
+	ctx := context.Background()
+	db := openDB(t, t.TempDir())
+	defer db.Close()
+	c := createCol(t, db, "docs")
+	upsert(t, c, 0, 100, 0)
+	w, err := OpenWriter(ctx, st, db, WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1, err := w.Publish(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := openReader(t, st)
+	upsert(t, c, 100, 200, 0)
+	v2, err := w.Publish(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := readManifest(ctx, st, v2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o Object
+	for _, ob := range m.Collections[0].Objects {
+		if !contains(m1Keys(t, st, v1), ob.Key) {
+			o = ob
+		}
+	}
+	if o.Key == "" {
+		t.Fatal("no new object in version 2")
+	}
+	// The posix backend stores the object as a plain file.
+	p := filepath.Join(g.Root, st.Bucket(), filepath.FromSlash(st.Prefix()), filepath.FromSlash(o.Key))
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := len(b) / 2
+	b[off] ^= 0x40
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = OpenReader(ctx, st, ReaderOptions{CacheDir: t.TempDir()})
+	var ce *base.CorruptError
+	if !errors.As(err, &ce) || !strings.HasSuffix(ce.Path, o.Key) || ce.Offset != int64(off/BlockSize*BlockSize) {
+		t.Fatalf("reader over a corrupt object: %v; want a CorruptError naming %s at %d", err, o.Key, off/BlockSize*BlockSize)
+	}
+	if !strings.Contains(err.Error(), "s3://") {
+		t.Fatalf("error does not give the s3 address: %v", err)
+	}
+	if v, err := old.Refresh(ctx); !errors.As(err, &ce) || v != v1 {
+		t.Fatalf("old reader refresh = %d, %v", v, err)
+	}
+	if s := old.Status(); !s.Degraded || s.Version != v1 {
+		t.Fatalf("old reader status %+v", s)
+	}
+	if got, _ := viewResults(t, old, "docs"); len(got) == 0 {
+		t.Fatal("old reader stopped serving")
+	}
+}
+
+func m1Keys(t testing.TB, st *objstore.Store, v uint64) []string {
+	m, err := readManifest(context.Background(), st, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ks []string
+	for _, c := range m.Collections {
+		for _, o := range c.Objects {
+			ks = append(ks, o.Key)
+		}
+	}
+	return ks
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
