@@ -393,3 +393,7 @@ func contains(ss []string, s string) bool {
 	}
 	return false
 }
+
+type engineDB = engine.DB
+
+func engineOpen(dir string) (*engine.DB, error) { return engine.Open(dir, engine.Options{}) }

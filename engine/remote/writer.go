@@ -124,10 +124,27 @@ func OpenWriter(ctx context.Context, st *objstore.Store, db *engine.DB, o Writer
 		cols = m.Collections
 	}
 	w.version = newest
-	if err := w.put(ctx, cols); err != nil {
-		return nil, err
+	// A previous holder may still publish once in flight (it renewed
+	// before the takeover): its version then collides with the fence,
+	// which is retried on the newest state. Its next renewal fails.
+	for attempt := 0; ; attempt++ {
+		err := w.put(ctx, cols)
+		if err == nil {
+			return w, nil
+		}
+		if !errors.Is(err, ErrPublishConflict) || attempt >= 10 {
+			return nil, err
+		}
+		w.fenced = nil
+		if w.version, err = newestVersion(ctx, st, w.version); err != nil {
+			return nil, err
+		}
+		m, err := readManifest(ctx, st, w.version)
+		if err != nil {
+			return nil, err
+		}
+		cols = m.Collections
 	}
-	return w, nil
 }
 
 func newToken() string {
@@ -282,6 +299,9 @@ func stripConfig(c []CollectionManifest) []CollectionManifest {
 // timeNow is the writers' clock (tests move it).
 var timeNow = time.Now
 
+// testHookUpload, if set, runs before each object upload.
+var testHookUpload func(key string)
+
 // testHookBeforePut, if set, runs after the uploads and before the
 // manifest write (fault tests stop the process there).
 var testHookBeforePut func()
@@ -332,6 +352,9 @@ func (w *Writer) upload(ctx context.Context, col, path, file string) (Object, er
 	o := Object{File: file, Key: objectKey(col, file, sum), Size: int64(len(b)), SHA256: sum, Blocks: blocks}
 	if w.uploaded[o.Key] {
 		return o, nil
+	}
+	if testHookUpload != nil {
+		testHookUpload(o.Key)
 	}
 	if _, err := w.st.PutIfAbsent(ctx, o.Key, b); err != nil {
 		if !errors.Is(err, objstore.ErrConflict) {

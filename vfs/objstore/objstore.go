@@ -247,8 +247,20 @@ func (s *Store) PutIfMatch(ctx context.Context, key string, data []byte, etag st
 	return s.put(ctx, "put-if-match", key, data, func(o *minio.PutObjectOptions) { o.SetMatchETag(etag) })
 }
 
-// Get reads the whole object at key and returns it with its ETag.
+// Get reads the whole object at key and returns it with its ETag. An
+// object replaced while it is read (minio-go pins the ETag of the first
+// response) is read again.
 func (s *Store) Get(ctx context.Context, key string) ([]byte, string, error) {
+	for attempt := 0; ; attempt++ {
+		b, etag, err := s.get(ctx, key)
+		if errors.Is(err, ErrConflict) && attempt < 5 {
+			continue
+		}
+		return b, etag, err
+	}
+}
+
+func (s *Store) get(ctx context.Context, key string) ([]byte, string, error) {
 	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	obj, err := s.c.GetObject(ctx, s.bucket, s.full(key), minio.GetObjectOptions{})
