@@ -59,7 +59,7 @@ func runServe(args []string) error {
 	logFormat := fl.String("log-format", "text", "access/server log format: text | json (stderr)")
 	logLevel := fl.String("log-level", "info", "debug | info | warn | error (the access log is info)")
 	ef := addEmbedderFlags(fl)
-	mf := addMCPFlags(fl, "mcp-") // mcp.go: /mcp, the MCP tools over streamable HTTP
+	mf := addMCPFlags(fl, "mcp-")  // mcp.go: /mcp, the MCP tools over streamable HTTP
 	osf := addObjectStoreFlags(fl) // objectstore.go: --object-store, --read-only
 	var hosts []string
 	fl.Func("allowed-hosts", `further Host names accepted in open mode (comma-separated or repeatable; "*" disables the DNS-rebinding check)`, func(s string) error {
