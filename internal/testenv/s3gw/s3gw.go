@@ -83,7 +83,21 @@ func Start(t testing.TB) *Gateway {
 		}
 		t.Skip(msg)
 	}
-	g := &Gateway{Root: t.TempDir(), bin: bin}
+	g, err := StartAt(bin, t.TempDir())
+	if err != nil {
+		t.Fatalf("start versitygw: %v", err)
+	}
+	t.Cleanup(g.Stop)
+	return g
+}
+
+// StartAt starts the versitygw binary bin over the posix directory root
+// on a free loopback port (outside tests: benchmarks). Stop it when done.
+func StartAt(bin, root string) (*Gateway, error) {
+	g := &Gateway{Root: root, bin: bin}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return nil, err
+	}
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
 		var port int
@@ -92,14 +106,10 @@ func Start(t testing.TB) *Gateway {
 		}
 		g.Endpoint = fmt.Sprintf("127.0.0.1:%d", port)
 		if err = g.start(); err == nil {
-			break
+			return g, nil
 		}
 	}
-	if err != nil {
-		t.Fatalf("start versitygw: %v", err)
-	}
-	t.Cleanup(g.Stop)
-	return g
+	return nil, err
 }
 
 func freePort() (int, error) {
