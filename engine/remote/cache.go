@@ -1,15 +1,20 @@
 package remote
 
 import (
-	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"hash"
+	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"sync"
 	"time"
 
+	"github.com/stratasearch/strata/internal/base"
 	"github.com/stratasearch/strata/vfs/objstore"
 )
 
@@ -112,23 +117,80 @@ func (c *cache) download(ctx context.Context, o Object) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	var buf bytes.Buffer
-	buf.Grow(int(o.Size))
-	n, err := c.st.GetTo(ctx, o.Key, &buf)
-	c.mu.Lock()
-	c.fetched += n
-	c.mu.Unlock()
+	tmp := p + ".tmp"
+	f, err := os.Create(tmp)
 	if err != nil {
 		return err
 	}
-	if err := o.verify(c.st.URL()+"/"+o.Key, buf.Bytes()); err != nil {
+	defer os.Remove(tmp) // no-op after the rename
+	// Hash while writing: the object is never held in memory whole.
+	vw := &verifyingWriter{w: f, sha: sha256.New()}
+	n, err := c.st.GetTo(ctx, o.Key, vw)
+	c.mu.Lock()
+	c.fetched += n
+	c.mu.Unlock()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return err
 	}
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
+	if err := vw.check(o, c.st.URL()+"/"+o.Key); err != nil {
 		return err
 	}
 	return os.Rename(tmp, p)
+}
+
+// verifyingWriter passes bytes to w while computing the SHA-256 and the
+// per-block CRC32C that Object.verify checks.
+type verifyingWriter struct {
+	w      io.Writer
+	sha    hash.Hash
+	n      int64
+	blocks []uint32
+	cur    uint32 // CRC32C of the current block so far
+}
+
+func (v *verifyingWriter) Write(p []byte) (int, error) {
+	n, err := v.w.Write(p)
+	p = p[:n]
+	v.sha.Write(p)
+	for len(p) > 0 {
+		room := BlockSize - int(v.n%BlockSize)
+		k := min(room, len(p))
+		v.cur = crc32.Update(v.cur, castagnoli, p[:k])
+		v.n += int64(k)
+		p = p[k:]
+		if v.n%BlockSize == 0 {
+			v.blocks = append(v.blocks, v.cur)
+			v.cur = 0
+		}
+	}
+	return n, err
+}
+
+// check compares what was written with o: size, then each block in
+// order (the first bad one's offset is reported), then the SHA-256.
+func (v *verifyingWriter) check(o Object, url string) error {
+	blocks := v.blocks
+	if v.n%BlockSize != 0 {
+		blocks = append(blocks, v.cur)
+	}
+	if v.n != o.Size {
+		return &base.CorruptError{Kind: "object", Path: url, Offset: min(v.n, o.Size),
+			Reason: fmt.Sprintf("size %d, manifest says %d", v.n, o.Size)}
+	}
+	for i, want := range o.Blocks {
+		if i >= len(blocks) || blocks[i] != want {
+			off := int64(i) * BlockSize
+			return &base.CorruptError{Kind: "object", Path: url, Offset: off,
+				Reason: fmt.Sprintf("block [%d, %d) fails its CRC32C", off, min(off+BlockSize, o.Size))}
+		}
+	}
+	if hex.EncodeToString(v.sha.Sum(nil)) != o.SHA256 {
+		return &base.CorruptError{Kind: "object", Path: url, Reason: "SHA-256 differs from the manifest's"}
+	}
+	return nil
 }
 
 // unpin releases one pin of key taken by get.

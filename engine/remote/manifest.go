@@ -107,27 +107,6 @@ func checksums(b []byte) (string, []uint32) {
 	return hex.EncodeToString(h[:]), blocks
 }
 
-// verify checks b against o and returns a *base.CorruptError naming url
-// (the object's s3:// address) and the offset of the first damaged block.
-func (o *Object) verify(url string, b []byte) error {
-	if int64(len(b)) != o.Size {
-		return &base.CorruptError{Kind: "object", Path: url, Offset: min(int64(len(b)), o.Size),
-			Reason: fmt.Sprintf("size %d, manifest says %d", len(b), o.Size)}
-	}
-	for i, want := range o.Blocks {
-		off := i * BlockSize
-		got := crc32.Checksum(b[off:min(off+BlockSize, len(b))], castagnoli)
-		if got != want {
-			return &base.CorruptError{Kind: "object", Path: url, Offset: int64(off),
-				Reason: fmt.Sprintf("block [%d, %d) checksum %08x, manifest says %08x", off, min(off+BlockSize, len(b)), got, want)}
-		}
-	}
-	if h := sha256.Sum256(b); hex.EncodeToString(h[:]) != o.SHA256 {
-		return &base.CorruptError{Kind: "object", Path: url, Reason: "SHA-256 differs from the manifest's"}
-	}
-	return nil
-}
-
 // DecodeManifest parses and validates a root manifest read from url (its
 // s3:// address, for errors) that should hold version (0: any): format
 // version, version, collection names, and every

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,7 +58,13 @@ type Reader struct {
 	degraded error     // the last refresh's failure, nil after a success
 	lastOK   time.Time // last successful refresh
 	polls    int64
+	// lastFetch and lastOpen time the newest view's object fetches and
+	// its engine.Open.
+	lastFetch, lastOpen time.Duration
 }
+
+// FetchParallel is how many objects a reader downloads at once.
+var FetchParallel = 4
 
 // View is one manifest version opened for queries.
 type View struct {
@@ -169,6 +176,12 @@ func (r *Reader) openView(ctx context.Context, m *Manifest) (_ *View, err error)
 			v.close()
 		}
 	}()
+	t0 := time.Now()
+	type job struct {
+		col, store string
+		o          Object
+	}
+	var jobs []job
 	for _, c := range m.Collections {
 		cdir := filepath.Join(dir, "collections", c.Name)
 		store := filepath.Join(cdir, "store")
@@ -182,16 +195,48 @@ func (r *Reader) openView(ctx context.Context, m *Manifest) (_ *View, err error)
 			return nil, err
 		}
 		for _, o := range c.Objects {
-			p, err := r.cache.get(ctx, o)
-			if err != nil {
-				return nil, fmt.Errorf("remote: version %d, collection %q: %w", m.Version, c.Name, err)
-			}
-			v.objects = append(v.objects, o.Key)
-			if err := os.Link(p, filepath.Join(store, o.File)); err != nil {
-				return nil, err
-			}
+			jobs = append(jobs, job{c.Name, store, o})
 		}
 	}
+	// Fetch every object, FetchParallel at a time (largest first).
+	sort.Slice(jobs, func(i, j int) bool { return jobs[i].o.Size > jobs[j].o.Size })
+	errs := make([]error, len(jobs))
+	paths := make([]string, len(jobs))
+	sem := make(chan struct{}, FetchParallel)
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			paths[i], errs[i] = r.cache.get(ctx, j.o)
+		}()
+	}
+	wg.Wait()
+	var firstErr error
+	for i, j := range jobs {
+		if errs[i] != nil {
+			if firstErr == nil {
+				firstErr = fmt.Errorf("remote: version %d, collection %q: %w", m.Version, j.col, errs[i])
+			}
+			continue
+		}
+		v.objects = append(v.objects, j.o.Key)
+		if err := os.Link(paths[i], filepath.Join(j.store, j.o.File)); err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	t1 := time.Now()
+	defer func() {
+		if err == nil {
+			r.mu.Lock()
+			r.lastFetch, r.lastOpen = t1.Sub(t0), time.Since(t1)
+			r.mu.Unlock()
+		}
+	}()
 	db, err := engine.Open(dir, r.o.Engine)
 	if err != nil {
 		return nil, fmt.Errorf("remote: version %d: %w", m.Version, err)
@@ -259,6 +304,10 @@ type Status struct {
 	LastOK   time.Time  `json:"last_ok"`
 	Polls    int64      `json:"polls"`
 	Cache    CacheStats `json:"cache"`
+	// Fetch and Open time the current view's object downloads (cache
+	// misses) and its DB open, in nanoseconds.
+	Fetch time.Duration `json:"fetch_ns"`
+	Open  time.Duration `json:"open_ns"`
 }
 
 // Status reports the served version and whether the last refresh
@@ -267,7 +316,7 @@ type Status struct {
 func (r *Reader) Status() Status {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s := Status{LastOK: r.lastOK, Polls: r.polls, Cache: r.cache.stats()}
+	s := Status{LastOK: r.lastOK, Polls: r.polls, Cache: r.cache.stats(), Fetch: r.lastFetch, Open: r.lastOpen}
 	if r.cur != nil {
 		s.Version = r.cur.Version
 	}

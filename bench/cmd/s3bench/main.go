@@ -261,7 +261,7 @@ func run(docsN, nq int, secs float64, colds int) error {
 
 	// Cold: empty cache each time.
 	fmt.Printf("\ncold reader (empty cache, %d starts): open = list + download + verify + open view; then the first query of each mode\n\n", colds)
-	var opens []time.Duration
+	var opens, fetches, dbOpens []time.Duration
 	first := map[string][]time.Duration{}
 	var fetched int64
 	for i := 0; i < colds; i++ {
@@ -271,7 +271,9 @@ func run(docsN, nq int, secs float64, colds int) error {
 			return err
 		}
 		opens = append(opens, time.Since(t0))
-		fetched = r.Status().Cache.FetchedBytes
+		rs := r.Status()
+		fetched = rs.Cache.FetchedBytes
+		fetches, dbOpens = append(fetches, rs.Fetch), append(dbOpens, rs.Open)
 		view := r.Acquire()
 		rc, _ := view.DB.Collection("code")
 		for _, m := range modes {
@@ -288,6 +290,8 @@ func run(docsN, nq int, secs float64, colds int) error {
 	fmt.Println("| step | p50 | max |")
 	fmt.Println("|---|---|---|")
 	fmt.Printf("| open (to first servable view) | %s | %s |\n", ms(pct(opens, .5)), ms(pct(opens, 1)))
+	fmt.Printf("| of which: download + verify (%d at once) | %s | %s |\n", remote.FetchParallel, ms(pct(fetches, .5)), ms(pct(fetches, 1)))
+	fmt.Printf("| of which: engine.Open of the view | %s | %s |\n", ms(pct(dbOpens, .5)), ms(pct(dbOpens, 1)))
 	for _, m := range modes {
 		fmt.Printf("| first %s query after open | %s | %s |\n", m.name, ms(pct(first[m.name], .5)), ms(pct(first[m.name], 1)))
 	}
