@@ -109,7 +109,18 @@ func (f *objectStoreFlags) publisher(ctx context.Context, logger *slog.Logger) f
 		if err != nil {
 			return err
 		}
-		w, err := remote.OpenWriter(ctx, st, s.DB(), remote.WriterOptions{LeaseTTL: *f.leaseTTL, Grace: *f.grace})
+		// A lease still held (by a writer that died, or one shutting
+		// down) is waited for, up to twice its TTL.
+		var w *remote.Writer
+		deadline := time.Now().Add(2 * *f.leaseTTL)
+		for {
+			w, err = remote.OpenWriter(ctx, st, s.DB(), remote.WriterOptions{LeaseTTL: *f.leaseTTL, Grace: *f.grace})
+			if !errors.Is(err, remote.ErrLeaseHeld) || time.Now().After(deadline) {
+				break
+			}
+			logger.Warn("searchd serve: waiting for the object-store lease", "err", err)
+			time.Sleep(*f.leaseTTL / 4)
+		}
 		if err != nil {
 			return fmt.Errorf("serve: --object-store: %w", err)
 		}

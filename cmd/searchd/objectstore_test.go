@@ -184,3 +184,98 @@ func TestServeObjectStore(t *testing.T) {
 		}
 	}
 }
+
+// TestServeObjectStoreWriter: `searchd serve --object-store` (no
+// --read-only) publishes what its API writes once flushed; a writer
+// killed with SIGKILL and restarted waits for its old lease, replays its
+// WAL and publishes the rest; a read-only replica follows throughout.
+func TestServeObjectStoreWriter(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts searchd processes")
+	}
+	g := s3gw.Start(t)
+	data := t.TempDir()
+	start := func(args ...string) (*exec.Cmd, string, *bytes.Buffer) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		a, _ := json.Marshal(append([]string{"searchd", "serve", "--addr", addr, "--log-level", "warn"}, args...))
+		cmd := exec.Command(os.Args[0], "-test.run=^TestServeObjectStore$")
+		cmd.Env = append(append(os.Environ(), g.Env()...), "STRATA_TEST_OBJSTORE_ARGS="+string(a))
+		var serr bytes.Buffer
+		cmd.Stderr = &serr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		return cmd, addr, &serr
+	}
+	call := func(addr, method, path string, body any) (int, []byte) {
+		b, _ := json.Marshal(body)
+		req, _ := http.NewRequest(method, "http://"+addr+path, bytes.NewReader(b))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, nil
+		}
+		defer resp.Body.Close()
+		var out bytes.Buffer
+		out.ReadFrom(resp.Body)
+		return resp.StatusCode, out.Bytes()
+	}
+	waitFor := func(what string, serr *bytes.Buffer, ok func() bool) {
+		t.Helper()
+		for i := 0; !ok(); i++ {
+			if i > 600 {
+				t.Fatalf("timed out waiting for %s:\n%s", what, serr.String())
+			}
+			time.Sleep(25 * time.Millisecond)
+		}
+	}
+	wargs := []string{"--data", data, "--object-store", "s3://strata/w2e", "--publish-interval", "50ms", "--lease-ttl", "1s"}
+	wcmd, waddr, werr := start(wargs...)
+	waitFor("the writer", werr, func() bool { c, _ := call(waddr, "GET", "/healthz", nil); return c == 200 })
+	if c, b := call(waddr, "POST", "/v1/collections", map[string]any{"name": "docs",
+		"options": map[string]any{"dim": 2, "metric": "l2", "analyzer": "prose"}}); c != 201 {
+		t.Fatalf("create: %d %s", c, b)
+	}
+	put := func(lo, hi int) {
+		var docs []map[string]any
+		for i := lo; i < hi; i++ {
+			docs = append(docs, map[string]any{"id": fmt.Sprint("doc", i), "content": fmt.Sprint("zebra number ", i),
+				"vector": []float32{float32(i), 1}, "trust": "authoritative"})
+		}
+		if c, b := call(waddr, "POST", "/v1/collections/docs/documents", map[string]any{"documents": docs}); c != 200 {
+			t.Fatalf("upsert: %d %s", c, b)
+		}
+	}
+	put(0, 30)
+	if c, b := call(waddr, "POST", "/v1/jobs", map[string]any{"kind": "flush", "collection": "docs"}); c/100 != 2 {
+		t.Fatalf("flush job: %d %s", c, b)
+	}
+	_, raddr, rerr := start("--object-store", "s3://strata/w2e", "--read-only", "--cache-dir", t.TempDir(),
+		"--poll-interval", "50ms", "--data", t.TempDir())
+	count := func() int {
+		c, b := call(raddr, "POST", "/v1/collections/docs/search", map[string]any{"text": "zebra", "mode": "lexical", "top_k": 100})
+		if c != 200 {
+			return -1
+		}
+		var res contract.Result
+		json.Unmarshal(b, &res)
+		return len(res.Hits)
+	}
+	waitFor("the replica to serve 30 documents", rerr, func() bool { return count() == 30 })
+	// Acknowledged but unflushed writes, then kill -9 the writer.
+	put(30, 50)
+	wcmd.Process.Kill()
+	wcmd.Wait()
+	wcmd, waddr, werr = start(wargs...)
+	waitFor("the restarted writer", werr, func() bool { c, _ := call(waddr, "GET", "/healthz", nil); return c == 200 })
+	if c, b := call(waddr, "POST", "/v1/jobs", map[string]any{"kind": "flush", "collection": "docs"}); c/100 != 2 {
+		t.Fatalf("flush job: %d %s", c, b)
+	}
+	waitFor("the replica to serve all 50 acknowledged documents", rerr, func() bool { return count() == 50 })
+}
