@@ -397,3 +397,53 @@ func contains(ss []string, s string) bool {
 type engineDB = engine.DB
 
 func engineOpen(dir string) (*engine.DB, error) { return engine.Open(dir, engine.Options{}) }
+
+// TestCacheBound: as versions replace segments, the objects no served
+// version uses are evicted least recently used first, so the cache holds
+// at most max(CacheBytes, the served version's bytes) and every object
+// of the served version stays.
+func TestCacheBound(t *testing.T) {
+	g := s3gw.Start(t)
+	st := newStore(t, g)
+	ctx := context.Background()
+	d := newDBT(t)
+	c := createCol(t, d.db, "docs")
+	w, err := OpenWriter(ctx, st, d.db, WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const limit = 1
+	r, err := OpenReader(ctx, st, ReaderOptions{CacheDir: t.TempDir(), CacheBytes: limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for round := 0; round < 4; round++ {
+		upsert(t, c, 0, 80, round) // every row replaced: compaction rewrites
+		if err := c.Compact(ctx); err != nil {
+			t.Fatal(err)
+		}
+		v, err := w.Publish(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := r.Refresh(ctx); err != nil || got != v {
+			t.Fatalf("refresh = %d, %v", got, err)
+		}
+		var live int64
+		m, _ := readManifest(ctx, st, v)
+		for _, o := range m.Collections[0].Objects {
+			live += o.Size
+			if _, err := os.Stat(r.cache.path(o.Key)); err != nil {
+				t.Fatalf("object %s of the served version not in the cache: %v", o.Key, err)
+			}
+		}
+		s := r.Status().Cache
+		if s.Bytes > max(limit, live) {
+			t.Fatalf("round %d: cache holds %d bytes; served version %d, limit %d", round, s.Bytes, live, limit)
+		}
+		if got, _ := viewResults(t, r, "docs"); !reflect.DeepEqual(got, results(t, c)) {
+			t.Fatal("reader differs from the writer")
+		}
+	}
+}
