@@ -75,6 +75,7 @@ type Writer struct {
 	version   uint64 // newest version published or seen
 	fenced    error  // ErrLeaseLost / ErrPublishConflict once lost
 	uploaded  map[string]bool
+	objects   map[string]Object    // collection/file/size/mtime → its uploaded object
 	last      []CollectionManifest // of the newest version this writer published
 	stats     WriterStats
 }
@@ -103,7 +104,7 @@ func OpenWriter(ctx context.Context, st *objstore.Store, db *engine.DB, o Writer
 	if o.Staging == "" {
 		o.Staging = filepath.Join(db.Dir(), "remote-staging")
 	}
-	w := &Writer{st: st, db: db, o: o, now: timeNow, uploaded: map[string]bool{}}
+	w := &Writer{st: st, db: db, o: o, now: timeNow, uploaded: map[string]bool{}, objects: map[string]Object{}}
 	if err := st.EnsureBucket(ctx); err != nil {
 		return nil, err
 	}
@@ -344,6 +345,18 @@ func (w *Writer) put(ctx context.Context, cols []CollectionManifest) error {
 // upload puts the file at path (named file in the store) under its
 // content key unless already there, and returns its Object.
 func (w *Writer) upload(ctx context.Context, col, path, file string) (Object, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return Object{}, err
+	}
+	// Segment and archive files are immutable and their ids never
+	// reused within a store: one uploaded before (same name, size and
+	// modification time: a collection dropped and created again reuses
+	// names) is not read again.
+	memo := fmt.Sprintf("%s/%s/%d/%d", col, file, fi.Size(), fi.ModTime().UnixNano())
+	if o, ok := w.objects[memo]; ok {
+		return o, nil
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return Object{}, err
@@ -374,6 +387,7 @@ func (w *Writer) upload(ctx context.Context, col, path, file string) (Object, er
 		w.stats.UploadedBytes += o.Size
 	}
 	w.uploaded[o.Key] = true
+	w.objects[memo] = o
 	return o, nil
 }
 
@@ -460,6 +474,11 @@ func (w *Writer) Collect(ctx context.Context) (int, error) {
 			return n, err
 		}
 		delete(w.uploaded, o.Key)
+		for m, ob := range w.objects {
+			if ob.Key == o.Key {
+				delete(w.objects, m)
+			}
+		}
 		n++
 	}
 	for _, v := range dead {
