@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -445,5 +446,99 @@ func TestCacheBound(t *testing.T) {
 		if got, _ := viewResults(t, r, "docs"); !reflect.DeepEqual(got, results(t, c)) {
 			t.Fatal("reader differs from the writer")
 		}
+	}
+}
+
+// TestNoMixedVersions: queries run on many goroutines while the writer
+// publishes generation after generation (every document rewritten) and
+// the reader swaps views; each query's hits all come from the
+// generation of the version it pinned, and replaced views close.
+func TestNoMixedVersions(t *testing.T) {
+	g := s3gw.Start(t)
+	st := newStore(t, g)
+	ctx := context.Background()
+	d := newDBT(t)
+	c := createCol(t, d.db, "docs")
+	gens := map[uint64]int{}
+	upsert(t, c, 0, 60, 0)
+	w, err := OpenWriter(ctx, st, d.db, WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := w.Publish(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gens[v] = 0
+	r := openReader(t, st)
+	var mu sync.Mutex
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var checked atomic.Int64
+	for q := 0; q < 4; q++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				view := r.Acquire()
+				mu.Lock()
+				gen, ok := gens[view.Version]
+				mu.Unlock()
+				col, err := view.DB.Collection("docs")
+				if err != nil {
+					t.Error(err)
+					view.Release()
+					return
+				}
+				res, err := col.Search(ctx, contract.Query{Vector: doc(i, 99).Vector, Mode: contract.Dense, TopK: 5})
+				view.Release()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if !ok {
+					t.Errorf("view at unpublished version %d", view.Version)
+					return
+				}
+				for _, h := range res.Hits {
+					var idx int
+					fmt.Sscanf(h.DocID, "d%d", &idx)
+					if h.Content != doc(idx, gen).Content {
+						t.Errorf("version %d (generation %d) served %s of another generation", view.Version, gen, h.DocID)
+						return
+					}
+				}
+				checked.Add(1)
+			}
+		}()
+	}
+	for gen := 1; gen <= 4; gen++ {
+		upsert(t, c, 0, 60, gen)
+		if err := c.Compact(ctx); err != nil {
+			t.Fatal(err)
+		}
+		// The generation is known before any reader can open it.
+		mu.Lock()
+		gens[w.Version()+1] = gen
+		mu.Unlock()
+		if _, err := w.Publish(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if checked.Load() == 0 {
+		t.Fatal("no query ran")
+	}
+	if n, _ := os.ReadDir(filepath.Join(r.o.CacheDir, "views")); len(n) != 1 {
+		t.Fatalf("%d view directories left, want only the current one", len(n))
 	}
 }
