@@ -163,6 +163,39 @@ func TestServeObjectStore(t *testing.T) {
 			t.Fatalf("write to a read-only replica: status %d", resp.StatusCode)
 		}
 	}
+	// The gateway goes away: the replicas keep answering from their
+	// caches and report degraded; they recover once it is back.
+	health := func(addr string) int {
+		resp, err := http.Get("http://" + addr + "/healthz")
+		if err != nil {
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	g.Stop()
+	for _, addr := range addrs {
+		for j := 0; health(addr) != http.StatusServiceUnavailable; j++ {
+			if j > 400 {
+				t.Fatalf("reader %s not degraded with the gateway stopped", addr)
+			}
+			time.Sleep(25 * time.Millisecond)
+		}
+		if got, v := search(addr, qs[0]); v != v1 || !reflect.DeepEqual(got, local(qs[0])) {
+			t.Fatalf("reader %s stopped serving during the outage", addr)
+		}
+	}
+	if err := g.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	for _, addr := range addrs {
+		for j := 0; health(addr) != http.StatusOK; j++ {
+			if j > 400 {
+				t.Fatalf("reader %s did not recover after the gateway restart", addr)
+			}
+			time.Sleep(25 * time.Millisecond)
+		}
+	}
 	put(60, 90)
 	v2, err := w.Publish(ctx)
 	if err != nil {

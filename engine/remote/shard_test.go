@@ -23,7 +23,7 @@ import (
 func TestShardFanOut(t *testing.T) {
 	g := s3gw.Start(t)
 	ctx := context.Background()
-	const shards, docs, k = 16, 320, 10
+	const shards, docs, k = 16, 192, 10
 	newSt := func(prefix string) *objstore.Store {
 		st, err := objstore.New(objstore.Config{Endpoint: g.Endpoint, AccessKey: s3gw.AccessKey, SecretKey: s3gw.SecretKey,
 			Bucket: "strata", Prefix: prefix})
