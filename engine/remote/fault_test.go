@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"reflect"
@@ -401,11 +402,30 @@ func childWriter(mode string) int {
 		}
 	case "publish":
 		testHookBeforePut = block
+	case "mid-upload":
+		// Signal and go on: the parent's SIGKILL lands while the
+		// object's PUT is in flight.
+		testHookUpload = func(key string) {
+			if _, err := st.Stat(ctx, key); err == nil || !first {
+				return // uploaded by the earlier writer: no PUT follows
+			}
+			first = false
+			fmt.Println("kill-me")
+		}
 	}
 	for i := 0; i < 4; i++ {
 		var docs []contract.Document
 		for j := 0; j < 40; j++ {
-			docs = append(docs, doc(500+i*40+j, 5))
+			d := doc(500+i*40+j, 5)
+			if mode == "mid-upload" { // megabytes of segment to upload
+				r := rand.New(rand.NewPCG(uint64(i), uint64(j)))
+				var b strings.Builder
+				for b.Len() < 16<<10 {
+					fmt.Fprintf(&b, "%016x ", r.Uint64())
+				}
+				d.Content += b.String()
+			}
+			docs = append(docs, d)
 		}
 		if _, err := c.Upsert(ctx, docs); err != nil {
 			return fail(err)
@@ -434,7 +454,7 @@ func TestKillWriter(t *testing.T) {
 		t.Skip("starts writer processes")
 	}
 	g := s3gw.Start(t)
-	for _, mode := range []string{"upload", "publish", "after"} {
+	for _, mode := range []string{"mid-upload", "upload", "publish", "after"} {
 		t.Run(mode, func(t *testing.T) {
 			st := newStore(t, g)
 			ctx := context.Background()
@@ -486,6 +506,18 @@ func TestKillWriter(t *testing.T) {
 			r := openReader(t, st)
 			if s := r.Status(); s.Degraded || s.Version < vBase {
 				t.Fatalf("reader after the kill: %+v", s)
+			}
+			// No object is visible half-written: each one's content
+			// hashes to its key.
+			for k := range keysUnder(t, st, dataDir) {
+				b, _, err := st.Get(ctx, k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sum, _ := checksums(b)
+				if !strings.Contains(k, "/"+sum[:32]+"-") {
+					t.Fatalf("object %s holds %d bytes that hash to %s: a partial upload is visible", k, len(b), sum[:32])
+				}
 			}
 			newest, _ := newestVersion(ctx, st, 0)
 			childPublished := newest > vBase+1 // +1: the child's fence
