@@ -52,6 +52,7 @@ type Reader struct {
 	cache *cache
 
 	refreshMu sync.Mutex // one Refresh at a time
+	lock      io.Closer  // flock of CacheDir/LOCK
 
 	mu       sync.Mutex
 	cur      *View
@@ -98,14 +99,20 @@ func OpenReader(ctx context.Context, st *objstore.Store, o ReaderOptions) (*Read
 		return nil, errors.New("remote: reader views need the OS file system")
 	}
 	o.Engine.Replica = true
-	c, err := openCache(st, filepath.Join(o.CacheDir, "objects"), o.CacheBytes)
+	// One reader per cache directory.
+	lk, err := vfs.Default.Lock(filepath.Join(o.CacheDir, "LOCK"))
 	if err != nil {
+		return nil, fmt.Errorf("remote: cache directory %s: %w", o.CacheDir, err)
+	}
+	c, err := openCache(st, filepath.Join(o.CacheDir, "objects"), o.CacheBytes)
+	if err == nil {
+		err = os.RemoveAll(filepath.Join(o.CacheDir, "views"))
+	}
+	if err != nil {
+		lk.Close()
 		return nil, err
 	}
-	if err := os.RemoveAll(filepath.Join(o.CacheDir, "views")); err != nil {
-		return nil, err
-	}
-	r := &Reader{st: st, o: o, cache: c}
+	r := &Reader{st: st, o: o, cache: c, lock: lk}
 	_, err = r.Refresh(ctx)
 	if errors.Is(err, objstore.ErrUnavailable) {
 		err = nil
@@ -356,6 +363,10 @@ func (r *Reader) Close() error {
 	r.mu.Unlock()
 	if v != nil {
 		v.Release()
+	}
+	if r.lock != nil {
+		r.lock.Close()
+		r.lock = nil
 	}
 	return nil
 }

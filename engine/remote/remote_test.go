@@ -414,11 +414,15 @@ func TestCacheBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	const limit = 1
-	r, err := OpenReader(ctx, st, ReaderOptions{CacheDir: t.TempDir(), CacheBytes: limit})
+	cacheDir := t.TempDir()
+	r, err := OpenReader(ctx, st, ReaderOptions{CacheDir: cacheDir, CacheBytes: limit})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
+	if _, err := OpenReader(ctx, st, ReaderOptions{CacheDir: cacheDir}); err == nil {
+		t.Fatal("a second reader opened the same cache directory")
+	}
 	for round := 0; round < 4; round++ {
 		upsert(t, c, 0, 80, round) // every row replaced: compaction rewrites
 		if err := c.Compact(ctx); err != nil {

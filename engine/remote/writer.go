@@ -250,8 +250,17 @@ func (w *Writer) Publish(ctx context.Context) (uint64, error) {
 	var cols []CollectionManifest
 	for _, name := range w.db.Collections() {
 		c, err := w.db.Collection(name)
+		if errors.Is(err, engine.ErrUnavailable) {
+			// Broken locally: readers keep the last published state.
+			for _, l := range w.last {
+				if l.Name == name {
+					cols = append(cols, l)
+				}
+			}
+			continue
+		}
 		if err != nil {
-			continue // dropped meanwhile, or unavailable
+			continue // dropped meanwhile
 		}
 		cfg, err := os.ReadFile(filepath.Join(w.db.Dir(), "collections", name, "collection.json"))
 		if err != nil {
