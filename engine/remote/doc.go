@@ -33,18 +33,22 @@
 // test checks it.
 //
 // Reader (OpenReader, Refresh, Run, ServeHTTP): polls manifests/ for a
-// newer version, downloads the objects it lists into a local cache
-// (CacheDir/objects, least recently used evicted beyond CacheBytes, the
-// live view's objects pinned), verifies each against the manifest's
-// size, per-MiB CRC32C blocks and whole-object CRC32C (damage is a
-// base.CorruptError naming the s3:// key and the offset of the first bad
-// block), hard-links them into a private store directory per version
-// (tier.WriteStoreDir), and opens it as a read-only engine.DB
+// newer version, downloads the objects it lacks into a local cache
+// (CacheDir/objects, one reader per CacheDir; least recently used
+// evicted beyond CacheBytes, the live view's objects pinned; emptied at
+// open), FetchParallel objects at a time, and verifies each against the
+// manifest: size, the CRC32C of every 1 MiB block, and the SHA-256 for
+// objects streamed whole (under RangedMinBytes); larger ones arrive as
+// ranged GETs of RangePartBytes, each part checked block by block. Damage
+// is a base.CorruptError naming the s3:// key and the offset of the first
+// bad block. The objects are hard-linked into a private store directory
+// per version (tier.WriteStoreDir) opened as a read-only engine.DB
 // (Options.Replica: no background compaction). Segments are then mmapped
 // from the cache as from local disk, so a warm query costs what a local
-// one does. The granularity of a fetch is the whole object: a segment is
-// validated section by section and its doc store decoded at open, so
-// ranges would buy nothing until segments open lazily. A view is swapped
+// one does. Every object of a version is fetched before it is served: a
+// segment is validated section by section and its doc store decoded when
+// it opens, so fetching only the sections a query touches would need
+// segments that open lazily. A view is swapped
 // in whole; each query pins one view, so no query sees two versions; an
 // old view closes when its last query ends. When the store is
 // unreachable the reader keeps serving its view and reports degraded
