@@ -38,8 +38,9 @@
 // evicted beyond CacheBytes, the live view's objects pinned; emptied at
 // open), FetchParallel objects at a time, and verifies each against the
 // manifest: size, the CRC32C of every 1 MiB block, and the SHA-256 for
-// objects streamed whole (under RangedMinBytes); larger ones arrive as
-// ranged GETs of RangePartBytes, each part checked block by block. Damage
+// objects streamed whole (under RangedMinBytes, 256 MiB); larger ones
+// arrive as parallel ranged GETs of RangePartBytes, each part checked
+// block by block. Damage
 // is a base.CorruptError naming the s3:// key and the offset of the first
 // bad block. The objects are hard-linked into a private store directory
 // per version (tier.WriteStoreDir) opened as a read-only engine.DB
