@@ -8,6 +8,7 @@
 //	data/<collection>/<crc32c>-<file>  segment (seg-<id>.sst) and archive
 //	                               (cold-<id>.parquet) files, immutable
 //	readers/<id>                   JSON {version, heartbeat} of each reader
+//	cursor.key                     the readers' shared cursor HMAC key (32 B)
 //
 // Writer (OpenWriter, Publish, Run): the WAL stays on the writer's local
 // disk and acknowledges writes as before (engine, tier). Publish takes a

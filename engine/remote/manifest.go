@@ -22,6 +22,9 @@ const (
 	dataDir     = "data/"
 	leaseKey    = "lease"
 	readersDir  = "readers/"
+	// cursorKeyObject holds the cursor HMAC key every reader of the
+	// prefix uses (engine.CursorKeyFile in each view).
+	cursorKeyObject = "cursor.key"
 	// FormatVersion is the root manifest format this package writes.
 	FormatVersion = 1
 	// BlockSize is the span of each block checksum of an object (CRC32C

@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,7 +17,9 @@ import (
 	"time"
 
 	"github.com/stratasearch/strata/engine"
+	"github.com/stratasearch/strata/engine/cursor"
 	"github.com/stratasearch/strata/engine/tier"
+	"github.com/stratasearch/strata/internal/base"
 	"github.com/stratasearch/strata/vfs"
 	"github.com/stratasearch/strata/vfs/objstore"
 )
@@ -53,6 +56,7 @@ type Reader struct {
 
 	refreshMu sync.Mutex // one Refresh at a time
 	lock      io.Closer  // flock of CacheDir/LOCK
+	cursorKey []byte     // sharedCursorKey, under refreshMu
 
 	mu       sync.Mutex
 	cur      *View
@@ -175,7 +179,41 @@ func (r *Reader) refresh(ctx context.Context) (uint64, error) {
 	return have, nil
 }
 
+// sharedCursorKey returns the prefix's shared cursor key (object cursor.key,
+// created by the first reader that needs it with If-None-Match: *), so
+// every reader of a prefix, and every version, signs and verifies the
+// same cursors. Whoever can read the bucket can forge cursors; they can
+// read every document there anyway.
+func (r *Reader) sharedCursorKey(ctx context.Context) ([]byte, error) {
+	if r.cursorKey != nil {
+		return r.cursorKey, nil
+	}
+	for attempt := 0; attempt < 3; attempt++ {
+		b, _, err := r.st.Get(ctx, cursorKeyObject)
+		if err == nil {
+			if len(b) != cursor.KeySize {
+				return nil, base.Corruptf("cursor key", r.st.URL()+"/"+cursorKeyObject, 0, "%d bytes, want %d", len(b), cursor.KeySize)
+			}
+			r.cursorKey = b
+			return b, nil
+		}
+		if !errors.Is(err, objstore.ErrNotFound) {
+			return nil, err
+		}
+		k := make([]byte, cursor.KeySize)
+		rand.Read(k)
+		if _, err := r.st.PutIfAbsent(ctx, cursorKeyObject, k); err != nil && !errors.Is(err, objstore.ErrConflict) {
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("remote: %s/%s: cannot read the shared cursor key", r.st.URL(), cursorKeyObject)
+}
+
 func (r *Reader) openView(ctx context.Context, m *Manifest) (_ *View, err error) {
+	key, err := r.sharedCursorKey(ctx)
+	if err != nil {
+		return nil, err
+	}
 	dir := filepath.Join(r.o.CacheDir, "views", fmt.Sprintf("%020d-%s", m.Version, newToken()[:8]))
 	v := &View{Version: m.Version, r: r, dir: dir, refs: 1}
 	defer func() {
@@ -183,6 +221,12 @@ func (r *Reader) openView(ctx context.Context, m *Manifest) (_ *View, err error)
 			v.close()
 		}
 	}()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, engine.CursorKeyFile), key, 0o600); err != nil {
+		return nil, err
+	}
 	t0 := time.Now()
 	type job struct {
 		col, store string

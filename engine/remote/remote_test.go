@@ -180,6 +180,16 @@ func TestPublishRead(t *testing.T) {
 	if ver != v1 || !reflect.DeepEqual(got, results(t, c)) {
 		t.Fatalf("reader at version %d differs from the local DB", ver)
 	}
+	// Every reader of the prefix signs cursors with one key.
+	r2 := openReader(t, st)
+	va, vb := r.Acquire(), r2.Acquire()
+	ka, erra := va.DB.CursorKey()
+	kb, errb := vb.DB.CursorKey()
+	va.Release()
+	vb.Release()
+	if erra != nil || errb != nil || !reflect.DeepEqual(ka, kb) || len(ka) != 32 {
+		t.Fatalf("readers' cursor keys differ: %v %v", erra, errb)
+	}
 	// Upserts over flushed rows, deletes, a new collection.
 	upsert(t, c, 100, 200, 1)
 	if _, err := c.Delete(ctx, []string{"d0001", "d0002", "d0250"}); err != nil {
