@@ -9,6 +9,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/stratasearch/strata/engine"
@@ -38,7 +41,7 @@ func addObjectStoreFlags(fl *flag.FlagSet) *objectStoreFlags {
 		cacheDir:   fl.String("cache-dir", "", "reader: local cache directory for objects and open versions (required with --read-only)"),
 		cacheBytes: fl.Int64("cache-bytes", 1<<30, "reader: bound in bytes of cached objects no served version uses (LRU)"),
 		readOnly:   fl.Bool("read-only", false, "serve --object-store as a stateless read-only replica (searches only)"),
-		poll:       fl.Duration("poll-interval", time.Second, "reader: how often to look for a new manifest"),
+		poll:       fl.Duration("poll-interval", time.Second, "reader: how often to look for a new manifest (SIGHUP: now)"),
 		publish:    fl.Duration("publish-interval", time.Second, "writer: how often to publish flushed state"),
 		leaseTTL:   fl.Duration("lease-ttl", 10*time.Second, "writer: lease time-to-live"),
 		grace:      fl.Duration("gc-grace", time.Minute, "writer: how long unreferenced objects and old manifests are kept for readers"),
@@ -84,6 +87,22 @@ func serveReplica(ctx context.Context, ln net.Listener, f *objectStoreFlags, o s
 	}
 	defer r.Close()
 	go r.Run(ctx, *f.poll)
+	// SIGHUP: look for a new manifest now.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				if _, err := r.Refresh(ctx); err != nil {
+					logger.Warn("searchd serve: refresh on SIGHUP", "err", err)
+				}
+			}
+		}
+	}()
 	hs := &http.Server{Handler: r, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()

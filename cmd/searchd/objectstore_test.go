@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -24,8 +25,9 @@ import (
 
 // TestServeObjectStore: one writer publishes a DB to the gateway; two
 // `searchd serve --object-store --read-only` processes serve it, answer
-// exactly what the writer's DB answers, refuse writes, and follow a new
-// version.
+// exactly what the writer's DB answers, refuse writes, report degraded
+// while the gateway is down, and follow a new version (one by polling,
+// one on SIGHUP).
 func TestServeObjectStore(t *testing.T) {
 	if args := os.Getenv("STRATA_TEST_OBJSTORE_ARGS"); args != "" {
 		json.Unmarshal([]byte(args), &os.Args)
@@ -73,8 +75,20 @@ func TestServeObjectStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Reader 0 polls every 50ms; reader 1 polls hourly and refreshes on
+	// SIGHUP (poke).
 	var addrs []string
+	var cmds []*exec.Cmd
+	poke := func(i int) {
+		if i == 1 {
+			cmds[1].Process.Signal(syscall.SIGHUP)
+		}
+	}
 	for i := 0; i < 2; i++ {
+		poll := "50ms"
+		if i == 1 {
+			poll = "1h"
+		}
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
@@ -82,7 +96,7 @@ func TestServeObjectStore(t *testing.T) {
 		addr := ln.Addr().String()
 		ln.Close()
 		args, _ := json.Marshal([]string{"searchd", "serve", "--object-store", "s3://strata/e2e", "--read-only",
-			"--cache-dir", t.TempDir(), "--cache-bytes", "10000000", "--addr", addr, "--poll-interval", "50ms",
+			"--cache-dir", t.TempDir(), "--cache-bytes", "10000000", "--addr", addr, "--poll-interval", poll,
 			"--log-level", "warn", "--data", t.TempDir()})
 		cmd := exec.Command(os.Args[0], "-test.run=^TestServeObjectStore$")
 		cmd.Env = append(append(os.Environ(), g.Env()...), "STRATA_TEST_OBJSTORE_ARGS="+string(args))
@@ -114,6 +128,7 @@ func TestServeObjectStore(t *testing.T) {
 			time.Sleep(25 * time.Millisecond)
 		}
 		addrs = append(addrs, addr)
+		cmds = append(cmds, cmd)
 	}
 	search := func(addr string, q contract.Query) ([]string, uint64) {
 		b, _ := json.Marshal(q)
@@ -174,8 +189,9 @@ func TestServeObjectStore(t *testing.T) {
 		return resp.StatusCode
 	}
 	g.Stop()
-	for _, addr := range addrs {
+	for i, addr := range addrs {
 		for j := 0; health(addr) != http.StatusServiceUnavailable; j++ {
+			poke(i)
 			if j > 400 {
 				t.Fatalf("reader %s not degraded with the gateway stopped", addr)
 			}
@@ -188,8 +204,9 @@ func TestServeObjectStore(t *testing.T) {
 	if err := g.Restart(); err != nil {
 		t.Fatal(err)
 	}
-	for _, addr := range addrs {
+	for i, addr := range addrs {
 		for j := 0; health(addr) != http.StatusOK; j++ {
+			poke(i)
 			if j > 400 {
 				t.Fatalf("reader %s did not recover after the gateway restart", addr)
 			}
@@ -201,8 +218,9 @@ func TestServeObjectStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, addr := range addrs {
+	for i, addr := range addrs {
 		for j := 0; ; j++ {
+			poke(i)
 			got, v := search(addr, qs[1])
 			if v == v2 {
 				if !reflect.DeepEqual(got, local(qs[1])) {
