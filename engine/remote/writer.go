@@ -68,16 +68,20 @@ type Writer struct {
 	o   WriterOptions
 	now func() time.Time
 
-	mu        sync.Mutex
+	// lmu guards the lease state; Renew takes only it, so renewals go
+	// on while a long Publish uploads (under mu).
+	lmu       sync.Mutex
 	lease     Lease
 	leaseETag string
 	renewed   time.Time
-	version   uint64 // newest version published or seen
-	fenced    error  // ErrLeaseLost / ErrPublishConflict once lost
-	uploaded  map[string]bool
-	objects   map[string]Object    // collection/file/size/mtime → its uploaded object
-	last      []CollectionManifest // of the newest version this writer published
-	stats     WriterStats
+	fenced    error // ErrLeaseLost / ErrPublishConflict once lost
+
+	mu       sync.Mutex // Publish, Collect: the fields below
+	version  uint64     // newest version published or seen
+	uploaded map[string]bool
+	objects  map[string]Object    // collection/file/size/mtime → its uploaded object
+	last     []CollectionManifest // of the newest version this writer published
+	stats    WriterStats
 }
 
 // WriterStats counts what a Writer did.
@@ -136,7 +140,9 @@ func OpenWriter(ctx context.Context, st *objstore.Store, db *engine.DB, o Writer
 		if !errors.Is(err, ErrPublishConflict) || attempt >= 10 {
 			return nil, err
 		}
+		w.lmu.Lock()
 		w.fenced = nil
+		w.lmu.Unlock()
 		if w.version, err = newestVersion(ctx, st, w.version); err != nil {
 			return nil, err
 		}
@@ -183,8 +189,8 @@ func (w *Writer) acquire(ctx context.Context, newest uint64) error {
 	return nil
 }
 
-// renew extends the lease (If-Match its etag); a conflict fences the
-// writer off (ErrLeaseLost).
+// renewLocked extends the lease (If-Match its etag); a conflict fences
+// the writer off (ErrLeaseLost). w.lmu is held.
 func (w *Writer) renewLocked(ctx context.Context) error {
 	if w.fenced != nil {
 		return w.fenced
@@ -211,9 +217,15 @@ func (w *Writer) renewLocked(ctx context.Context) error {
 
 // Renew extends the lease. Run calls it every LeaseTTL/3.
 func (w *Writer) Renew(ctx context.Context) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+	w.lmu.Lock()
+	defer w.lmu.Unlock()
 	return w.renewLocked(ctx)
+}
+
+func (w *Writer) fencedErr() error {
+	w.lmu.Lock()
+	defer w.lmu.Unlock()
+	return w.fenced
 }
 
 // Version returns the newest manifest version this writer published.
@@ -240,8 +252,8 @@ func (w *Writer) Stats() WriterStats {
 func (w *Writer) Publish(ctx context.Context) (uint64, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.fenced != nil {
-		return 0, w.fenced
+	if err := w.fencedErr(); err != nil {
+		return 0, err
 	}
 	if err := os.RemoveAll(w.o.Staging); err != nil {
 		return 0, err
@@ -321,6 +333,8 @@ func (w *Writer) put(ctx context.Context, cols []CollectionManifest) error {
 	if testHookBeforePut != nil {
 		testHookBeforePut()
 	}
+	w.lmu.Lock()
+	defer w.lmu.Unlock()
 	if err := w.renewLocked(ctx); err != nil {
 		return err
 	}
@@ -410,8 +424,8 @@ func (w *Writer) upload(ctx context.Context, col, path, file string) (Object, er
 func (w *Writer) Collect(ctx context.Context) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.fenced != nil {
-		return 0, w.fenced
+	if err := w.fencedErr(); err != nil {
+		return 0, err
 	}
 	now := w.now()
 	ms, err := w.st.List(ctx, manifestDir, "")
@@ -535,8 +549,8 @@ func (w *Writer) Run(ctx context.Context, interval time.Duration, logf func(stri
 // Close releases the lease (expires it now, If-Match), so another writer
 // can take over at once. The DB stays open.
 func (w *Writer) Close(ctx context.Context) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+	w.lmu.Lock()
+	defer w.lmu.Unlock()
 	if w.fenced != nil {
 		return nil
 	}
