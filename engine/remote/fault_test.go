@@ -578,3 +578,34 @@ func TestKillWriter(t *testing.T) {
 		})
 	}
 }
+
+// TestRenewDuringUpload: an upload that takes longer than the lease TTL
+// does not fence the writer: Run keeps renewing meanwhile.
+func TestRenewDuringUpload(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits past a lease TTL")
+	}
+	g := s3gw.Start(t)
+	st := newStore(t, g)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	d := newDBT(t)
+	upsert(t, createCol(t, d.db, "docs"), 0, 30, 0)
+	const ttl = 1500 * time.Millisecond
+	w, err := OpenWriter(ctx, st, d.db, WriterOptions{LeaseTTL: ttl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go w.Run(ctx, time.Hour, nil) // renewals only
+	slow := true
+	testHookUpload = func(string) {
+		if slow {
+			slow = false
+			time.Sleep(ttl + 500*time.Millisecond)
+		}
+	}
+	defer func() { testHookUpload = nil }()
+	if _, err := w.Publish(ctx); err != nil {
+		t.Fatalf("publish after an upload longer than the TTL: %v", err)
+	}
+}
