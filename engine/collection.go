@@ -89,7 +89,7 @@ func openCollection(db *DB, name, dir string, o CollectionOptions) (*Collection,
 		// Background compaction after each automatic flush keeps the
 		// warm segment count bounded (and writes out of the tier's
 		// backpressure stop bound).
-		AutoCompact: true,
+		AutoCompact: !db.o.Replica,
 		Logger:      db.o.Logger,
 	}
 	o.TierSegmentIndex(&to)

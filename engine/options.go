@@ -44,6 +44,11 @@ type Options struct {
 	// documents' sources are then read only under the collection's
 	// SourceRoots.
 	VerifyRoots []verify.Root
+	// Replica opens every collection as a read-only copy's would be
+	// (engine/remote's readers): no background compaction, so the
+	// published segment set is served as it is. Writes still work on
+	// the local copy; the replica's front refuses them. Default false.
+	Replica bool
 }
 
 // EnsureDefaults fills zero fields with their defaults.

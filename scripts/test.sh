@@ -27,6 +27,9 @@ cd "$(dirname "$0")/.."
 # A C toolchain for cgo: ingest/lang's tree-sitter parsers, and -race.
 "$(dirname "$0")/ensure-apt.sh" gcc libc6-dev
 "$(dirname "$0")/peers.sh"
+# versitygw, the S3 server the object-store tests start on loopback
+# (internal/testenv/s3gw; under CI=true a missing gateway fails them).
+"$(dirname "$0")/versitygw.sh"
 # Node tools the tests drive (pinned by their package-lock.json files):
 # DuckDB reads the cold tier's Parquet files back (engine/tier), and the
 # bundled USE-Lite embed server backs the hybrid main-job test

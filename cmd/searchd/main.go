@@ -24,6 +24,14 @@
 // Cranfield and Vaswani collections into the engine and runs lexical,
 // dense (exact cosine over the USE-512 sentence vectors) and hybrid
 // retrieval, printing nDCG@10, MAP and R@100.
+//
+// Object storage (engine/remote; endpoint and credentials from
+// STRATA_S3_ENDPOINT, STRATA_S3_ACCESS_KEY, STRATA_S3_SECRET_KEY):
+// `serve --object-store s3://bucket/prefix` publishes --data's flushed
+// state there under a lease; `serve --object-store s3://bucket/prefix
+// --read-only --cache-dir DIR [--cache-bytes N] [--poll-interval 1s]` is
+// a stateless replica that serves searches from the newest published
+// manifest (SIGHUP: refresh now).
 package main
 
 import (

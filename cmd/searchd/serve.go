@@ -59,7 +59,8 @@ func runServe(args []string) error {
 	logFormat := fl.String("log-format", "text", "access/server log format: text | json (stderr)")
 	logLevel := fl.String("log-level", "info", "debug | info | warn | error (the access log is info)")
 	ef := addEmbedderFlags(fl)
-	mf := addMCPFlags(fl, "mcp-") // mcp.go: /mcp, the MCP tools over streamable HTTP
+	mf := addMCPFlags(fl, "mcp-")  // mcp.go: /mcp, the MCP tools over streamable HTTP
+	osf := addObjectStoreFlags(fl) // objectstore.go: --object-store, --read-only
 	var hosts []string
 	fl.Func("allowed-hosts", `further Host names accepted in open mode (comma-separated or repeatable; "*" disables the DNS-rebinding check)`, func(s string) error {
 		for _, h := range strings.Split(s, ",") {
@@ -139,7 +140,14 @@ func runServe(args []string) error {
 	if len(mf.roots) == 0 {
 		mf.roots = roots // index jobs' roots bound what MCP may read, unless --mcp-root says otherwise
 	}
-	err = server.Run(ctx, ln, o, mountMCP(mf, *data, logger))
+	if *osf.readOnly {
+		return serveReplica(ctx, ln, osf, o, logger)
+	}
+	setup := []func(*server.Server) error{mountMCP(mf, *data, logger)}
+	if *osf.url != "" {
+		setup = append(setup, osf.publisher(ctx, logger))
+	}
+	err = server.Run(ctx, ln, o, setup...)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}

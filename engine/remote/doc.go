@@ -1,0 +1,62 @@
+// Package remote puts a Strata database on object storage: one writer
+// publishes, any number of stateless readers serve.
+//
+// Layout under s3://bucket/prefix/:
+//
+//	lease                          JSON Lease {owner, token, expires, fence}
+//	manifests/<20-digit v>.json    root manifest v (Manifest), written once
+//	data/<collection>/<crc32c>-<file>  segment (seg-<id>.sst) and archive
+//	                               (cold-<id>.parquet) files, immutable
+//	readers/<id>                   JSON {version, heartbeat} of each reader
+//	cursor.key                     the readers' shared cursor HMAC key (32 B)
+//
+// Writer (OpenWriter, Publish, Run): the WAL stays on the writer's local
+// disk and acknowledges writes as before (engine, tier). Publish takes a
+// consistent snapshot of each collection's flushed state by hard-linking
+// its files (tier.Store.LinkState), uploads the files not yet in the
+// bucket (If-None-Match: *), then renews the lease (If-Match its etag)
+// and writes manifest v+1 with If-None-Match: *. Versions are dense and
+// each is created by exactly one conditional write, so two racing writers
+// never both publish a version: the loser gets ErrPublishConflict. The
+// lease has a TTL; OpenWriter takes a free or expired lease (If-Match on
+// the old one's etag) and at once publishes a fence manifest (the newest
+// state under its own token at the next version), so a previous holder's
+// next publication collides with it; a writer whose renewal fails, or
+// that paused past LeaseTTL/2 since renewing, gets ErrLeaseLost. Both
+// errors are final for that Writer. A crash at any point leaves either
+// the old newest manifest (uploads without a manifest are orphans that
+// Collect removes after Grace) or the new one; never a half-published
+// version, since readers only follow manifests, written in one PUT.
+//
+// Conditional writes must be atomic at the server. versitygw v1.8.0 (the
+// tests' server, internal/testenv/s3gw) checks If-None-Match / If-Match
+// under a per-key publish lock after staging the body; objstore's race
+// test checks it.
+//
+// Reader (OpenReader, Refresh, Run, ServeHTTP): polls manifests/ for a
+// newer version, downloads the objects it lacks into a local cache
+// (CacheDir/objects, one reader per CacheDir; least recently used
+// evicted beyond CacheBytes, the live view's objects pinned; emptied at
+// open), FetchParallel objects at a time, and verifies each against the
+// manifest: size, the CRC32C of every 1 MiB block, and the SHA-256 for
+// objects streamed whole (under RangedMinBytes, 256 MiB); larger ones
+// arrive as parallel ranged GETs of RangePartBytes, each part checked
+// block by block. Damage
+// is a base.CorruptError naming the s3:// key and the offset of the first
+// bad block. The objects are hard-linked into a private store directory
+// per version (tier.WriteStoreDir) opened as a read-only engine.DB
+// (Options.Replica: no background compaction). Segments are then mmapped
+// from the cache as from local disk, so a warm query costs what a local
+// one does. Every object of a version is fetched before it is served: a
+// segment is validated section by section and its doc store decoded when
+// it opens, so fetching only the sections a query touches would need
+// segments that open lazily. A view is swapped
+// in whole; each query pins one view, so no query sees two versions; an
+// old view closes when its last query ends. When the store is
+// unreachable the reader keeps serving its view and reports degraded
+// (Status, GET /healthz 503) until a refresh succeeds again.
+//
+// Garbage (Writer.Collect, never a reader): objects no live manifest
+// references (the newest, any younger than Grace, any a reader pinned
+// within Grace), once older than Grace, then the dead manifests.
+package remote
