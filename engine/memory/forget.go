@@ -19,7 +19,8 @@ import (
 // Keyed facts are not re-resolved: a deleted current value leaves the
 // key without one (nothing superseded comes back). The journal keeps a
 // tombstone (id, version, content hash) per record. The text leaves the
-// collection's files at the next Purge. Unknown ids are ErrNotFound and
+// collection's files at the next Purge. With Options.AppendOnly only ids
+// and what derives from them are deleted. Unknown ids are ErrNotFound and
 // nothing is deleted.
 func (s *Store) Delete(ctx context.Context, subject string, ids []string) (RollbackReport, error) {
 	if err := ctx.Err(); err != nil {
@@ -36,6 +37,9 @@ func (s *Store) Delete(ctx context.Context, subject string, ids []string) (Rollb
 		seeds[id] = true
 	}
 	for _, id := range ids {
+		if s.o.AppendOnly {
+			break
+		}
 		r := s.recs[id]
 		sr := Shingles(r.Content)
 		for xid, x := range s.subj[subject] {

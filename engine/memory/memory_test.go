@@ -18,7 +18,7 @@ import (
 // clock is a settable test clock.
 type clock struct{ t time.Time }
 
-func (c *clock) now() time.Time { return c.t }
+func (c *clock) now() time.Time      { return c.t }
 func (c *clock) add(d time.Duration) { c.t = c.t.Add(d) }
 
 func openTest(t *testing.T, o Options) (*Store, *clock, string) {
