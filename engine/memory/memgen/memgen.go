@@ -274,7 +274,7 @@ func Generate(cfg Config) *Stream {
 		for i := range cfg.Filler {
 			at := tick()
 			add(Op{Kind: OpWrite, At: at, Fact: fmt.Sprintf("%s/filler/%d", sub, i), Write: memory.Write{Subject: sub, Kind: memory.Note,
-				Content: fmt.Sprintf("Session note %d: discussed %s with %s about %s", i, word(r), word(r), word(r)),
+				Content:    fmt.Sprintf("Session note %d: discussed %s with %s about %s", i, word(r), word(r), word(r)),
 				Provenance: prov(sub), Evidence: memory.Observed, ValidFrom: at}})
 		}
 		// Poisoned writes from one external page.

@@ -67,8 +67,8 @@ type Report struct {
 // under it for the deleted facts' texts.
 func Run(ctx context.Context, s *memory.Store, clk *Clock, st *Stream, dir string) (Report, error) {
 	var rep Report
-	factOf := map[string]string{}   // record id → fact id
-	firstOf := map[string]string{}  // fact id → record id of its first statement
+	factOf := map[string]string{}  // record id → fact id
+	firstOf := map[string]string{} // fact id → record id of its first statement
 	subjectOf := map[string]string{}
 	for _, op := range st.Ops {
 		clk.Set(op.At)
