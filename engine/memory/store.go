@@ -124,6 +124,7 @@ type Store struct {
 	mu      sync.RWMutex // guards the fields below; held by writers for the whole write
 	recs    map[string]*Record
 	subj    map[string]map[string]*Record // subject → id → record
+	exact   map[string][]string           // exactKey → ids (findExact)
 	seq     uint64                        // last journal sequence number
 	stats   Stats
 	dirty   bool // records were deleted since the last Purge
@@ -219,7 +220,7 @@ func Open(ctx context.Context, col *engine.Collection, o Options) (*Store, error
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	s := &Store{col: col, o: o, recs: map[string]*Record{}, subj: map[string]map[string]*Record{},
+	s := &Store{col: col, o: o, recs: map[string]*Record{}, subj: map[string]map[string]*Record{}, exact: map[string][]string{},
 		access: map[string]*accessInfo{}, stats: Stats{Refused: map[string]int{}}}
 	after := ""
 	for {
@@ -272,6 +273,10 @@ func (s *Store) Stats() Stats {
 }
 
 func (s *Store) put(r *Record) {
+	if s.recs[r.ID] == nil {
+		k := exactKey(r)
+		s.exact[k] = append(s.exact[k], r.ID)
+	}
 	s.recs[r.ID] = r
 	m := s.subj[r.Subject]
 	if m == nil {
@@ -287,6 +292,12 @@ func (s *Store) drop(id string) {
 		return
 	}
 	delete(s.recs, id)
+	k := exactKey(r)
+	if ids := slices.DeleteFunc(s.exact[k], func(x string) bool { return x == id }); len(ids) > 0 {
+		s.exact[k] = ids
+	} else {
+		delete(s.exact, k)
+	}
 	if m := s.subj[r.Subject]; m != nil {
 		delete(m, id)
 		if len(m) == 0 {
@@ -389,6 +400,12 @@ func (s *Store) Subjects() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// exactKey is what two records share when one restates the other
+// exactly: subject, kind, key, trust and normalised content.
+func exactKey(r *Record) string {
+	return r.Subject + "\x00" + string(r.Kind) + "\x00" + r.Key + "\x00" + string(r.Trust) + "\x00" + normalize(r.Content)
 }
 
 // redactURI removes a password or token from a provenance URI.

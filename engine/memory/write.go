@@ -74,10 +74,11 @@ type overlay struct {
 	order   []string
 	journal []Entry
 	deleted map[string]bool
+	exact   map[string][]string // exactKey → ids of records new in the batch
 }
 
 func (s *Store) newOverlay() *overlay {
-	return &overlay{s: s, changed: map[string]*Record{}, deleted: map[string]bool{}}
+	return &overlay{s: s, changed: map[string]*Record{}, deleted: map[string]bool{}, exact: map[string][]string{}}
 }
 
 func (o *overlay) get(id string) *Record {
@@ -106,6 +107,8 @@ func (o *overlay) mut(id string) *Record {
 }
 
 func (o *overlay) add(r *Record) {
+	k := exactKey(r)
+	o.exact[k] = append(o.exact[k], r.ID)
 	o.changed[r.ID] = r
 	o.order = append(o.order, r.ID)
 }
@@ -456,17 +459,20 @@ func (s *Store) findExact(ov *overlay, r *Record) *Record {
 	if s.o.AppendOnly {
 		return nil
 	}
-	n := normalize(r.Content)
-	for _, x := range ov.subject(r.Subject) {
-		if x.Kind == r.Kind && x.Key == r.Key && x.Status != Superseded && normalize(x.Content) == n &&
-			x.Trust == r.Trust {
-			if x.Status == Merged {
-				if c := ov.get(x.MergedInto); c != nil {
-					return c
-				}
-			}
-			return x
+	k := exactKey(r)
+	cands := append(slices.Clone(s.exact[k]), ov.exact[k]...)
+	slices.Sort(cands)
+	for _, id := range cands {
+		x := ov.get(id)
+		if x == nil || x.Status == Superseded {
+			continue
 		}
+		if x.Status == Merged {
+			if c := ov.get(x.MergedInto); c != nil {
+				return c
+			}
+		}
+		return x
 	}
 	return nil
 }
