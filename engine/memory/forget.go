@@ -15,7 +15,8 @@ import (
 // Delete forgets records ids of subject and every copy of them: the
 // records merged with them (either way), their near-duplicates among the
 // subject's records of the same kind and key not yet consolidated
-// (nearDup), and every record derived from any of them, transitively.
+// (nearDup; not for a keyed fact, whose other values are its history),
+// and every record derived from any of them, transitively.
 // Keyed facts are not re-resolved: a deleted current value leaves the
 // key without one (nothing superseded comes back). The journal keeps a
 // tombstone (id, version, content hash) per record. The text leaves the
@@ -37,10 +38,10 @@ func (s *Store) Delete(ctx context.Context, subject string, ids []string) (Rollb
 		seeds[id] = true
 	}
 	for _, id := range ids {
-		if s.o.AppendOnly {
-			break
-		}
 		r := s.recs[id]
+		if s.o.AppendOnly || r.Key != "" {
+			continue // a keyed fact's other values are its history, not copies
+		}
 		sr := Shingles(r.Content)
 		for xid, x := range s.subj[subject] {
 			if !seeds[xid] && x.Kind == r.Kind && x.Key == r.Key && s.nearDup(r, x, sr, Shingles(x.Content)) {
