@@ -51,6 +51,7 @@ type Server struct {
 
 	tools []*tool
 	cat   catalogCache
+	mem   *MemoryOptions // memory.go: set by EnableMemory
 	key   []byte // HMAC key of read and list cursors (per process)
 
 	mu   sync.Mutex

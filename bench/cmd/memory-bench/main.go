@@ -14,6 +14,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"time"
 
@@ -29,10 +30,16 @@ func main() {
 	records := flag.Int("records", 100000, "records in the speed run (0: skip)")
 	batch := flag.Int("batch", 1000, "writes per Remember call in the speed run")
 	queries := flag.Int("queries", 2000, "recall queries in the speed run")
+	quality := flag.Bool("quality", true, "run the quality stream")
+	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the recall phase")
 	flag.Parse()
 	ctx := context.Background()
 	fmt.Printf("host: %s, %d cores, %s/%s, %s, asm level %s\n", cpuName(), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(), asm.CurrentLevel())
 
+	if !*quality {
+		speed(ctx, *records, *batch, *queries, *seed)
+		return
+	}
 	st := memgen.Generate(memgen.Config{Seed: *seed, Subjects: *subjects})
 	for _, appendOnly := range []bool{false, true} {
 		dir, s, clk := open(ctx, appendOnly, st.Start)
@@ -132,6 +139,30 @@ func speed(ctx context.Context, n, batch, queries int, seed uint64) {
 	fmt.Printf("admission + write: %.3f ms per record batched (%.1f s total)\n", float64(writeDur.Microseconds())/1000/float64(n), writeDur.Seconds())
 	stats := s.Collection().Stats()
 	fmt.Printf("collection: %d live documents, %d warm segments\n", stats.LiveDocs, stats.WarmSegments)
+	measure := func(label string) {
+		if cpuProfile != "" {
+			f, err := os.Create(cpuProfile + "." + label)
+			if err != nil {
+				log.Fatal(err)
+			}
+			_ = pprof.StartCPUProfile(f)
+			defer func() { pprof.StopCPUProfile(); f.Close() }()
+		}
+		recallSpeed(ctx, s, r, nsub, queries, label)
+	}
+	measure("memtable")
+	t0 := time.Now()
+	if err := s.Collection().Flush(ctx); err != nil {
+		log.Fatal(err)
+	}
+	stats = s.Collection().Stats()
+	fmt.Printf("flushed in %v: %d warm segments\n", time.Since(t0).Round(time.Millisecond), stats.WarmSegments)
+	measure("warm")
+}
+
+var cpuProfile string
+
+func recallSpeed(ctx context.Context, s *memory.Store, r *rand.Rand, nsub, queries int, label string) {
 	lat := make([]time.Duration, 0, queries)
 	for i := range queries {
 		q := memory.Query{Subject: fmt.Sprintf("user-%04d", r.IntN(nsub)), Text: words[r.IntN(len(words))] + " " + words[r.IntN(len(words))], TopK: 10}
@@ -145,7 +176,7 @@ func speed(ctx context.Context, n, batch, queries int, seed uint64) {
 	}
 	slices.Sort(lat)
 	pct := func(p float64) time.Duration { return lat[int(p*float64(len(lat)-1))] }
-	fmt.Printf("recall (top 10, lexical, subject-scoped): p50 %v  p90 %v  p99 %v over %d queries\n", pct(0.5), pct(0.9), pct(0.99), len(lat))
+	fmt.Printf("recall (%s; top 10, lexical, subject-scoped): p50 %v  p90 %v  p99 %v over %d queries\n", label, pct(0.5), pct(0.9), pct(0.99), len(lat))
 }
 
 func cpuName() string {
