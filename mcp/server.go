@@ -52,7 +52,7 @@ type Server struct {
 	tools []*tool
 	cat   catalogCache
 	mem   *MemoryOptions // memory.go: set by EnableMemory
-	key   []byte // HMAC key of read and list cursors (per process)
+	key   []byte         // HMAC key of read and list cursors (per process)
 
 	mu   sync.Mutex
 	sdks map[string]*sdk.Server // by principalKey (HTTP)
