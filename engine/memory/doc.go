@@ -24,10 +24,11 @@
 //	m:<record id>   namespace m/<path-escaped subject>/   content, vector, metadata:
 //	                subject kind key evidence status valid_from valid_to valid_until
 //	                recorded_at (ms) weight sources merged_into derived_from source_hash
-//	j:<seq, 20 digits>  namespace j/   metadata entry = one journal Entry as JSON
+//	j:<last seq, 20 digits>  namespace j/   metadata entry = the JSON array of
+//	                one commit's journal entries
 //
-// A write (Remember) is one collection batch holding its records and their
-// journal entries, so a record is never stored without its entry. The
+// A write (Remember) is one collection batch holding its records and its
+// journal document, so a record is never stored without its entry. The
 // Store keeps every record in memory (Open loads them: one Get per
 // document) for admission, resolution and consolidation; recall searches
 // the collection.

@@ -44,16 +44,20 @@ type Entry struct {
 
 func journalID(seq uint64) string { return fmt.Sprintf("%s%020d", journalPrefix, seq) }
 
-func (e *Entry) toDoc() (contract.Document, error) {
-	b, err := json.Marshal(e)
+// journalDoc encodes one commit's entries (consecutive Seq) as one
+// document whose id is journalID of the last Seq.
+func journalDoc(es []Entry) (contract.Document, error) {
+	b, err := json.Marshal(es)
 	if err != nil {
 		return contract.Document{}, err
 	}
-	return contract.Document{ID: journalID(e.Seq), Namespace: journalNS, Trust: contract.Derived,
+	return contract.Document{ID: journalID(es[len(es)-1].Seq), Namespace: journalNS, Trust: contract.Derived,
 		Metadata: map[string]contract.Value{fEntry: contract.String(string(b))}}, nil
 }
 
-// Journal returns up to limit entries with Seq > after, in order.
+// Journal returns up to limit entries with Seq > after, in order. Each
+// commit (one Remember, Rollback, delete or consolidation) stores its
+// entries as one document "j:<last Seq>" holding their JSON array.
 func (s *Store) Journal(ctx context.Context, after uint64, limit int) ([]Entry, error) {
 	if limit <= 0 {
 		return nil, fmt.Errorf("%w: journal limit %d", ErrInvalid, limit)
@@ -72,11 +76,18 @@ func (s *Store) Journal(ctx context.Context, after uint64, limit int) ([]Entry, 
 			return nil, err
 		}
 		raw, _ := d.Metadata[fEntry].Str()
-		var e Entry
-		if err := json.Unmarshal([]byte(raw), &e); err != nil {
+		var es []Entry
+		if err := json.Unmarshal([]byte(raw), &es); err != nil {
 			return nil, fmt.Errorf("memory: journal entry %s: %w", id, err)
 		}
-		out = append(out, e)
+		for _, e := range es {
+			if e.Seq > after && len(out) < limit {
+				out = append(out, e)
+			}
+		}
+		if len(out) >= limit {
+			break
+		}
 	}
 	return out, nil
 }

@@ -198,16 +198,22 @@ func (e *ConflictError) Error() string {
 func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
 
 // CollectionOptions returns the options of a collection for a Store: the
-// prose analyzer, the record fields indexed, Dim and Metric as given
-// (dim ≥ 1; records without vectors are searched lexically).
+// prose analyzer, the record fields indexed, cosine vectors of dim (≥ 1;
+// records without vectors are searched lexically), and a MemTable of
+// MemTableBytes, so most records sit in warm segments, whose scope and
+// filter pass per query is cheaper than the MemTable's
+// (bench/results/notes/memory.md).
 func CollectionOptions(dim int) engine.CollectionOptions {
-	return engine.CollectionOptions{Dim: dim, Metric: "cosine", Analyzer: engine.AnalyzerProse,
+	return engine.CollectionOptions{Dim: dim, Metric: "cosine", Analyzer: engine.AnalyzerProse, MemTableSizeBytes: MemTableBytes,
 		IndexedFields: map[string]engine.FieldType{
 			fSubject: engine.FieldKeyword, fKind: engine.FieldKeyword, fKey: engine.FieldKeyword,
 			fStatus: engine.FieldKeyword, fEvidence: engine.FieldKeyword,
 			fValidFrom: engine.FieldNumber, fValidTo: engine.FieldNumber,
 		}}
 }
+
+// MemTableBytes is CollectionOptions' MemTableSizeBytes: 8 MiB.
+const MemTableBytes = 8 << 20
 
 // Open opens a Store over col (created with CollectionOptions, or any
 // collection whose documents only this Store writes) and loads its records

@@ -501,7 +501,9 @@ func (s *Store) commit(ctx context.Context, ov *overlay) error {
 		if r := ov.changed[e.ID]; r != nil && e.Version == "" && !ov.deleted[e.ID] {
 			e.Version = r.Version
 		}
-		d, err := e.toDoc()
+	}
+	if len(ov.journal) > 0 {
+		d, err := journalDoc(ov.journal)
 		if err != nil {
 			return err
 		}
