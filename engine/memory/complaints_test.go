@@ -272,3 +272,60 @@ func TestCheckSourcesForgetsChangedSource(t *testing.T) {
 		t.Fatalf("changed source: %v %v (%d left)", rep, err, s.Len())
 	}
 }
+
+func TestDeleteKeyedValueKeepsHistory(t *testing.T) {
+	ctx := context.Background()
+	s, c, _ := openTest(t, Options{})
+	remember(t, s, Write{Subject: "u", Kind: Fact, Key: "contact.email", Content: "my email is u@a.example", Provenance: "conv:1"})
+	c.add(time.Hour)
+	o := remember(t, s, Write{Subject: "u", Kind: Fact, Key: "contact.email", Content: "my email is u@b.example", Provenance: "conv:2"})
+	rep, err := s.Delete(ctx, "u", []string{o[0].Record.ID})
+	if err != nil || len(rep.Deleted) != 1 {
+		t.Fatalf("deleted %v %v", rep.Deleted, err)
+	}
+	if h := s.History("u", "contact.email"); len(h) != 1 || h[0].Status != Superseded {
+		t.Fatalf("history %+v", h)
+	}
+	// Nothing superseded comes back as current.
+	if _, err := s.Current("u", "contact.email", time.Time{}); err == nil {
+		t.Fatal("a deleted value's predecessor became current")
+	}
+}
+
+func TestConcurrentWritesAndRecalls(t *testing.T) {
+	ctx := context.Background()
+	s, _, _ := openTest(t, Options{Now: time.Now})
+	done := make(chan error, 4)
+	for w := range 2 {
+		go func() {
+			for i := range 30 {
+				_, err := s.Remember(ctx, []Write{{Subject: "u", Kind: Note, Key: "",
+					Content: "note " + string(rune('a'+w)) + " number " + string(rune('A'+i%26)) + " about deploys", Provenance: "traj:w"}})
+				if err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range 2 {
+		go func() {
+			for range 30 {
+				if _, err := s.Recall(ctx, Query{Subject: "u", Text: "deploys"}); err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Consolidate(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+}
