@@ -338,3 +338,23 @@ func TestDeleteLeavesNoResidue(t *testing.T) {
 		t.Fatalf("other records lost: %q", got)
 	}
 }
+
+// TestRecallNoShortfall: records not valid at AsOf that outrank the valid
+// one do not crowd it out of a small page.
+func TestRecallNoShortfall(t *testing.T) {
+	s, c, _ := openTest(t, Options{})
+	var ws []Write
+	for i := range 60 {
+		ws = append(ws, Write{Subject: "u", Kind: Note, Content: "deploy deploy deploy window plan " + strings.Repeat("x", i),
+			Provenance: "traj:1", ValidFrom: c.t.Add(24 * time.Hour)})
+	}
+	ws = append(ws, Write{Subject: "u", Kind: Note, Content: "the deploy window is friday, see the long runbook for the rest of the plan", Provenance: "traj:2"})
+	remember(t, s, ws...)
+	got := recallContents(t, s, Query{Subject: "u", Text: "deploy window", TopK: 1})
+	if len(got) != 1 || !strings.HasPrefix(got[0], "the deploy window is friday") {
+		t.Fatalf("recall %q", got)
+	}
+	if got := recallContents(t, s, Query{Subject: "u", Text: "deploy window", TopK: 5, AsOf: c.t.Add(48 * time.Hour)}); len(got) != 5 {
+		t.Fatalf("future as_of: %d hits", len(got))
+	}
+}

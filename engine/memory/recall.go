@@ -56,7 +56,7 @@ type Result struct {
 // Recall returns subject's records matching q: hybrid search (lexical
 // when the query has no vector and the collection no embedder; a query
 // without text or vector lists the matching records, newest first)
-// within the subject's namespace, filtered by kind and key, by validity
+// over the subject's records only, filtered by kind and key, by validity
 // at AsOf (so expired and superseded records are left out and a keyed
 // fact returns its value at AsOf) unless History; merged near-duplicates
 // are never returned. Scores are multiplied by Weight. Every hit comes
@@ -166,8 +166,14 @@ func (s *Store) list(q Query, at time.Time) []Hit {
 	return out
 }
 
+// search runs the collection query. Subject, status, kind and key are
+// keyword filters the engine compiles to bitmaps (no per-version scope
+// test); validity at AsOf is checked on the in-memory records after
+// retrieval, so the depth grows 4× (up to MaxTopK) while a full page
+// comes back short.
 func (s *Store) search(ctx context.Context, q Query, at time.Time) ([]Hit, bool, error) {
-	fs := []contract.Filter{contract.In(fStatus, contract.String(string(Active)), contract.String(string(Superseded)))}
+	fs := []contract.Filter{contract.Eq(fSubject, contract.String(q.Subject)),
+		contract.In(fStatus, contract.String(string(Active)), contract.String(string(Superseded)))}
 	if len(q.Kinds) > 0 {
 		vs := make([]contract.Value, len(q.Kinds))
 		for i, k := range q.Kinds {
@@ -178,14 +184,8 @@ func (s *Store) search(ctx context.Context, q Query, at time.Time) ([]Hit, bool,
 	if q.Key != "" {
 		fs = append(fs, contract.Eq(fKey, contract.String(q.Key)))
 	}
-	if !q.History {
-		t := ms(at)
-		fs = append(fs, contract.Range(fValidFrom, nil, nil, nil, contract.F(t)),
-			contract.Range(fValidTo, contract.F(t), nil, nil, nil))
-	}
 	f := contract.And(fs...)
-	cq := contract.Query{Text: q.Text, Vector: q.Vector, Scope: contract.Scope{Namespace: subjectNamespace(q.Subject)},
-		TopK: min(contract.MaxTopK, 2*q.TopK), Filter: &f, Budget: q.Budget}
+	cq := contract.Query{Text: q.Text, Vector: q.Vector, Filter: &f, Budget: q.Budget}
 	switch {
 	case len(q.Vector) > 0 && strings.TrimSpace(q.Text) != "":
 		cq.Mode = contract.Hybrid
@@ -196,29 +196,36 @@ func (s *Store) search(ctx context.Context, q Query, at time.Time) ([]Hit, bool,
 	default:
 		cq.Mode = contract.Lexical
 	}
-	res, err := s.col.Search(ctx, cq)
-	if err != nil {
-		return nil, false, err
-	}
-	s.mu.RLock()
-	var out []Hit
-	for _, e := range res.Hits {
-		id, _ := strings.CutPrefix(e.DocID, recPrefix)
-		r := s.recs[id]
-		if r == nil || !s.visible(r, q, at) { // changed since the search's snapshot
-			continue
+	depth := min(contract.MaxTopK, 2*q.TopK+8)
+	for {
+		cq.TopK = depth
+		res, err := s.col.Search(ctx, cq)
+		if err != nil {
+			return nil, false, err
 		}
-		out = append(out, Hit{Record: r.clone(), Score: e.Score * r.Weight})
-	}
-	s.mu.RUnlock()
-	slices.SortStableFunc(out, func(a, b Hit) int {
-		if a.Score != b.Score {
-			if a.Score > b.Score {
-				return -1
+		s.mu.RLock()
+		var out []Hit
+		for _, e := range res.Hits {
+			id, _ := strings.CutPrefix(e.DocID, recPrefix)
+			r := s.recs[id]
+			if r == nil || r.Subject != q.Subject || !s.visible(r, q, at) {
+				continue // not valid at AsOf, or changed since the search's snapshot
 			}
-			return 1
+			out = append(out, Hit{Record: r.clone(), Score: e.Score * r.Weight})
 		}
-		return strings.Compare(a.Record.ID, b.Record.ID)
-	})
-	return out, res.Partial, nil
+		s.mu.RUnlock()
+		if len(out) >= q.TopK || len(res.Hits) < depth || depth == contract.MaxTopK || res.Partial {
+			slices.SortStableFunc(out, func(a, b Hit) int {
+				if a.Score != b.Score {
+					if a.Score > b.Score {
+						return -1
+					}
+					return 1
+				}
+				return strings.Compare(a.Record.ID, b.Record.ID)
+			})
+			return out, res.Partial, nil
+		}
+		depth = min(contract.MaxTopK, 4*depth)
+	}
 }
