@@ -219,8 +219,7 @@ func Generate(cfg Config) *Stream {
 			}
 			prefs = append(prefs, &pref{id: fmt.Sprintf("%s/pref/%d", sub, i), text: text, left: cfg.Restatements + 1})
 		}
-		steps := cfg.Updates + cfg.Contradictions
-		events := make([]int, 0, steps+len(prefs)*(cfg.Restatements+1))
+		events := make([]int, 0, cfg.Updates+cfg.Contradictions+len(prefs)*(cfg.Restatements+1))
 		for range cfg.Updates {
 			events = append(events, 0)
 		}
@@ -261,12 +260,8 @@ func Generate(cfg Config) *Stream {
 				v := cfg.Restatements + 1 - p.left
 				p.left--
 				text := restate(p.text, v)
-				kind := memory.Preference
-				if v > 0 && v%2 == 0 {
-					kind = memory.Preference
-				}
 				at := tick()
-				add(Op{Kind: OpWrite, At: at, Fact: p.id, Write: memory.Write{Subject: sub, Kind: kind, Content: text,
+				add(Op{Kind: OpWrite, At: at, Fact: p.id, Write: memory.Write{Subject: sub, Kind: memory.Preference, Content: text,
 					Provenance: prov(sub), Evidence: memory.UserStated, ValidFrom: at}})
 				st.FactTexts[p.id] = append(st.FactTexts[p.id], text)
 			}
