@@ -358,3 +358,28 @@ func TestRecallNoShortfall(t *testing.T) {
 		t.Fatalf("future as_of: %d hits", len(got))
 	}
 }
+
+func TestVectorsRecallAndCosineMerge(t *testing.T) {
+	ctx := context.Background()
+	s, c, _ := openTest(t, Options{})
+	remember(t, s,
+		Write{Subject: "u", Kind: Preference, Content: "likes window seats on planes", Provenance: "conv:1", Vector: []float32{1, 0.01, 0, 0}},
+		Write{Subject: "u", Kind: Preference, Content: "wants to sit by the aircraft window", Provenance: "conv:2", Vector: []float32{1, 0.02, 0, 0}},
+		Write{Subject: "u", Kind: Preference, Content: "drinks oat milk", Provenance: "conv:3", Vector: []float32{0, 0, 1, 0}})
+	res, err := s.Recall(ctx, Query{Subject: "u", Vector: []float32{0, 0.1, 1, 0}, TopK: 1})
+	if err != nil || len(res.Hits) != 1 || res.Hits[0].Record.Content != "drinks oat milk" {
+		t.Fatalf("dense recall %+v %v", res.Hits, err)
+	}
+	res, err = s.Recall(ctx, Query{Subject: "u", Text: "window", Vector: []float32{1, 0, 0, 0}, TopK: 3})
+	if err != nil || len(res.Hits) != 3 || res.Hits[2].Record.Content != "drinks oat milk" {
+		t.Fatalf("hybrid recall: %d hits, %v", len(res.Hits), err)
+	}
+	c.add(time.Minute)
+	rep, err := s.Consolidate(ctx, "u")
+	if err != nil || len(rep.Merged) != 1 {
+		t.Fatalf("cosine merge %+v %v", rep, err)
+	}
+	if got := recallContents(t, s, Query{Subject: "u", Text: "window", TopK: 5}); len(got) != 1 || got[0] != "likes window seats on planes" {
+		t.Fatalf("after merge %q", got)
+	}
+}
