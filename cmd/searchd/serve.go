@@ -58,6 +58,8 @@ func runServe(args []string) error {
 	shutdown := fl.Duration("shutdown-timeout", server.DefaultShutdownTimeout, "how long in-flight requests may take to finish at shutdown")
 	logFormat := fl.String("log-format", "text", "access/server log format: text | json (stderr)")
 	logLevel := fl.String("log-level", "info", "debug | info | warn | error (the access log is info)")
+	memCol := fl.String("memory-collection", "", "serve an agent memory store over this collection (/v1/memory, MCP remember/recall/forget/memory_history); created if missing")
+	memDim := fl.Int("memory-dim", 8, "vector dimension of a memory collection --memory-collection creates")
 	ef := addEmbedderFlags(fl)
 	mf := addMCPFlags(fl, "mcp-") // mcp.go: /mcp, the MCP tools over streamable HTTP
 	var hosts []string
@@ -139,7 +141,7 @@ func runServe(args []string) error {
 	if len(mf.roots) == 0 {
 		mf.roots = roots // index jobs' roots bound what MCP may read, unless --mcp-root says otherwise
 	}
-	err = server.Run(ctx, ln, o, mountMCP(mf, *data, logger))
+	err = server.Run(ctx, ln, o, mountMemory(*memCol, *memDim, logger), mountMCP(mf, *data, logger))
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}
