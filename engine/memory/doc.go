@@ -75,7 +75,12 @@
 // Jaccard ≥ Policy.NearDupJaccard or vector cosine ≥
 // Policy.NearDupCosine; the canonical record stays active, the others
 // become merged (MergedInto). Deterministic: fixed hash parameters and
-// id-ordered processing.
+// id-ordered processing. The optional model hook (Summarize with a
+// Summarizer, e.g. ChatSummarizer for an OpenAI-compatible
+// /v1/chat/completions endpoint) writes an episode summary and
+// self-reported lessons as derived records: DerivedFrom = the inputs,
+// provenance memory:summary/<hash of the inputs' ids>, so deleting or
+// rolling back any input drops them.
 //
 // # Journal, rollback, forgetting
 //
