@@ -323,6 +323,20 @@ func TestDeleteLeavesNoResidue(t *testing.T) {
 	if hits := grepStore(t, dir, "penicillin"); len(hits) != 0 {
 		t.Fatalf("deleted text still on disk: %v", hits)
 	}
+	// Flush, compaction and archiving after the purge bring nothing back.
+	remember(t, s, Write{Subject: "alice", Kind: Note, Content: "a later note", Provenance: "conv:3"})
+	if err := s.Collection().Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Collection().Compact(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Collection().Archive(ctx, engine.ArchiveOptions{Oldest: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if hits := grepStore(t, dir, "penicillin"); len(hits) != 0 {
+		t.Fatalf("deleted text on disk after flush, compaction and archive: %v", hits)
+	}
 	// The journal keeps a tombstone with the content hash.
 	j, _ := s.Journal(ctx, 0, 10000)
 	tomb := 0

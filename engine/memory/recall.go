@@ -185,7 +185,9 @@ func (s *Store) search(ctx context.Context, q Query, at time.Time) ([]Hit, bool,
 		fs = append(fs, contract.Eq(fKey, contract.String(q.Key)))
 	}
 	f := contract.And(fs...)
-	cq := contract.Query{Text: q.Text, Vector: q.Vector, Filter: &f, Budget: q.Budget}
+	// Archived records stay memories: the cold tier is searched too.
+	cq := contract.Query{Text: q.Text, Vector: q.Vector, Filter: &f, Budget: q.Budget,
+		Tiers: []contract.Tier{contract.Hot, contract.Warm, contract.Cold}}
 	switch {
 	case len(q.Vector) > 0 && strings.TrimSpace(q.Text) != "":
 		cq.Mode = contract.Hybrid
