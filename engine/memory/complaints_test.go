@@ -66,6 +66,17 @@ func TestComplaintAddingTwiceDeletes(t *testing.T) {
 	if got := recallContents(t, s, Query{Subject: "u", Text: "tabs"}); len(got) != 1 {
 		t.Fatalf("after rolling back the restatement: %q", got)
 	}
+	// Restated again by conv:3, then the first provenance is rolled back:
+	// the memory stays, now conv:3's.
+	w.Provenance = "conv:3"
+	remember(t, s, w)
+	if _, err := s.Rollback(context.Background(), "conv:1"); err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Get("u", o1[0].Record.ID)
+	if err != nil || r.Provenance != "conv:3" || len(r.Sources) != 0 {
+		t.Fatalf("after rolling back the first statement: %+v %v", r, err)
+	}
 }
 
 func TestComplaintNearDuplicatesWasteTokens(t *testing.T) {

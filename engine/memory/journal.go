@@ -108,7 +108,9 @@ type RollbackReport struct {
 // so is every record derived from them (DerivedFrom, transitively);
 // records merged into one of them are un-merged; every keyed fact they
 // touched is resolved again without them, which restores the values they
-// superseded; records that prov only restated lose it from Sources.
+// superseded; records that prov only restated lose it from Sources, and a
+// record prov wrote that another provenance restated exactly stays, with
+// that provenance as its own.
 // Consolidation then runs again on the subjects touched. One call, one
 // atomic batch for the records.
 func (s *Store) Rollback(ctx context.Context, prov string) (RollbackReport, error) {
@@ -118,13 +120,27 @@ func (s *Store) Rollback(ctx context.Context, prov string) (RollbackReport, erro
 	prov = redactURI(prov)
 	s.mu.Lock()
 	ov := s.newOverlay()
-	var seeds []string
+	var seeds, rehome []string
 	for id, r := range s.recs {
-		if r.Provenance == prov {
+		if r.Provenance != prov {
+			continue
+		}
+		// A record another provenance restated exactly is that one's
+		// too: it moves to it instead of going.
+		if len(r.Sources) > 0 {
+			rehome = append(rehome, id)
+		} else {
 			seeds = append(seeds, id)
 		}
 	}
 	rep := s.cascadeLocked(ov, seeds, "rollback "+prov, true)
+	slices.Sort(rehome)
+	for _, id := range rehome {
+		m := ov.mut(id)
+		m.Provenance, m.Sources = m.Sources[0], slices.Clone(m.Sources[1:])
+		ov.log(Entry{Op: OpUntrack, ID: id, Provenance: prov, Target: m.Provenance})
+		rep.Untracked = append(rep.Untracked, id)
+	}
 	for id, r := range s.recs {
 		if ov.deleted[id] || !slices.Contains(r.Sources, prov) {
 			continue
