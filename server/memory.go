@@ -24,6 +24,9 @@ import (
 // name or lie under one of the key's namespace prefixes (else 403). Open
 // mode (no keys) requires a subject. A write's trust is never raised by
 // the route: memory.Remember stores derived or external_unverified only.
+// These routes are the application's (the runtime's) API, so a write may
+// state any evidence level, verified included; the MCP tools, the
+// model's, may not claim verified.
 // A version conflict is 409 (status "conflict", loc
 // ["body","writes",i,"if_version"]) whose expected_domain is the current
 // version.
