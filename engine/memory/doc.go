@@ -31,7 +31,9 @@
 // journal document, so a record is never stored without its entry. The
 // Store keeps every record in memory (Open loads them: one Get per
 // document) for admission, resolution and consolidation; recall searches
-// the collection.
+// the collection (hot, warm and cold tiers). One Store per collection: a
+// second Store, or writes to the collection made around the Store, are
+// not seen until Open.
 //
 // # Admission (Remember)
 //
