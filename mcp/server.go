@@ -51,7 +51,8 @@ type Server struct {
 
 	tools []*tool
 	cat   catalogCache
-	key   []byte // HMAC key of read and list cursors (per process)
+	mem   *MemoryOptions // memory.go: set by EnableMemory
+	key   []byte         // HMAC key of read and list cursors (per process)
 
 	mu   sync.Mutex
 	sdks map[string]*sdk.Server // by principalKey (HTTP)

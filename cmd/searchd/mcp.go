@@ -177,6 +177,11 @@ func mountMCP(mf *mcpFlags, dataDir string, logger *slog.Logger) func(*server.Se
 		if err != nil {
 			return fmt.Errorf("serve: mcp: %w", err)
 		}
+		if memoryStore != nil { // --memory-collection (memory.go)
+			if err := s.EnableMemory(mcp.MemoryOptions{Store: memoryStore}); err != nil {
+				return fmt.Errorf("serve: mcp: %w", err)
+			}
+		}
 		s.Warm()
 		srv.Mount("/mcp", s.HTTPHandler(mcp.HTTPOptions{
 			Authenticate: func(r *http.Request) (mcp.Caller, bool) {

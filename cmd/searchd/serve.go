@@ -58,8 +58,10 @@ func runServe(args []string) error {
 	shutdown := fl.Duration("shutdown-timeout", server.DefaultShutdownTimeout, "how long in-flight requests may take to finish at shutdown")
 	logFormat := fl.String("log-format", "text", "access/server log format: text | json (stderr)")
 	logLevel := fl.String("log-level", "info", "debug | info | warn | error (the access log is info)")
+	memCol := fl.String("memory-collection", "", "serve an agent memory store over this collection (/v1/memory, MCP remember/recall/forget/memory_history); created if missing")
+	memDim := fl.Int("memory-dim", 8, "vector dimension of a memory collection --memory-collection creates")
 	ef := addEmbedderFlags(fl)
-	mf := addMCPFlags(fl, "mcp-")  // mcp.go: /mcp, the MCP tools over streamable HTTP
+	mf := addMCPFlags(fl, "mcp-") // mcp.go: /mcp, the MCP tools over streamable HTTP
 	osf := addObjectStoreFlags(fl) // objectstore.go: --object-store, --read-only
 	var hosts []string
 	fl.Func("allowed-hosts", `further Host names accepted in open mode (comma-separated or repeatable; "*" disables the DNS-rebinding check)`, func(s string) error {
@@ -143,7 +145,7 @@ func runServe(args []string) error {
 	if *osf.readOnly {
 		return serveReplica(ctx, ln, osf, o, logger)
 	}
-	setup := []func(*server.Server) error{mountMCP(mf, *data, logger)}
+	setup := []func(*server.Server) error{mountMemory(*memCol, *memDim, logger), mountMCP(mf, *data, logger)}
 	if *osf.url != "" {
 		setup = append(setup, osf.publisher(ctx, logger))
 	}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/stratasearch/strata/vfs"
@@ -184,6 +185,8 @@ type WAL struct {
 	syncMu  sync.Mutex
 	f       vfs.File
 	segSize int64
+	// rotateReq makes the next write start a new segment (RequestRotation).
+	rotateReq atomic.Bool
 
 	flusherDone chan struct{}
 	tickerStop  chan struct{}
@@ -692,7 +695,8 @@ func (w *WAL) flusher() {
 func (w *WAL) writeBatch(buf []byte, from, last uint64) error {
 	w.ioMu.Lock()
 	defer w.ioMu.Unlock()
-	if w.segSize >= w.o.SegmentSizeBytes {
+	if w.segSize >= w.o.SegmentSizeBytes || (w.rotateReq.Load() && w.segSize > 0) {
+		w.rotateReq.Store(false)
 		if err := w.newSegment(from); err != nil {
 			return err
 		}

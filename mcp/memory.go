@@ -1,0 +1,397 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"time"
+
+	"github.com/stratasearch/strata/engine/contract"
+	"github.com/stratasearch/strata/engine/memory"
+)
+
+// MemoryOptions configures the memory tools (EnableMemory): remember,
+// recall, forget and memory_history over one memory.Store. The model
+// proposes content, kind, key, query and filters; the runtime fills the
+// subject (from the caller), the provenance (the MCP session), the
+// ceilings and the deadline, and admission (memory.Store.Remember)
+// decides what is stored.
+type MemoryOptions struct {
+	Store *memory.Store
+	// Subject is the subject of a caller without a principal (the
+	// trusted stdio caller). A caller with a principal always works on
+	// the subject named by its principal.
+	Subject string
+	// Provenance returns the provenance URI of a remember call; default
+	// "mcp:<principal>/session/<session id>" (or ".../call/<nonce>" for a
+	// call without a session).
+	Provenance func(c Caller, sessionID, nonce string) string
+}
+
+// Memory tool schemas (closed; units and ranges as the tools check them).
+const (
+	rememberIn = `{"type":"object","additionalProperties":false,"required":["content","kind"],"properties":{` +
+		`"content":{"type":"string","minLength":1,"maxLength":8192},` +
+		`"kind":{"enum":["preference","fact","lesson","episode","note"]},` +
+		`"key":{"type":"string","maxLength":256,"description":"keyed fact path, e.g. contact.email"},` +
+		`"evidence":{"enum":["user_stated","observed","self_report"],"default":"self_report"},` +
+		`"external":{"type":"boolean","description":"the content came from unverified external text"},` +
+		`"valid_from":{"type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$"},` +
+		`"if_version":{"type":"string","pattern":"^[0-9a-f]{64}$","description":"the key's version read; conflict if changed"}},"dependentRequired":{"if_version":["key"]}}`
+	rememberOut = `{"type":"object","anyOf":[{"required":["status"]},{"required":["errors"]}],"properties":{"status":{"type":"string"},"reason":{"type":"string"},"id":{"type":"string"},"version":{"type":"string"},"superseded":{"type":"array"},` + errProps + `}}`
+	recallIn    = `{"type":"object","additionalProperties":false,"properties":{` +
+		`"query":{"type":"string","maxLength":4096},` +
+		`"kinds":{"type":"array","maxItems":5,"items":{"enum":["preference","fact","lesson","episode","note"]}},` +
+		`"key":{"type":"string","maxLength":256},` +
+		`"as_of":{"type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$"},` +
+		`"history":{"type":"boolean"},` +
+		`"top_k":{"type":"integer","minimum":1,"maximum":%d,"default":10}}}`
+	memHitsOut = `{"type":"object","anyOf":[{"required":["hits"]},{"required":["errors"]}],"properties":{"hits":{"type":"array","items":{"type":"object","required":["id","kind","trust","version"]}},"tokens":{"type":"integer"},"nonce":{"type":"string"},` + errProps + `}}`
+	forgetIn   = `{"type":"object","additionalProperties":false,"required":["ids"],"properties":{` +
+		`"ids":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","pattern":"^[0-9a-f]{32}$"}}}}`
+	forgetOut = `{"type":"object","anyOf":[{"required":["deleted"]},{"required":["errors"]}],"properties":{"deleted":{"type":"array"},` + errProps + `}}`
+	historyIn = `{"type":"object","additionalProperties":false,"properties":{` +
+		`"key":{"type":"string","maxLength":256,"description":"keyed fact; empty = every record"}}}`
+)
+
+// EnableMemory registers the memory tools. Call it before serving (tools
+// are fixed once a caller's MCP server is built).
+func (s *Server) EnableMemory(o MemoryOptions) error {
+	if o.Store == nil {
+		return errors.New("mcp: EnableMemory: Store is required")
+	}
+	if o.Provenance == nil {
+		o.Provenance = defaultProvenance
+	}
+	s.mem = &o
+	register(s, "remember", "Propose a memory about the user; the runtime decides what is stored.", rememberIn, rememberOut, runRemember)
+	register(s, "recall", "Recall memories (current values; as_of for the past). Returns framed records.", fmt.Sprintf(recallIn, s.o.MaxTopK), memHitsOut, runRecall)
+	register(s, "forget", "Forget memories by id, with every copy and summary of them.", forgetIn, forgetOut, runForget)
+	register(s, "memory_history", "Every version of a keyed fact (or all records), oldest first, framed.", historyIn, memHitsOut, runMemoryHistory)
+	return nil
+}
+
+func defaultProvenance(c Caller, sessionID, nonce string) string {
+	who := "local"
+	if c.Principal != nil {
+		who = c.Principal.Name
+	}
+	if sessionID != "" {
+		return "mcp:" + url.PathEscape(who) + "/session/" + url.PathEscape(sessionID)
+	}
+	return "mcp:" + url.PathEscape(who) + "/call/" + nonce
+}
+
+// errNoMemory: a memory tool called on a server without a store.
+var errNoMemory = errors.New("mcp: memory is not enabled")
+
+// subject is the call's memory subject: the principal's name, or the
+// configured subject for a caller without one.
+func (c *call) subject() (string, error) {
+	if c.s.mem == nil {
+		return "", errNoMemory
+	}
+	if p := c.caller.Principal; p != nil {
+		return p.Name, nil
+	}
+	if c.s.mem.Subject == "" {
+		return "", &shapedError{body: failure("unavailable", "no memory subject for this caller", "a server configured with a subject")}
+	}
+	return c.s.mem.Subject, nil
+}
+
+func checkTime(loc string, v string) []contract.FieldError {
+	if v == "" {
+		return nil
+	}
+	if _, err := time.Parse(time.RFC3339, v); err != nil || !dateTimeRE.MatchString(v) {
+		return []contract.FieldError{{Loc: []any{"arguments", loc}, InputValue: clip(v), ErrorType: contract.ErrTypeInvalidFormat,
+			Message: "not an RFC 3339 date-time", ExpectedDomain: "e.g. 2026-03-01T09:00:00Z"}}
+	}
+	return nil
+}
+
+// dateTimeRE is the input schemas' date-time pattern (RFC 3339).
+var dateTimeRE = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$`)
+
+func checkKind(loc []any, k string) []contract.FieldError {
+	if !memory.Kind(k).Valid() {
+		return []contract.FieldError{{Loc: loc, InputValue: clip(k), ErrorType: contract.ErrTypeUnknownValue,
+			Message: "unknown kind", ExpectedDomain: "preference | fact | lesson | episode | note"}}
+	}
+	return nil
+}
+
+func isHex(s string, n int) bool {
+	if len(s) != n {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !(s[i] >= '0' && s[i] <= '9' || s[i] >= 'a' && s[i] <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// --- remember ---
+
+type rememberArgs struct {
+	Content   string `json:"content"`
+	Kind      string `json:"kind"`
+	Key       string `json:"key"`
+	Evidence  string `json:"evidence"`
+	External  bool   `json:"external"`
+	ValidFrom string `json:"valid_from"`
+	IfVersion string `json:"if_version"`
+}
+
+func (a *rememberArgs) validate(c *call) []contract.FieldError {
+	fes := checkText([]any{"arguments", "content"}, a.Content, 1, 8192)
+	fes = append(fes, checkKind([]any{"arguments", "kind"}, a.Kind)...)
+	fes = append(fes, checkText([]any{"arguments", "key"}, a.Key, 0, 256)...)
+	switch a.Evidence {
+	case "", string(memory.UserStated), string(memory.Observed), string(memory.SelfReport):
+	default:
+		fes = append(fes, contract.FieldError{Loc: []any{"arguments", "evidence"}, InputValue: clip(a.Evidence), ErrorType: contract.ErrTypeUnknownValue,
+			Message: "unknown evidence level (verified is the runtime's to set)", ExpectedDomain: "user_stated | observed | self_report"})
+	}
+	fes = append(fes, checkTime("valid_from", a.ValidFrom)...)
+	if a.IfVersion != "" && a.Key == "" {
+		fes = append(fes, contract.FieldError{Loc: []any{"arguments", "key"}, ErrorType: contract.ErrTypeMissing,
+			Message: "if_version needs the key it was read from", ExpectedDomain: "a keyed fact path"})
+	}
+	if a.IfVersion != "" && !isHex(a.IfVersion, 64) {
+		fes = append(fes, contract.FieldError{Loc: []any{"arguments", "if_version"}, InputValue: clip(a.IfVersion), ErrorType: contract.ErrTypeInvalidFormat,
+			Message: "not a version", ExpectedDomain: "64 lowercase hex digits"})
+	}
+	return fes
+}
+
+type rememberResult struct {
+	Status     string   `json:"status"`
+	Reason     string   `json:"reason,omitempty"`
+	ID         string   `json:"id,omitempty"`
+	Version    string   `json:"version,omitempty"`
+	Superseded []string `json:"superseded,omitempty"`
+}
+
+func runRemember(ctx context.Context, c *call, a *rememberArgs) (rememberResult, string, error) {
+	sub, err := c.subject()
+	if err != nil {
+		return rememberResult{}, "", err
+	}
+	sid := ""
+	if c.req != nil && c.req.Session != nil {
+		sid = c.req.Session.ID()
+	}
+	w := memory.Write{Subject: sub, Kind: memory.Kind(a.Kind), Key: a.Key, Content: a.Content,
+		Provenance: c.s.mem.Provenance(c.caller, sid, c.nonce), Evidence: memory.Evidence(a.Evidence), IfVersion: a.IfVersion}
+	if w.Evidence == "" {
+		w.Evidence = memory.SelfReport
+	}
+	if a.External {
+		w.Trust = contract.ExternalUnverified
+	}
+	if a.ValidFrom != "" {
+		w.ValidFrom, _ = time.Parse(time.RFC3339, a.ValidFrom)
+	}
+	out, err := c.s.mem.Store.Remember(ctx, []memory.Write{w})
+	var ce *memory.ConflictError
+	if errors.As(err, &ce) {
+		cur := "none"
+		if ce.Current != nil {
+			cur = ce.Current.Version
+		}
+		return rememberResult{}, "", &shapedError{body: errorBody{Status: "conflict", ErrorCount: 1, Errors: []contract.FieldError{{
+			Loc: []any{"arguments", "if_version"}, InputValue: a.IfVersion, ErrorType: contract.ErrTypeConflict,
+			Message: "the memory changed since it was read: recall it again and retry with its version", ExpectedDomain: cur}}}}
+	}
+	if err != nil {
+		return rememberResult{}, "", err
+	}
+	o := out[0]
+	r := rememberResult{Status: o.Status, Reason: o.Reason, Superseded: o.Superseded}
+	text := o.Status
+	if o.Record != nil {
+		r.ID, r.Version = o.Record.ID, o.Record.Version
+		text += " " + o.Record.ID
+	}
+	if o.Reason != "" {
+		text += ": " + o.Reason
+	}
+	return r, text + "\n", nil
+}
+
+// --- recall, memory_history ---
+
+type recallArgs struct {
+	Query   string   `json:"query"`
+	Kinds   []string `json:"kinds"`
+	Key     string   `json:"key"`
+	AsOf    string   `json:"as_of"`
+	History bool     `json:"history"`
+	TopK    *int     `json:"top_k"`
+}
+
+func (a *recallArgs) validate(c *call) []contract.FieldError {
+	fes := checkText([]any{"arguments", "query"}, a.Query, 0, 4096)
+	if len(a.Kinds) > 5 {
+		fes = append(fes, contract.FieldError{Loc: []any{"arguments", "kinds"}, InputValue: len(a.Kinds), ErrorType: contract.ErrTypeOutOfRange,
+			Message: "too many kinds", ExpectedDomain: "at most 5"})
+	}
+	for i, k := range a.Kinds {
+		fes = append(fes, checkKind([]any{"arguments", "kinds", i}, k)...)
+	}
+	fes = append(fes, checkText([]any{"arguments", "key"}, a.Key, 0, 256)...)
+	fes = append(fes, checkTime("as_of", a.AsOf)...)
+	return append(fes, checkTopK(a.TopK, c.s.o.MaxTopK)...)
+}
+
+// memHit is one record as staged for the model.
+type memHit struct {
+	ID         string         `json:"id"`
+	Kind       string         `json:"kind"`
+	Key        string         `json:"key,omitempty"`
+	Content    string         `json:"content"`
+	Trust      contract.Trust `json:"trust"`
+	Evidence   string         `json:"evidence"`
+	Provenance string         `json:"provenance"`
+	Version    string         `json:"version"`
+	Status     string         `json:"status"`
+	ValidFrom  time.Time      `json:"valid_from"`
+	ValidTo    time.Time      `json:"valid_to,omitzero"`
+	Score      float64        `json:"score"`
+}
+
+type memHitsResult struct {
+	Hits   []memHit `json:"hits"`
+	Tokens int      `json:"tokens"`
+	Nonce  string   `json:"nonce"`
+}
+
+// stageRecords frames records as evidence with the call's nonce and the
+// server's token budget.
+func (c *call) stageRecords(recs []*memory.Record, scores []float64) (memHitsResult, string, error) {
+	envs := make([]contract.Envelope, len(recs))
+	byID := map[string]*memory.Record{}
+	for i, r := range recs {
+		envs[i] = contract.Envelope{DocID: r.ID, Content: r.Content, SourceURI: r.Provenance, VersionHash: r.Version,
+			Timestamp: r.RecordedAt, Score: min(1, max(0, scores[i])), Trust: r.Trust}
+		byID[r.ID] = r
+	}
+	st, err := contract.Stage(envs, contract.StageOptions{TokenBudget: c.s.o.TokenBudget, MaxTokensPerHit: c.s.o.MaxTokensPerHit, Nonce: c.nonce})
+	if err != nil {
+		return memHitsResult{}, "", err
+	}
+	out := memHitsResult{Hits: make([]memHit, 0, len(st.Hits)), Tokens: st.TokensUsed, Nonce: st.Nonce}
+	for _, h := range st.Hits {
+		r := byID[h.Envelope.DocID]
+		out.Hits = append(out.Hits, memHit{ID: r.ID, Kind: string(r.Kind), Key: r.Key, Content: h.Envelope.Content, Trust: r.Trust,
+			Evidence: string(r.Evidence), Provenance: r.Provenance, Version: r.Version, Status: string(r.Status),
+			ValidFrom: r.ValidFrom, ValidTo: r.ValidTo, Score: h.Envelope.Score})
+	}
+	text := st.Text
+	if len(st.Hits) == 0 {
+		text = "no memories\n"
+	}
+	return out, text, nil
+}
+
+func runRecall(ctx context.Context, c *call, a *recallArgs) (memHitsResult, string, error) {
+	sub, err := c.subject()
+	if err != nil {
+		return memHitsResult{}, "", err
+	}
+	q := memory.Query{Subject: sub, Text: a.Query, Key: a.Key, History: a.History, TopK: DefaultTopK, Budget: searchBudget(c.s.o.Deadline)}
+	if a.TopK != nil {
+		q.TopK = min(*a.TopK, c.s.o.MaxTopK)
+	}
+	for _, k := range a.Kinds {
+		q.Kinds = append(q.Kinds, memory.Kind(k))
+	}
+	if a.AsOf != "" {
+		q.AsOf, _ = time.Parse(time.RFC3339, a.AsOf)
+	}
+	res, err := c.s.mem.Store.Recall(ctx, q)
+	if errors.Is(err, memory.ErrInvalid) {
+		return memHitsResult{}, "", &shapedError{body: failure("validation_error", "invalid recall", "")}
+	}
+	if err != nil {
+		return memHitsResult{}, "", err
+	}
+	recs := make([]*memory.Record, len(res.Hits))
+	scores := make([]float64, len(res.Hits))
+	for i, h := range res.Hits {
+		recs[i], scores[i] = h.Record, h.Score
+	}
+	return c.stageRecords(recs, scores)
+}
+
+type historyArgs struct {
+	Key string `json:"key"`
+}
+
+func (a *historyArgs) validate(c *call) []contract.FieldError {
+	return checkText([]any{"arguments", "key"}, a.Key, 0, 256)
+}
+
+// runMemoryHistory frames the versions oldest first: staging orders by
+// score, so each version's score is its rank (1, 1−1/n, …).
+func runMemoryHistory(ctx context.Context, c *call, a *historyArgs) (memHitsResult, string, error) {
+	sub, err := c.subject()
+	if err != nil {
+		return memHitsResult{}, "", err
+	}
+	recs := c.s.mem.Store.History(sub, a.Key)
+	scores := make([]float64, len(recs))
+	for i := range recs {
+		scores[i] = 1 - float64(i)/float64(len(recs))
+	}
+	return c.stageRecords(recs, scores)
+}
+
+// --- forget ---
+
+type forgetArgs struct {
+	IDs []string `json:"ids"`
+}
+
+func (a *forgetArgs) validate(c *call) []contract.FieldError {
+	var fes []contract.FieldError
+	if len(a.IDs) < 1 || len(a.IDs) > 100 {
+		fes = append(fes, contract.FieldError{Loc: []any{"arguments", "ids"}, InputValue: len(a.IDs), ErrorType: contract.ErrTypeOutOfRange,
+			Message: "ids must hold 1..100 record ids", ExpectedDomain: "1..100 ids"})
+	}
+	for i, id := range a.IDs {
+		if !isHex(id, 32) {
+			fes = append(fes, contract.FieldError{Loc: []any{"arguments", "ids", i}, InputValue: clip(id), ErrorType: contract.ErrTypeInvalidFormat,
+				Message: "not a record id", ExpectedDomain: "32 lowercase hex digits"})
+		}
+	}
+	return fes
+}
+
+type forgetResult struct {
+	Deleted []string `json:"deleted"`
+}
+
+func runForget(ctx context.Context, c *call, a *forgetArgs) (forgetResult, string, error) {
+	sub, err := c.subject()
+	if err != nil {
+		return forgetResult{}, "", err
+	}
+	rep, err := c.s.mem.Store.Delete(ctx, sub, a.IDs)
+	if errors.Is(err, memory.ErrNotFound) {
+		return forgetResult{}, "", &shapedError{body: failure("not_found", "no such memory of yours", "ids returned by recall")}
+	}
+	if err != nil {
+		return forgetResult{}, "", err
+	}
+	if rep.Deleted == nil {
+		rep.Deleted = []string{}
+	}
+	return forgetResult{Deleted: rep.Deleted}, fmt.Sprintf("forgot %d records\n", len(rep.Deleted)), nil
+}
