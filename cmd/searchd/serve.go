@@ -61,7 +61,7 @@ func runServe(args []string) error {
 	memCol := fl.String("memory-collection", "", "serve an agent memory store over this collection (/v1/memory, MCP remember/recall/forget/memory_history); created if missing")
 	memDim := fl.Int("memory-dim", 8, "vector dimension of a memory collection --memory-collection creates")
 	ef := addEmbedderFlags(fl)
-	mf := addMCPFlags(fl, "mcp-") // mcp.go: /mcp, the MCP tools over streamable HTTP
+	mf := addMCPFlags(fl, "mcp-")  // mcp.go: /mcp, the MCP tools over streamable HTTP
 	osf := addObjectStoreFlags(fl) // objectstore.go: --object-store, --read-only
 	var hosts []string
 	fl.Func("allowed-hosts", `further Host names accepted in open mode (comma-separated or repeatable; "*" disables the DNS-rebinding check)`, func(s string) error {
