@@ -319,6 +319,7 @@ func (b *goBuilder) declare(p *packages.Package) error {
 		b.res.Files++
 		b.res.SourceBytes += int64(len(src))
 		ch := fileChunks(path, src, b.o.Chunk)
+		sigs := declSigs(p.Fset, f, p.PkgPath)
 		fr := b.frag(path)
 		fk := fileKey(path)
 		fr.Nodes = append(fr.Nodes, pkgNode, graph.Node{Kind: graph.File, Key: fk, Name: filepath.Base(path), File: path})
@@ -335,7 +336,7 @@ func (b *goBuilder) declare(p *packages.Package) error {
 			}
 			l, e := b.line(node.Pos()), b.line(node.End())
 			fr.Nodes = append(fr.Nodes, graph.Node{Kind: kind, Key: key, Name: name, File: path, Line: l, EndLine: e,
-				DocID: ch.at(l), Sig: sig(obj)})
+				DocID: ch.at(l), Sig: sigs[key]})
 			fr.Edges = append(fr.Edges, graph.KeyEdge{From: fk, To: key, Kind: graph.Contains, Line: uint32(l)})
 			if owner != "" {
 				fr.Edges = append(fr.Edges, graph.KeyEdge{From: owner, To: key, Kind: graph.Contains, Line: uint32(l)})
@@ -415,25 +416,6 @@ func (b *goBuilder) fields(fr *graph.Fragment, path string, ch *chunks, tk, tnam
 }
 
 func (b *goBuilder) line(p token.Pos) int { return b.fset.PositionFor(p, false).Line }
-
-// sig returns an object's one-line signature, qualified relative to its
-// package.
-func sig(obj types.Object) string {
-	s := types.ObjectString(obj, types.RelativeTo(obj.Pkg()))
-	if _, ok := obj.(*types.TypeName); ok {
-		// "type T struct{…}" can be long: keep the kind only.
-		switch obj.Type().Underlying().(type) {
-		case *types.Struct:
-			return "type " + obj.Name() + " struct"
-		case *types.Interface:
-			return "type " + obj.Name() + " interface"
-		}
-	}
-	if len(s) > 160 {
-		s = s[:157] + "..."
-	}
-	return s
-}
 
 // uses adds the CALLS, REFERENCES, READS, MODIFIES and TYPED_AS edges of
 // p's declarations.

@@ -38,11 +38,11 @@ func TestBuildGoEdges(t *testing.T) {
 	got := edges(g)
 	const s, a = "example.com/mod/store", "example.com/mod/app"
 	want := []string{
-		s + ".Store.Put CALLS " + s + ".checkLen",     // direct
-		s + ".Store.Put CALLS " + s + ".Raw.Encode",   // interface call, CHA
-		s + ".Store.Put READS " + s + ".Limit",        // package var read
+		s + ".Store.Put CALLS " + s + ".checkLen",      // direct
+		s + ".Store.Put CALLS " + s + ".Raw.Encode",    // interface call, CHA
+		s + ".Store.Put READS " + s + ".Limit",         // package var read
 		s + ".Store.Put MODIFIES " + s + ".Header.Len", // field written through s.hdr.Len
-		s + ".Store.Put READS " + s + ".Store.codec",  // field read
+		s + ".Store.Put READS " + s + ".Store.codec",   // field read
 		s + ".Store.Put MODIFIES " + s + ".Store.recs",
 		s + ".New REFERENCES " + s + ".Store",
 		s + ".Raw IMPLEMENTS " + s + ".Codec",
@@ -96,7 +96,7 @@ func TestBuildGoDocIDs(t *testing.T) {
 	if n.DocID != want || n.Line != 35 || n.Kind != graph.Func {
 		t.Errorf("Store.Put: doc %q line %d kind %v, want %q 35 func", n.DocID, n.Line, n.Kind, want)
 	}
-	if n.Sig != "func (*Store).Put(v string) bool" {
+	if n.Sig != "func (s *Store) Put(v string) bool" {
 		t.Errorf("sig %q", n.Sig)
 	}
 	var kinds []string
