@@ -12,9 +12,11 @@
 // first line, so graph nodes and collection documents meet by id. Direct
 // calls come from go/types (typeutil.StaticCallee); calls through
 // interfaces and function values from x/tools/go/callgraph over SSA —
-// cha (class hierarchy analysis: every method of that name and signature
-// on a type implementing the interface) by default, vta (variable type
-// analysis over the CHA graph) when GoOptions.Dynamic asks; the costs
+// vta (variable type analysis over the CHA graph: only the types and
+// functions that flow to the site) by default, cha (class hierarchy
+// analysis: every method of that name and signature on a type
+// implementing the interface; half VTA's build time, ten times its
+// dynamic edges) when GoOptions.Dynamic asks; the costs
 // and the agreement with callgraph's own result are in
 // bench/results/notes/graph.md. READS / MODIFIES are uses of
 // package-level variables and struct fields (an assignment's left side,
