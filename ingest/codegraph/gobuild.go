@@ -316,8 +316,12 @@ func (c *chunks) at(line int) string {
 }
 
 func fileChunks(path string, src []byte, o ingest.Options) *chunks {
+	return chunksOf(path, ingest.ChunkFile(path, src, o))
+}
+
+func chunksOf(path string, cs []ingest.Chunk) *chunks {
 	c := &chunks{}
-	for _, ch := range ingest.ChunkFile(path, src, o) {
+	for _, ch := range cs {
 		c.ids = append(c.ids, ingest.ChunkID(path, fmt.Sprintf("L%d-L%d", ch.StartLine, ch.EndLine)))
 		c.start = append(c.start, ch.StartLine)
 		c.end = append(c.end, ch.EndLine)

@@ -35,7 +35,7 @@ func SyntaxFragment(path string, src []byte, pkgPath string, v *graph.View, chun
 		return nil, fmt.Errorf("codegraph: %w", err)
 	}
 	line := func(p token.Pos) int { return fset.PositionFor(p, false).Line }
-	ch := fileChunks(path, src, chunk)
+	ch := chunksOf(path, ingest.ChunkGoFile(fset, f, ingest.NewLines(src), chunk))
 	fr := &graph.Fragment{File: path}
 	pk, fk := pkgKey(pkgPath), fileKey(path)
 	fr.Nodes = append(fr.Nodes, graph.Node{Kind: graph.Package, Key: pk, Name: pkgPath, File: filepath.Dir(path)},
@@ -93,7 +93,12 @@ func SyntaxFragment(path string, src []byte, pkgPath string, v *graph.View, chun
 				continue
 			}
 			add(graph.Func, key, name, d, owner, "")
-			bodies = append(bodies, body{key, recv, rtyp, d})
+			// Not the declared name itself (a method's name is not in scope).
+			for _, n := range []ast.Node{d.Recv, d.Type, d.Body} {
+				if n != nil && !reflectNil(n) {
+					bodies = append(bodies, body{key, recv, rtyp, n})
+				}
+			}
 		case *ast.GenDecl:
 			for _, s := range d.Specs {
 				switch s := s.(type) {
@@ -173,6 +178,20 @@ func SyntaxFragment(path string, src []byte, pkgPath string, v *graph.View, chun
 		syntaxUses(fr, b.from, b.recv, b.rtyp, b.node, pkgPath, imports, top, kindOf, line)
 	}
 	return fr, nil
+}
+
+// reflectNil reports a typed nil node (a *ast.FieldList or *ast.BlockStmt
+// that is nil inside the interface).
+func reflectNil(n ast.Node) bool {
+	switch x := n.(type) {
+	case *ast.FieldList:
+		return x == nil
+	case *ast.BlockStmt:
+		return x == nil
+	case *ast.FuncType:
+		return x == nil
+	}
+	return false
 }
 
 func fieldNames(fl *ast.Field) []string {
