@@ -62,6 +62,7 @@ func (s *Server) registerTools() {
 	register(s, "read", "Read lines of an indexed file; long spans keep head and tail, continue with next_cursor.", readIn, readOut, runRead)
 	register(s, "list", "List a directory of the indexed tree.", fmt.Sprintf(listIn, MaxListLimit), listOut, runList)
 	register(s, "repo_map", "Token-budgeted map: directories, files, top symbols per file.", fmt.Sprintf(mapIn, s.o.TokenBudget), mapOut, runRepoMap)
+	s.registerGraphTools()
 	s.registerJobTools()
 }
 

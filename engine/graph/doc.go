@@ -50,8 +50,8 @@
 // 1/((1−α)ε) pushes, each costing the pushed node's degree. P's rows
 // (Transitions) weight an edge by kind — defaults CALLS 1.0, READS and
 // MODIFIES 1.0, REFERENCES, TYPED_AS, IMPLEMENTS and INHERITS 0.5,
-// CONTAINS and DECLARES 0.1, IMPORTS 0.05 — and by 0.5 when followed
-// backwards (callee to caller). A hub (degree above HubDegree, 64) is
+// CONTAINS and DECLARES 0.1, IMPORTS 0.05 — and follows edges forward
+// only unless PPROptions.Reverse asks for backward steps too. A hub (degree above HubDegree, 64) is
 // damped: it keeps the mass it receives but is not expanded, and edges
 // into it are weighted down by HubDegree/degree. Expand groups the scores
 // by chunk, cuts those below ε, and adds chunks in score order while

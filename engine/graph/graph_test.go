@@ -79,6 +79,9 @@ func TestPPRMatchesPowerIteration(t *testing.T) {
 		v := NewView(g)
 		seeds := []Seed{{Node: 0, Weight: 2}, {Node: NodeID(n / 2), Weight: 1}}
 		o := PPROptions{Epsilon: 1e-12, MaxPushes: 10_000_000, HubDegree: 8}
+		if seed%2 == 0 {
+			o.Reverse = 0.5 // backward steps too
+		}
 		pr, err := PersonalizedPageRank(v, seeds, o)
 		if err != nil {
 			t.Fatal(err)
@@ -138,7 +141,7 @@ func TestTransitionsWeights(t *testing.T) {
 	b.AddEdge(0, 3, Contains, 3)
 	b.AddEdge(4, 0, Calls, 4)
 	v := NewView(b.Build())
-	o := PPROptions{}
+	o := PPROptions{Reverse: 0.5}
 	o.EnsureDefaults()
 	// Weights 1, 0.5, 0.1 forward and 1×0.5 backward: total 2.1.
 	want := map[NodeID]float64{1: 1 / 2.1, 2: 0.5 / 2.1, 3: 0.1 / 2.1, 4: 0.5 / 2.1}
@@ -153,6 +156,11 @@ func TestTransitionsWeights(t *testing.T) {
 		if st.Backward != (st.To == 4) {
 			t.Errorf("step to %d: backward %v", st.To, st.Backward)
 		}
+	}
+	fwd := PPROptions{}
+	fwd.EnsureDefaults()
+	if got := Transitions(v, 0, &fwd, nil); len(got) != 3 || math.Abs(got[0].P+got[1].P+got[2].P-1) > 1e-12 {
+		t.Errorf("forward only: %+v", got)
 	}
 	o.HubDegree = 3 // node 0 has degree 4: a hub, not expanded
 	if got := Transitions(v, 0, &o, nil); len(got) != 0 {

@@ -27,8 +27,11 @@ type PPROptions struct {
 	// CONTAINS 0.1, DECLARES 0.1, IMPORTS 0.05. A negative weight turns a
 	// kind off.
 	Weights [NumEdgeKinds]float64
-	// Reverse multiplies the weight of an edge followed backwards (callee →
-	// caller, field → reader). Default 0.5; negative: never backwards.
+	// Reverse, when positive, lets the walk follow edges backwards too
+	// (callee → caller, field → reader) at Weights[kind] × Reverse.
+	// Default 0: forward only, P is the out-edge transition matrix (on the
+	// multi-hop benchmark of bench/results/notes/graph.md, backward steps
+	// at 0.5 halve the success rate: the mass climbs to callers).
 	Reverse float64
 	// HubDegree bounds the degree (in + out edges) of a node that is
 	// expanded: a node above it (a logger, an allocator, a mutex) keeps
@@ -62,9 +65,6 @@ func (o *PPROptions) EnsureDefaults() {
 	var zero [NumEdgeKinds]float64
 	if o.Weights == zero {
 		o.Weights = DefaultWeights()
-	}
-	if o.Reverse == 0 {
-		o.Reverse = 0.5
 	}
 	if o.HubDegree == 0 {
 		o.HubDegree = 64
@@ -102,8 +102,8 @@ type Step struct {
 	Line     uint32
 }
 
-// Transitions returns u's transition row: its live edges (out-edges
-// forward, in-edges backward) with probabilities proportional to
+// Transitions returns u's transition row: its live out-edges (and, with
+// Reverse > 0, its in-edges backward) with probabilities proportional to
 // Weights[kind] (× Reverse backwards) × min(1, HubDegree/degree(to)),
 // summing to 1, or nil when u is dangling or a hub (degree above
 // HubDegree). Edges to the same neighbour are separate steps. o must

@@ -131,6 +131,9 @@ func runMultihop(args []string) error {
 	k0 := fs.Int("k0", 5, "seeds k₀ for BFS and PPR")
 	dyn := fs.String("dynamic", "vta", "dynamic call edges in the expansion graph: none, cha, vta")
 	show := fs.Int("show", 3, "print this many cases")
+	reverse := fs.Float64("reverse", 0, "PPR backward-edge factor (0: the default)")
+	eps := fs.Float64("eps", 0, "PPR ε (0: the default)")
+	wref := fs.Float64("wref", 0, "PPR REFERENCES/READS weight override (0: the defaults)")
 	fs.Parse(args)
 	ctx := context.Background()
 	pkgs := strings.Split(*pkgList, ",")
@@ -290,7 +293,12 @@ func runMultihop(args []string) error {
 		// PPR.
 		for bi, b := range budgets {
 			t := time.Now()
-			ex, err := codegraph.Expand(ctx, col, v, q, codegraph.ExpandOptions{SeedK: *k0, BudgetTokens: b})
+			po := graph.PPROptions{Reverse: *reverse, Epsilon: *eps}
+			if *wref != 0 {
+				po.Weights = graph.DefaultWeights()
+				po.Weights[graph.References], po.Weights[graph.Reads] = *wref, *wref
+			}
+			ex, err := codegraph.Expand(ctx, col, v, q, codegraph.ExpandOptions{SeedK: *k0, BudgetTokens: b, PPR: po})
 			el := time.Since(t)
 			if err == codegraph.ErrNoSeeds {
 				continue
