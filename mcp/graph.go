@@ -221,4 +221,3 @@ func runCalls(ctx context.Context, c *call, a *callsArgs, in bool) (callsResult,
 		Trust: contract.Derived, VersionHash: engine.VersionHash([]byte(b.String()))}, c.nonce)
 	return out, text, err
 }
-
