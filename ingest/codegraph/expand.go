@@ -63,7 +63,8 @@ var ErrNoSeeds = errors.New("codegraph: no search hit is in the graph")
 // BudgetTokens. Only chunks q's scope and principal may read are
 // considered; the chosen ones are returned through
 // engine.Collection.Fetch, so they are verified like any hit. Errors:
-// the search's, ErrNoSeeds, bad options.
+// the search's, ErrNoSeeds, bad options. With a nil view there is no
+// expansion: the hits themselves, in search order, while they fit.
 func Expand(ctx context.Context, col *engine.Collection, v *graph.View, q contract.Query, o ExpandOptions) (*ExpandResult, error) {
 	if o.SeedK == 0 {
 		o.SeedK = 10
@@ -81,8 +82,12 @@ func Expand(ctx context.Context, col *engine.Collection, v *graph.View, q contra
 	if err != nil {
 		return nil, err
 	}
+	out := &ExpandResult{BudgetTokens: o.BudgetTokens, Epoch: res.Epoch}
+	if v == nil {
+		return seedsOnly(ctx, col, q, res.Hits, out)
+	}
+	out.GraphEpoch = v.Epoch()
 	var seeds []graph.Seed
-	out := &ExpandResult{BudgetTokens: o.BudgetTokens, GraphEpoch: v.Epoch(), Epoch: res.Epoch}
 	for rank, h := range res.Hits {
 		ids := v.ByDoc(h.DocID)
 		if len(ids) == 0 {
@@ -135,6 +140,36 @@ func Expand(ctx context.Context, col *engine.Collection, v *graph.View, q contra
 		out.Hits = append(out.Hits, h)
 		out.Paths = append(out.Paths, graph.FormatPath(v, c.Path))
 		out.TokensUsed += c.Tokens
+	}
+	out.Dropped = fr.Dropped
+	return out, nil
+}
+
+// seedsOnly is Expand without a graph: the hits in search order while
+// their source text fits the budget, fetched (and verified) as Expand's.
+func seedsOnly(ctx context.Context, col *engine.Collection, q contract.Query, hits []contract.Envelope, out *ExpandResult) (*ExpandResult, error) {
+	var ids []string
+	used := 0
+	for _, h := range hits {
+		out.Seeds = append(out.Seeds, h.DocID)
+		if t := TokensOf(h.Content, h.Metadata); used+t <= out.BudgetTokens {
+			used += t
+			ids = append(ids, h.DocID)
+		}
+	}
+	fr, err := col.Fetch(ctx, q, ids)
+	if err != nil {
+		return nil, err
+	}
+	score := map[string]float64{}
+	for _, h := range hits {
+		score[h.DocID] = h.Score
+	}
+	for _, h := range fr.Hits {
+		h.Score = score[h.DocID]
+		out.Hits = append(out.Hits, h)
+		out.Paths = append(out.Paths, "")
+		out.TokensUsed += TokensOf(h.Content, h.Metadata)
 	}
 	out.Dropped = fr.Dropped
 	return out, nil
