@@ -20,12 +20,12 @@ const (
 	expandIn = `{"type":"object","additionalProperties":false,"required":["query"],"properties":{` +
 		`"query":{"type":"string","minLength":1,"maxLength":4096},` +
 		`"mode":{"enum":["lexical","dense","hybrid"],"default":"lexical"},` +
-		`"seeds":{"type":"integer","minimum":1,"maximum":%d,"default":10},` +
+		`"seeds":{"type":"integer","minimum":1,"maximum":%d},` +
 		`"token_budget":{"type":"integer","minimum":100,"maximum":%d}}}`
 	expandOut = `{"type":"object","anyOf":[{"required":["hits"]},{"required":["errors"]}],"properties":{"hits":{"type":"array"},"paths":{"type":"array"},"tokens_used":{"type":"integer"},` + errProps + `}}`
 	callsIn   = `{"type":"object","additionalProperties":false,"required":["symbol"],"properties":{` +
 		`"symbol":{"type":"string","minLength":1,"maxLength":256,"description":"Name or Type.Method"},` +
-		`"limit":{"type":"integer","minimum":1,"maximum":%d,"default":20}}}`
+		`"limit":{"type":"integer","minimum":1,"maximum":%d}}}`
 	callsOut = `{"type":"object","anyOf":[{"required":["entries"]},{"required":["errors"]}],"properties":{"entries":{"type":"array"},` + errProps + `}}`
 )
 
@@ -33,7 +33,7 @@ func (s *Server) registerGraphTools() {
 	if s.o.Graph == nil {
 		return
 	}
-	register(s, "expand", "Search hits expanded over the code graph (callees, data) in a token budget, with paths.",
+	register(s, "expand", "Search hits expanded over the code graph in a token budget, with paths.",
 		fmt.Sprintf(expandIn, s.o.MaxTopK, s.o.TokenBudget), expandOut, runExpand)
 	register(s, "callers", "Callers of a symbol, with call sites.", fmt.Sprintf(callsIn, MaxListLimit), callsOut, runCallers)
 	register(s, "callees", "Callees of a symbol, with call sites.", fmt.Sprintf(callsIn, MaxListLimit), callsOut, runCallees)
@@ -220,4 +220,42 @@ func runCalls(ctx context.Context, c *call, a *callsArgs, in bool) (callsResult,
 	text, err := contract.FrameHit(contract.Envelope{DocID: id + clip(a.Symbol), SourceURI: "graph:" + id, Content: b.String(), Score: 1,
 		Trust: contract.Derived, VersionHash: engine.VersionHash([]byte(b.String()))}, c.nonce)
 	return out, text, err
+}
+
+// rankedMap is repo_map over the code graph (Options.Graph): signatures
+// ranked by PageRank personalised to the request — the files under path
+// (when one is given) and the names and paths in focus — fitted to the
+// budget within ±15% (codegraph.RankedMap), of files the caller may read
+// under top, shown relative to their root.
+func (c *call) rankedMap(cat *catalog, vis *visibility, top *dir, a *mapArgs, budget int) (mapResult, string, error) {
+	abs := filepath.Join(c.s.roots[top.key.root], filepath.FromSlash(top.key.rel))
+	o := codegraph.MapOptions{Include: func(f string) (string, bool) {
+		cf := cat.byAbs[f]
+		if cf == nil || !vis.file[cf.idx] || cf.idx < top.first || cf.idx >= top.last {
+			return "", false
+		}
+		return safeName(cf.rel), true
+	}}
+	if top.key.rel != "" {
+		o.Files = append(o.Files, abs+string(filepath.Separator))
+	}
+	for _, w := range strings.Fields(a.Focus) {
+		if strings.ContainsAny(w, "/\\") || strings.HasSuffix(w, ".go") {
+			o.Files = append(o.Files, filepath.Join(c.s.roots[top.key.root], filepath.FromSlash(w)))
+		} else {
+			o.Names = append(o.Names, w)
+		}
+	}
+	// The frame costs tokens too: the map gets what is left.
+	o.BudgetTokens = max(1, budget-(frameOverhead(abs)+3)/contract.DefaultBytesPerToken)
+	body, _ := codegraph.RankedMap(c.s.o.Graph.View(), o)
+	res := mapResult{Path: top.key.rel, Files: vis.count(top.first, top.last), Nonce: c.nonce}
+	res.ShownFiles = strings.Count(body, ":\n")
+	res.Truncated = res.ShownFiles < res.Files
+	text, err := frameTree(c, top, body)
+	if err != nil {
+		return mapResult{}, "", err
+	}
+	res.Tokens = (len(text) + contract.DefaultBytesPerToken - 1) / contract.DefaultBytesPerToken
+	return res, text, nil
 }

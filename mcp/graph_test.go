@@ -95,11 +95,22 @@ func TestMCPGraphTools(t *testing.T) {
 		t.Fatalf("bad expand args: %v", m)
 	}
 
+	// repo_map over the graph: signatures ranked, in the budget.
+	res, m, text = callTool(t, cs, "repo_map", map[string]any{"token_budget": 200, "focus": "Paint"})
+	if res.IsError || !strings.Contains(text, "a.go:") || !strings.Contains(text, "func (w *Widget) Paint()") ||
+		!strings.Contains(text, "func Frobnicate()") || m["tokens"].(float64) > 230 {
+		t.Fatalf("ranked repo_map: %v\n%s", m, text)
+	}
+
 	// A caller confined to a namespace without these documents.
 	other := connect(t, s, Caller{Principal: &contract.Principal{Name: "eve", Namespaces: []string{"tenant-x/"}}})
 	_, m, _ = callTool(t, other, "expand", map[string]any{"query": "paints it"})
 	if hits, _ := m["hits"].([]any); len(hits) != 0 {
 		t.Fatalf("out-of-namespace caller got %d hits", len(hits))
+	}
+	_, _, text = callTool(t, other, "repo_map", map[string]any{})
+	if strings.Contains(text, "Frobnicate") {
+		t.Fatalf("out-of-namespace caller's map shows a.go:\n%s", text)
 	}
 	_, m, _ = callTool(t, other, "callers", map[string]any{"symbol": "Frobnicate"})
 	if e, _ := m["entries"].([]any); len(e) != 0 {

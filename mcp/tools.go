@@ -49,7 +49,8 @@ const (
 	mapIn = `{"type":"object","additionalProperties":false,"properties":{` +
 		`"path":{"type":"string","maxLength":4096,"description":"subtree relative to the root; empty = all"},` +
 		`"token_budget":{"type":"integer","minimum":100,"maximum":%d,"description":"tokens"},` +
-		`"symbols_per_file":{"type":"integer","minimum":0,"maximum":10,"default":3}}}`
+		`"symbols_per_file":{"type":"integer","minimum":0,"maximum":10,"default":3},` +
+		`"focus":{"type":"string","maxLength":1024,"description":"names, files to rank first"}}}`
 	mapOut = `{"type":"object","anyOf":[{"required":["files"]},{"required":["errors"]}],"properties":{"files":{"type":"integer"},"shown_files":{"type":"integer"},"shown_dirs":{"type":"integer"},"truncated":{"type":"boolean"},"tokens":{"type":"integer"},` + errProps + `}}`
 )
 
