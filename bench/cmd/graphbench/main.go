@@ -9,6 +9,9 @@
 //	    and the syntax-level fast path's against the typed graph
 //	graphbench update  [-rounds N]
 //	    edit 15 files in 3 packages; time until search and expansion see it
+//	graphbench lang    [-root DIR] [-sample N] [-seed S]
+//	    the tree-sitter languages' graph of a tree, and a seeded sample of
+//	    resolved calls with their source lines, to judge precision
 //	graphbench multihop [-pkgs ...] [-n N] [-seed S]
 //	    the seeded multi-hop benchmark: flat top-k vs BFS-1/2/3 vs PPR at
 //	    2k/4k/8k tokens, and expand latency p50/p99
@@ -24,7 +27,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: graphbench build|calls|update|multihop [flags]")
+		fmt.Fprintln(os.Stderr, "usage: graphbench build|calls|update|multihop|lang [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -37,6 +40,8 @@ func main() {
 		err = runUpdate(os.Args[2:])
 	case "multihop":
 		err = runMultihop(os.Args[2:])
+	case "lang":
+		err = runLang(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown subcommand %q", os.Args[1])
 	}

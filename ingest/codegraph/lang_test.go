@@ -1,0 +1,62 @@
+package codegraph
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stratasearch/strata/engine/graph"
+	"github.com/stratasearch/strata/ingest"
+	"github.com/stratasearch/strata/ingest/lang"
+)
+
+// TestBuildLang resolves calls in Python, TypeScript and C by scope and
+// import, and resolves nothing it cannot know (p.parse on a local).
+func TestBuildLang(t *testing.T) {
+	if !lang.Available() {
+		t.Skip("tree-sitter needs cgo")
+	}
+	root, _ := filepath.Abs("testdata/lang")
+	files, _, err := ingest.Walk(root, ingest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, f := range files {
+		paths = append(paths, f.Path)
+	}
+	r := BuildLang(paths, ingest.Options{})
+	if len(r.Errors) > 0 || r.Files != 7 {
+		t.Fatalf("%d files, errors %v", r.Files, r.Errors)
+	}
+	g := graph.FromFragments(r.Fragments)
+	k := func(file, sym string) string { return "lang:" + filepath.Join(root, file) + "#" + sym }
+	got := map[string]bool{}
+	for e := range edges(g) {
+		if strings.Contains(e, " CALLS ") {
+			got[e] = true
+		}
+	}
+	want := []string{
+		k("pkg/app.py", "Parser.parse") + " CALLS " + k("pkg/app.py", "Parser.clean"), // self.clean
+		k("pkg/app.py", "Parser.clean") + " CALLS " + k("pkg/util.py", "normalize"),   // from .util import normalize
+		k("pkg/app.py", "main") + " CALLS " + k("pkg/util.py", "unused"),              // util.unused, from . import util
+		k("pkg/app.py", "main") + " CALLS " + k("pkg/app.py", "Parser"),               // a constructor call
+		k("web/store.ts", "Store.put") + " CALLS " + k("web/store.ts", "encode"),
+		k("web/main.ts", "run") + " CALLS " + k("web/store.ts", "encode"),
+		k("c/main.c", "main") + " CALLS " + k("c/buf.c", "buf_len"), // through the header's prototype
+	}
+	for _, w := range want {
+		if !got[w] {
+			t.Errorf("missing %s", w)
+		}
+		delete(got, w)
+	}
+	for e := range got {
+		t.Errorf("unexpected %s", e)
+	}
+	// Nodes carry chunk ids.
+	if n := g.Node(g.Lookup(k("pkg/app.py", "Parser.clean"))); n.DocID == "" || n.Kind != graph.Func {
+		t.Errorf("Parser.clean: %+v", n)
+	}
+}
