@@ -1,6 +1,7 @@
 package codegraph
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -58,5 +59,21 @@ func TestBuildLang(t *testing.T) {
 	// Nodes carry chunk ids.
 	if n := g.Node(g.Lookup(k("pkg/app.py", "Parser.clean"))); n.DocID == "" || n.Kind != graph.Func {
 		t.Errorf("Parser.clean: %+v", n)
+	}
+}
+
+// TestBuildTree: a module tree is type-checked (BuildGo) and its other
+// languages join the same graph; a tree without go.mod falls back to the
+// syntax-level Go builder.
+func TestBuildTree(t *testing.T) {
+	root, _ := filepath.Abs("testdata/mod")
+	g, st, err := BuildTree(context.Background(), root, GoOptions{Dynamic: DynamicNone}, ingest.Options{})
+	if err != nil || !st.GoTyped || st.GoFiles != 2 || g.Lookup("example.com/mod/store.Store.Put") == graph.None {
+		t.Fatalf("module tree: %v %+v", err, st)
+	}
+	root, _ = filepath.Abs("testdata/lang")
+	g, st, err = BuildTree(context.Background(), root, GoOptions{}, ingest.Options{})
+	if err != nil || st.GoFiles != 0 || (lang.Available() && st.LangFiles != 7) || g.N() == 0 && lang.Available() {
+		t.Fatalf("lang tree: %v %+v", err, st)
 	}
 }
