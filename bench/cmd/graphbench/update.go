@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"time"
@@ -75,6 +76,7 @@ func runUpdate(args []string) error {
 	rounds := fs.Int("rounds", 20, "edit rounds")
 	pkgList := fs.String("pkgs", "go/ast,go/doc,text/template", "three std packages to copy and edit")
 	perPkg := fs.Int("files", 5, "files edited per package")
+	prof := fs.String("cpuprofile", "", "write a CPU profile of the timed rounds here")
 	fs.Parse(args)
 	ctx := context.Background()
 	tmp, err := os.MkdirTemp("", "graphbench-update-")
@@ -120,6 +122,17 @@ func runUpdate(args []string) error {
 		orig[f], _ = os.ReadFile(f)
 	}
 	var total, lex, gr, check, cpu []time.Duration
+	if *prof != "" {
+		f, err := os.Create(*prof)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	for round := -1; round < *rounds; round++ { // round -1 warms up (the first search loads the segments)
 		// The edit: every file gets a new function calling the first
 		// function its package's graph knows in that file.
