@@ -44,6 +44,9 @@ const (
 	headerSize    = len(magic) + 4
 	trailerSize   = 8
 	corruptKind   = "graph"
+	// maxExpansion bounds the string table's decoded size relative to the
+	// input (real graphs expand 2–5×).
+	maxExpansion = 64
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -260,6 +263,10 @@ func decodeBody(b []byte, pos int, path string) (*Graph, error) {
 	strs := make([]string, 0, ns)
 	prev := ""
 	var sb strings.Builder
+	// Front coding expands: a string may repeat all of its predecessor.
+	// Bound the decoded bytes so a small corrupt file cannot allocate
+	// quadratically many.
+	total, limit := 0, maxExpansion*len(b)+1<<20
 	for i := 0; i < ns && d.err == nil; i++ {
 		at := d.pos
 		p := d.uv("prefix length")
@@ -273,6 +280,10 @@ func decodeBody(b []byte, pos int, path string) (*Graph, error) {
 		}
 		if l > uint64(len(d.b)-d.pos) {
 			d.fail(at, "string %d suffix of %d bytes exceeds the %d left", i, l, len(d.b)-d.pos)
+			break
+		}
+		if total += int(p) + int(l); total > limit {
+			d.fail(at, "string table expands past %d bytes (%d× the input)", limit, maxExpansion)
 			break
 		}
 		sb.Reset()

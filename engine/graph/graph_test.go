@@ -2,10 +2,12 @@ package graph
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/stratasearch/strata/internal/base"
@@ -320,4 +322,25 @@ func FuzzDecode(f *testing.F) {
 			check(withCRC(append([]byte(nil), data[:len(data)-trailerSize]...)))
 		}
 	})
+}
+
+// TestCodecStringBomb: a string table whose every entry repeats its
+// predecessor plus one byte would decode to quadratically many bytes; it
+// is refused as corrupt instead.
+func TestCodecStringBomb(t *testing.T) {
+	const n = 40000
+	b := append([]byte(magic), 1, 0, 0, 0)
+	b = binary.AppendUvarint(b, n)
+	for i := 0; i < n; i++ {
+		p := i
+		b = binary.AppendUvarint(b, uint64(p))
+		b = append(b, 1, 'a')
+	}
+	b = append(b, 0) // no nodes
+	b = withCRC(b)
+	_, err := Decode(b, "bomb")
+	var ce *base.CorruptError
+	if !errors.As(err, &ce) || !strings.Contains(ce.Reason, "expands") {
+		t.Fatalf("bomb: %v", err)
+	}
 }
