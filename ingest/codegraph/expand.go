@@ -61,8 +61,11 @@ var ErrNoSeeds = errors.New("codegraph: no search hit is in the graph")
 // the view v (teleport weights: the hits' scores), and the chunks it
 // ranks are added in score order while their source text fits
 // BudgetTokens. Only chunks q's scope and principal may read are
-// considered; the chosen ones are returned through
-// engine.Collection.Fetch, so they are verified like any hit. Errors:
+// considered, and a chunk whose path from a seed passes through one the
+// caller may not read (or through a file or package node) is not
+// returned; the walk's scores may still flow through such nodes. The
+// chosen chunks are returned through engine.Collection.Fetch, so they
+// are verified like any hit. Errors:
 // the search's, ErrNoSeeds, bad options. With a nil view there is no
 // expansion: the hits themselves, in search order, while they fit.
 func Expand(ctx context.Context, col *engine.Collection, v *graph.View, q contract.Query, o ExpandOptions) (*ExpandResult, error) {
@@ -110,18 +113,46 @@ func Expand(ctx context.Context, col *engine.Collection, v *graph.View, q contra
 		return nil, err
 	}
 	defer sn.Close()
-	cost := func(doc string) int {
-		d, err := sn.Get(ctx, doc)
-		if err != nil || !visible(&q, d) {
-			return o.BudgetTokens + 1 // never chosen
+	seen := map[string]int{} // doc → tokens, -1: not readable by the caller
+	tokens := func(doc string) int {
+		if t, ok := seen[doc]; ok {
+			return t
 		}
-		return TokensOf(d.Content, d.Metadata)
+		t := -1
+		if d, err := sn.Get(ctx, doc); err == nil && visible(&q, d) {
+			t = TokensOf(d.Content, d.Metadata)
+		}
+		seen[doc] = t
+		return t
+	}
+	cost := func(doc string) int {
+		if t := tokens(doc); t >= 0 {
+			return t
+		}
+		return o.BudgetTokens + 1 // never chosen
 	}
 	ex, err := graph.Expand(v, seeds, graph.ExpandOptions{PPR: o.PPR, BudgetTokens: o.BudgetTokens, Tokens: cost})
 	if err != nil {
 		return nil, err
 	}
 	out.Visited, out.Pushes = ex.PPR.Visited, ex.PPR.Pushes
+	// A chunk reached only through a node the caller may not read (or a
+	// node with no chunk: a file, a package) is not returned: its path
+	// would name what the caller cannot see.
+	kept := ex.Chosen[:0]
+	for _, c := range ex.Chosen {
+		ok := true
+		for _, st := range c.Path {
+			if n := v.Node(st.To); n == nil || n.DocID == "" || tokens(n.DocID) < 0 {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			kept = append(kept, c)
+		}
+	}
+	ex.Chosen = kept
 	ids := make([]string, len(ex.Chosen))
 	for i, c := range ex.Chosen {
 		ids[i] = c.DocID

@@ -94,3 +94,57 @@ func TestExpand(t *testing.T) {
 		t.Errorf("callees of Store.Put: %+v", cs)
 	}
 }
+
+// TestExpandHidesUnreadablePaths: a chunk reached only through a chunk
+// the principal may not read is not returned, and no path names the
+// unreadable one.
+func TestExpandHidesUnreadablePaths(t *testing.T) {
+	db, err := engine.Open(t.TempDir(), engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	col, err := db.CreateCollection("code", engine.CollectionOptions{Dim: 2, Sync: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := []contract.Document{
+		{ID: "a", Content: "alpha entry handler", Namespace: "ta/", Trust: contract.Authoritative},
+		{ID: "b", Content: "secret middle", Namespace: "tb/", Trust: contract.Authoritative},
+		{ID: "c", Content: "zzz leaf", Namespace: "ta/", Trust: contract.Authoritative},
+		{ID: "d", Content: "zzz direct", Namespace: "ta/", Trust: contract.Authoritative},
+	}
+	if _, err := col.Upsert(context.Background(), docs); err != nil {
+		t.Fatal(err)
+	}
+	b := graph.NewBuilder()
+	id := map[string]graph.NodeID{}
+	for _, n := range []string{"a", "b", "c", "d"} {
+		id[n] = b.AddNode(graph.Node{Kind: graph.Func, Key: n, Name: "fn_" + n, File: "/r/" + n + ".go", DocID: n})
+	}
+	b.AddEdge(id["a"], id["b"], graph.Calls, 1)
+	b.AddEdge(id["b"], id["c"], graph.Calls, 1)
+	b.AddEdge(id["a"], id["d"], graph.Calls, 2)
+	v := graph.NewView(b.Build())
+	q := contract.Query{Text: "alpha entry", Mode: contract.Lexical, Principal: &contract.Principal{Name: "u", Namespaces: []string{"ta/"}}}
+	res, err := Expand(context.Background(), col, v, q, ExpandOptions{SeedK: 1, BudgetTokens: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for i, h := range res.Hits {
+		got = append(got, h.DocID)
+		if strings.Contains(res.Paths[i], "fn_b") {
+			t.Errorf("path names the unreadable chunk: %q", res.Paths[i])
+		}
+	}
+	if strings.Join(got, ",") != "a,d" {
+		t.Fatalf("hits %v, want a,d", got)
+	}
+	// The trusted caller sees all four.
+	q.Principal = nil
+	res, _ = Expand(context.Background(), col, v, q, ExpandOptions{SeedK: 1, BudgetTokens: 1000})
+	if len(res.Hits) != 4 {
+		t.Fatalf("trusted caller: %d hits", len(res.Hits))
+	}
+}
