@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stratasearch/strata/engine"
 	"github.com/stratasearch/strata/engine/contract"
+	"github.com/stratasearch/strata/engine/embed"
 	"github.com/stratasearch/strata/engine/graph"
 	"github.com/stratasearch/strata/ingest"
 	"github.com/stratasearch/strata/ingest/codegraph"
@@ -134,6 +134,7 @@ func runMultihop(args []string) error {
 	reverse := fs.Float64("reverse", 0, "PPR backward-edge factor (0: the default)")
 	eps := fs.Float64("eps", 0, "PPR ε (0: the default)")
 	wref := fs.Float64("wref", 0, "PPR REFERENCES/READS weight override (0: the defaults)")
+	embURL := fs.String("embedder", "", "embeddings server (tools/embed-server): flat, BFS and PPR seed with hybrid search (RRF k=60) instead of lexical")
 	fs.Parse(args)
 	ctx := context.Background()
 	pkgs := strings.Split(*pkgList, ",")
@@ -151,7 +152,19 @@ func runMultihop(args []string) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	db, col, err := openCollection(filepath.Join(tmp, "db"))
+	var emb embed.Embedder
+	mode := contract.Lexical
+	if *embURL != "" {
+		c, err := embed.NewClient(embed.Options{BaseURL: *embURL, Model: "use-lite-512"})
+		if err != nil {
+			return err
+		}
+		if _, err := c.Probe(ctx); err != nil {
+			return err
+		}
+		emb, mode = c, contract.Hybrid
+	}
+	db, col, err := openCollectionWith(filepath.Join(tmp, "db"), emb)
 	if err != nil {
 		return err
 	}
@@ -159,13 +172,13 @@ func runMultihop(args []string) error {
 	t0 := time.Now()
 	chunks := 0
 	for i, p := range pkgs {
-		st, err := ingest.Index(ctx, col, filepath.Join(tmp, fmt.Sprintf("m%d.json", i)), filepath.Join(src, p), ingest.Options{}, ingest.Progress{})
+		st, err := ingest.Index(ctx, col, filepath.Join(tmp, fmt.Sprintf("m%d.json", i)), filepath.Join(src, p), ingest.Options{Embedder: emb}, ingest.Progress{})
 		if err != nil {
 			return err
 		}
 		chunks += st.Chunks
 	}
-	fmt.Printf("indexed %d packages (tests included): %d chunks in %.1f s\n", len(pkgs), chunks, time.Since(t0).Seconds())
+	fmt.Printf("indexed %d packages (tests included): %d chunks in %.1f s; seeds and flat ranking: %s search\n", len(pkgs), chunks, time.Since(t0).Seconds(), mode)
 	t0 = time.Now()
 	direct, err := codegraph.BuildGo(ctx, src, pkgs, codegraph.GoOptions{Dynamic: codegraph.DynamicNone})
 	if err != nil {
@@ -222,7 +235,7 @@ func runMultihop(args []string) error {
 	var lat []time.Duration
 	var visited []int
 	for _, c := range cases {
-		q := contract.Query{Text: c.Query, Mode: contract.Lexical}
+		q := contract.Query{Text: c.Query, Mode: mode}
 		// Flat: top-k in rank order while the budget lasts.
 		fq := q
 		fq.TopK = 100
@@ -321,7 +334,7 @@ func runMultihop(args []string) error {
 	N := float64(len(cases))
 	fmt.Printf("success rate (root cause in the evidence), %d cases, k₀ = %d seeds for BFS and PPR:\n", len(cases), *k0)
 	fmt.Printf("  %-22s %8s %8s %8s\n", "method", "2k", "4k", "8k")
-	fmt.Printf("  %-22s %8.3f %8.3f %8.3f\n", "flat lexical top-k", float64(flat.ok[0])/N, float64(flat.ok[1])/N, float64(flat.ok[2])/N)
+	fmt.Printf("  %-22s %8.3f %8.3f %8.3f\n", "flat "+string(mode)+" top-k", float64(flat.ok[0])/N, float64(flat.ok[1])/N, float64(flat.ok[2])/N)
 	for d := 1; d <= 3; d++ {
 		fmt.Printf("  %-22s %8.3f %8.3f %8.3f   unbounded %.3f; tokens needed p50 %d, mean %d, max %d; overflow at 4k in %.0f%% of cases\n",
 			fmt.Sprintf("BFS depth %d (truncated)", d), float64(bfsOK[d][0])/N, float64(bfsOK[d][1])/N, float64(bfsOK[d][2])/N,
@@ -428,5 +441,3 @@ func frac(xs []int, above int) float64 {
 	}
 	return float64(n) / float64(len(xs))
 }
-
-var _ = engine.VersionHash

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stratasearch/strata/engine"
 	"github.com/stratasearch/strata/engine/contract"
+	"github.com/stratasearch/strata/engine/embed"
 	"github.com/stratasearch/strata/engine/graph"
 	"github.com/stratasearch/strata/ingest"
 	"github.com/stratasearch/strata/ingest/codegraph"
@@ -58,12 +59,26 @@ func copyPackages(root string, pkgs []string) (map[string][]string, error) {
 }
 
 func openCollection(dir string) (*engine.DB, *engine.Collection, error) {
-	db, err := engine.Open(dir, engine.Options{})
+	return openCollectionWith(dir, nil)
+}
+
+// openCollectionWith opens a collection; with emb, one of its dimension
+// recording its model (dense and hybrid queries embed through it).
+func openCollectionWith(dir string, emb embed.Embedder) (*engine.DB, *engine.Collection, error) {
+	var eo engine.Options
+	co := engine.CollectionOptions{Dim: 8, Sync: "none",
+		IndexedFields: map[string]engine.FieldType{ingest.MetaNames: engine.FieldKeyword, ingest.MetaLang: engine.FieldKeyword}}
+	if emb != nil {
+		eo.Embedders = map[string]embed.Embedder{emb.Model(): emb}
+		co.Dim, co.Metric = emb.Dim(), "cosine"
+		co.Embedding = &engine.EmbeddingConfig{Model: emb.Model(), Dim: emb.Dim()}
+		co.HybridDefault = engine.HybridRRF
+	}
+	db, err := engine.Open(dir, eo)
 	if err != nil {
 		return nil, nil, err
 	}
-	col, err := db.CreateCollection("code", engine.CollectionOptions{Dim: 8, Sync: "none",
-		IndexedFields: map[string]engine.FieldType{ingest.MetaNames: engine.FieldKeyword, ingest.MetaLang: engine.FieldKeyword}})
+	col, err := db.CreateCollection("code", co)
 	if err != nil {
 		db.Close()
 		return nil, nil, err
