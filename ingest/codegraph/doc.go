@@ -40,6 +40,18 @@
 // step, while a BuildGo rebuild can run in the background and be
 // installed with Store.SetBase.
 //
+// # Other languages and whole trees
+//
+// BuildLang builds the fragments of the tree-sitter languages (Python,
+// JavaScript, TypeScript, TSX, Rust, Java, C, C++) from ingest/lang's
+// definitions and references, resolving each reference by scope and
+// import (see BuildLang for the rules; precision measured in
+// bench/results/notes/graph.md). BuildTree builds a whole tree: Go
+// type-checked under a go.mod (else syntax-level) plus the other
+// languages, over the files ingest.Walk lists. Updater is the edit path:
+// an incremental ingest pass and the edited files' fragments side by
+// side, applied to the Store in one step.
+//
 // # Expand
 //
 // Expand seeds personalized PageRank with the top k₀ hits of
@@ -48,5 +60,7 @@
 // through engine.Collection.Fetch — scope, principal and verification
 // as for any hit — with a path serialisation per chunk and the tokens
 // used. Calls lists a definition's callers or callees with call-site
-// lines.
+// lines. RankedMap renders a repository map ranked by PageRank over the
+// file/definition graph, personalised to files and names, fitted to a
+// token budget within ±15%.
 package codegraph
