@@ -262,6 +262,13 @@ func ChunkGo(src []byte, lines *Lines, o Options) (cs []Chunk, ok bool) {
 	if err != nil {
 		return nil, false
 	}
+	return ChunkGoFile(fset, f, lines, o), true
+}
+
+// ChunkGoFile is ChunkGo over a file already parsed (with
+// parser.ParseComments) into fset, for callers that parse it anyway:
+// the same chunks as ChunkGo on the file's source, whose lines are lines.
+func ChunkGoFile(fset *token.FileSet, f *ast.File, lines *Lines, o Options) (cs []Chunk) {
 	// Physical lines: //line directives must not move spans.
 	line := func(p token.Pos) int { return fset.PositionFor(p, false).Line }
 	if f.Doc != nil {
@@ -320,7 +327,7 @@ func ChunkGo(src []byte, lines *Lines, o Options) (cs []Chunk, ok bool) {
 		}
 		cs = appendChunk(cs, c)
 	}
-	return cs, true
+	return cs
 }
 
 // appendChunk appends c, merging it into the previous chunk when both

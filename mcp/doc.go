@@ -30,6 +30,14 @@
 //     methods, then constants and variables), admitted level by level
 //     while the token budget lasts, so a small budget shows the upper
 //     levels whole.
+//   - expand, callers, callees (with Options.Graph, a code graph of the
+//     collection built by ingest/codegraph): expand seeds personalized
+//     PageRank with the top hits of a search and returns the chunks it
+//     ranks within the token budget (three quarters for source text, the
+//     rest for frames), verified, with a path from a seed per hit
+//     ("Widget.Paint() -> CALLS a.go:Frobnicate()"); callers and callees
+//     list a symbol's CALLS neighbours with call-site lines, only those
+//     whose chunks the caller may read (engine.Collection.Fetch).
 //   - index, flush, compact, archive, promote (admin callers only, with
 //     Options.Jobs): queue a durable job of package server's job runner on
 //     Options.Collection (index: a directory under Options.Roots, symbolic

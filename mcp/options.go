@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stratasearch/strata/engine/contract"
+	"github.com/stratasearch/strata/engine/graph"
 )
 
 // Ceilings and defaults of Options.
@@ -76,6 +77,10 @@ type Options struct {
 	// transport's, Options.Principal) an admin: it sees and may call the
 	// job tools. Over HTTP each request's API key says. Default false.
 	Admin bool
+	// Graph, when set, is the code graph of Collection (package
+	// ingest/codegraph builds it): the tools expand, callers and callees
+	// answer over its current view. nil: no graph tools. Default nil.
+	Graph *graph.Store
 }
 
 // EnsureDefaults fills zero fields and clamps MaxTopK to MaxTopK.

@@ -49,7 +49,8 @@ const (
 	mapIn = `{"type":"object","additionalProperties":false,"properties":{` +
 		`"path":{"type":"string","maxLength":4096,"description":"subtree relative to the root; empty = all"},` +
 		`"token_budget":{"type":"integer","minimum":100,"maximum":%d,"description":"tokens"},` +
-		`"symbols_per_file":{"type":"integer","minimum":0,"maximum":10,"default":3}}}`
+		`"symbols_per_file":{"type":"integer","minimum":0,"maximum":10,"default":3},` +
+		`"focus":{"type":"string","maxLength":1024,"description":"names, files to rank first"}}}`
 	mapOut = `{"type":"object","anyOf":[{"required":["files"]},{"required":["errors"]}],"properties":{"files":{"type":"integer"},"shown_files":{"type":"integer"},"shown_dirs":{"type":"integer"},"truncated":{"type":"boolean"},"tokens":{"type":"integer"},` + errProps + `}}`
 )
 
@@ -62,6 +63,7 @@ func (s *Server) registerTools() {
 	register(s, "read", "Read lines of an indexed file; long spans keep head and tail, continue with next_cursor.", readIn, readOut, runRead)
 	register(s, "list", "List a directory of the indexed tree.", fmt.Sprintf(listIn, MaxListLimit), listOut, runList)
 	register(s, "repo_map", "Token-budgeted map: directories, files, top symbols per file.", fmt.Sprintf(mapIn, s.o.TokenBudget), mapOut, runRepoMap)
+	s.registerGraphTools()
 	s.registerJobTools()
 }
 

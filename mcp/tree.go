@@ -197,6 +197,7 @@ type mapArgs struct {
 	Path           string `json:"path"`
 	TokenBudget    *int   `json:"token_budget"`
 	SymbolsPerFile *int   `json:"symbols_per_file"`
+	Focus          string `json:"focus"`
 }
 
 func (a *mapArgs) validate(c *call) []contract.FieldError {
@@ -206,6 +207,7 @@ func (a *mapArgs) validate(c *call) []contract.FieldError {
 		fes = append(fes, contract.FieldError{Loc: []any{"arguments", "token_budget"}, InputValue: *a.TokenBudget, ErrorType: contract.ErrTypeOutOfRange,
 			Message: "token_budget out of range", ExpectedDomain: fmt.Sprintf("integer 100..%d tokens (the server's ceiling)", c.s.o.TokenBudget)})
 	}
+	fes = append(fes, checkText([]any{"arguments", "focus"}, a.Focus, 0, 1024)...)
 	if a.SymbolsPerFile != nil && (*a.SymbolsPerFile < 0 || *a.SymbolsPerFile > 10) {
 		fes = append(fes, contract.FieldError{Loc: []any{"arguments", "symbols_per_file"}, InputValue: *a.SymbolsPerFile, ErrorType: contract.ErrTypeOutOfRange,
 			Message: "symbols_per_file out of range", ExpectedDomain: "integer 0..10"})
@@ -249,6 +251,9 @@ func runRepoMap(ctx context.Context, c *call, a *mapArgs) (mapResult, string, er
 	budget := c.s.o.TokenBudget
 	if a.TokenBudget != nil {
 		budget = *a.TokenBudget
+	}
+	if c.s.o.Graph != nil {
+		return c.rankedMap(cat, vis, top, a, budget)
 	}
 	k := 3
 	if a.SymbolsPerFile != nil {

@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"github.com/stratasearch/strata/engine/graph"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -91,6 +92,11 @@ type Options struct {
 	// Logger receives the access log (one record per request) and server
 	// events. Default slog.Default().
 	Logger *slog.Logger
+	// Graphs maps a collection name to its code graph (built by
+	// ingest/codegraph), which POST /v1/collections/{name}/expand walks. A
+	// collection without one answers expand with its search hits alone
+	// (graph: false). Default none.
+	Graphs map[string]*graph.Store
 }
 
 // EnsureDefaults fills zero fields with their defaults.

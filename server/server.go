@@ -248,6 +248,7 @@ func (s *Server) registerRoutes() {
 	s.handle("GET", "/v1/collections/{name}/documents/{id...}", 0, s.getDocument)
 	s.handle("DELETE", "/v1/collections/{name}/documents/{id...}", mutating, s.deleteDocument)
 	s.handle("POST", "/v1/collections/{name}/search", 0, s.search)
+	s.handle("POST", "/v1/collections/{name}/expand", 0, s.expand)
 	s.handle("POST", "/v1/jobs", mutating|admin, s.submitJob)
 	s.handle("GET", "/v1/jobs", admin, s.listJobs)
 	s.handle("GET", "/v1/jobs/{id}", admin, s.getJob)

@@ -76,6 +76,7 @@ func runIndex(args []string) error {
 	syncPolicy := fl.String("sync", "always", "WAL sync policy of a collection this creates: always | interval | none")
 	watch := fl.Bool("watch", false, "after indexing, keep watching PATH (fsnotify) until interrupted: tombstone changed files at once, re-index in the background")
 	noProgress := fl.Bool("no-progress", false, "no progress bar (also off when stdout is not a terminal)")
+	withGraph := fl.Bool("graph", false, "also build the code graph (expand, callers, callees, ranked repo_map) into DATA/ingest/COLLECTION.graph")
 	embFlags := addEmbedderFlags(fl) // embedder.go: --embedder URL, --embedder-model, --embedder-batch
 	fl.Usage = func() {
 		fmt.Fprintf(fl.Output(), "usage: searchd index PATH [flags]\n\nIndex a directory tree (incremental on re-runs).\n\n")
@@ -182,6 +183,9 @@ func runIndex(args []string) error {
 	}
 	if bar != nil {
 		bar.Finish()
+	}
+	if ierr == nil && *withGraph {
+		ierr = writeGraph(ctx, out, *data, *colName, root, o)
 	}
 	if ierr == nil && *watch {
 		size, _ := dirSize(*data)

@@ -61,6 +61,11 @@ func (f *mcpFlags) options(dataDir string) (mcp.Options, error) {
 			o.Roots = []string{r}
 		}
 	}
+	g, err := loadGraph(dataDir, o.Collection) // graph.go: `searchd index --graph`
+	if err != nil {
+		return o, err
+	}
+	o.Graph = g
 	return o, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/stratasearch/strata/engine/graph"
 	"log/slog"
 	"net"
 	"os"
@@ -99,6 +100,11 @@ func runServe(args []string) error {
 
 	o := server.Options{DataDir: *data, MaxBodyBytes: *maxBody, RequestTimeout: *reqTimeout, MaxConcurrency: *maxConc,
 		IdempotencyTTL: *idemTTL, ShutdownTimeout: *shutdown, IndexRoots: roots, VerifyRoots: vroots, Logger: logger, AllowedHosts: hosts}
+	if g, err := loadGraph(*data, *mf.collection); err != nil { // graph.go
+		return fmt.Errorf("serve: %w", err)
+	} else if g != nil {
+		o.Graphs = map[string]*graph.Store{*mf.collection: g}
+	}
 	if *apiKeys != "" {
 		keys, err := server.LoadAPIKeys(*apiKeys)
 		if err != nil {

@@ -1,0 +1,406 @@
+package codegraph
+
+import (
+	"bytes"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/printer"
+	"go/token"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/stratasearch/strata/engine/graph"
+	"github.com/stratasearch/strata/ingest"
+)
+
+// SyntaxFragment builds one Go file's fragment from its syntax alone
+// (go/parser, no type checking): the fast path after an edit, while a
+// BuildGo rebuild may run in the background. pkgPath is the file's
+// package import path; v (may be nil) is the current view, used to learn
+// the kind of a name the file uses but does not declare. It finds the
+// same nodes as BuildGo with the same keys; its edges are those a name
+// resolves by scope and import: an unqualified name not declared locally
+// is the package's (pkgPath.name), pkg.Name is the imported package's,
+// recv.M and recv.f on a method's receiver are the receiver type's
+// method and field. Calls through other values (x.M() with x not the
+// receiver), dynamic calls and IMPLEMENTS need types and are left to
+// BuildGo. Errors: a file that does not parse.
+func SyntaxFragment(path string, src []byte, pkgPath string, v *graph.View, chunk ingest.Options) (*graph.Fragment, error) {
+	chunk.EnsureDefaults()
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, path, src, parser.ParseComments)
+	if err != nil {
+		return nil, fmt.Errorf("codegraph: %w", err)
+	}
+	line := func(p token.Pos) int { return fset.PositionFor(p, false).Line }
+	ch := chunksOf(path, ingest.ChunkGoFile(fset, f, ingest.NewLines(src), chunk))
+	fr := &graph.Fragment{File: path}
+	pk, fk := pkgKey(pkgPath), fileKey(path)
+	fr.Nodes = append(fr.Nodes, graph.Node{Kind: graph.Package, Key: pk, Name: pkgPath, File: filepath.Dir(path)},
+		graph.Node{Kind: graph.File, Key: fk, Name: filepath.Base(path), File: path})
+	fr.Edges = append(fr.Edges, graph.KeyEdge{From: pk, To: fk, Kind: graph.Contains})
+	imports := map[string]string{} // local name → import path
+	for _, im := range f.Imports {
+		p, err := strconv.Unquote(im.Path.Value)
+		if err != nil {
+			continue
+		}
+		name := p[strings.LastIndex(p, "/")+1:]
+		if im.Name != nil {
+			name = im.Name.Name
+		}
+		imports[name] = p
+		fr.Edges = append(fr.Edges, graph.KeyEdge{From: fk, To: pkgKey(p), Kind: graph.Imports, Line: uint32(line(im.Pos()))})
+	}
+	local := map[string]graph.NodeKind{} // keys this file declares
+	add := func(kind graph.NodeKind, key, name string, n ast.Node, owner, sig string) {
+		l := line(n.Pos())
+		fr.Nodes = append(fr.Nodes, graph.Node{Kind: kind, Key: key, Name: name, File: path, Line: l, EndLine: line(n.End()),
+			DocID: ch.at(l), Sig: sig})
+		fr.Edges = append(fr.Edges, graph.KeyEdge{From: fk, To: key, Kind: graph.Contains, Line: uint32(l)})
+		if owner != "" {
+			fr.Edges = append(fr.Edges, graph.KeyEdge{From: owner, To: key, Kind: graph.Contains, Line: uint32(l)})
+		} else {
+			fr.Edges = append(fr.Edges, graph.KeyEdge{From: pk, To: key, Kind: graph.Declares, Line: uint32(l)})
+		}
+		local[key] = kind
+	}
+	type body struct {
+		from string
+		recv string // receiver name and type, for methods
+		rtyp string
+		node ast.Node
+	}
+	var bodies []body
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			key, name, owner := pkgPath+"."+d.Name.Name, d.Name.Name, ""
+			var recv string
+			var rtyp string
+			if d.Recv != nil && len(d.Recv.List) > 0 {
+				rtyp = recvTypeName(d.Recv.List[0].Type)
+				if rtyp == "" {
+					continue
+				}
+				key, name, owner = pkgPath+"."+rtyp+"."+d.Name.Name, rtyp+"."+d.Name.Name, pkgPath+"."+rtyp
+				if len(d.Recv.List[0].Names) > 0 {
+					recv = d.Recv.List[0].Names[0].Name
+				}
+			} else if d.Name.Name == "init" || d.Name.Name == "_" {
+				continue
+			}
+			add(graph.Func, key, name, d, owner, "")
+			// Not the declared name itself (a method's name is not in scope).
+			for _, n := range []ast.Node{d.Recv, d.Type, d.Body} {
+				if n != nil && !reflectNil(n) {
+					bodies = append(bodies, body{key, recv, rtyp, n})
+				}
+			}
+		case *ast.GenDecl:
+			for _, s := range d.Specs {
+				switch s := s.(type) {
+				case *ast.TypeSpec:
+					var n ast.Node = s
+					if len(d.Specs) == 1 {
+						n = d
+					}
+					tk := pkgPath + "." + s.Name.Name
+					add(graph.Type, tk, s.Name.Name, n, "", "")
+					if st, ok := s.Type.(*ast.StructType); ok {
+						for _, fl := range st.Fields.List {
+							for _, nm := range fieldNames(fl) {
+								if nm == "_" {
+									continue
+								}
+								l := line(fl.Pos())
+								key := tk + "." + nm
+								fr.Nodes = append(fr.Nodes, graph.Node{Kind: graph.Var, Key: key, Name: s.Name.Name + "." + nm, File: path,
+									Line: l, EndLine: l, DocID: ch.at(l)})
+								fr.Edges = append(fr.Edges, graph.KeyEdge{From: tk, To: key, Kind: graph.Contains, Line: uint32(l)})
+								local[key] = graph.Var
+							}
+						}
+					}
+					bodies = append(bodies, body{from: tk, node: s.Type})
+				case *ast.ValueSpec:
+					for i, n := range s.Names {
+						if n.Name == "_" {
+							continue
+						}
+						key := pkgPath + "." + n.Name
+						add(graph.Var, key, n.Name, s, "", "")
+						var init ast.Node
+						if i < len(s.Values) {
+							init = s.Values[i]
+						} else if len(s.Values) == 1 {
+							init = s.Values[0]
+						}
+						if init != nil {
+							bodies = append(bodies, body{from: key, node: init})
+						}
+					}
+				}
+			}
+		}
+	}
+	sigs := declSigs(fset, f, pkgPath)
+	for i := range fr.Nodes {
+		if s, ok := sigs[fr.Nodes[i].Key]; ok {
+			fr.Nodes[i].Sig = s
+		}
+	}
+	kindOf := func(key string) (graph.NodeKind, bool) {
+		if k, ok := local[key]; ok {
+			return k, true
+		}
+		if v != nil {
+			if id := v.Lookup(key); id != graph.None {
+				return v.Node(id).Kind, true
+			}
+		}
+		return 0, false
+	}
+	top := map[any]bool{}
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			top[d] = true
+		case *ast.GenDecl:
+			for _, s := range d.Specs {
+				top[s] = true
+			}
+		}
+	}
+	for _, b := range bodies {
+		syntaxUses(fr, b.from, b.recv, b.rtyp, b.node, pkgPath, imports, top, kindOf, line)
+	}
+	return fr, nil
+}
+
+// reflectNil reports a typed nil node (a *ast.FieldList or *ast.BlockStmt
+// that is nil inside the interface).
+func reflectNil(n ast.Node) bool {
+	switch x := n.(type) {
+	case *ast.FieldList:
+		return x == nil
+	case *ast.BlockStmt:
+		return x == nil
+	case *ast.FuncType:
+		return x == nil
+	}
+	return false
+}
+
+func fieldNames(fl *ast.Field) []string {
+	if len(fl.Names) > 0 {
+		out := make([]string, len(fl.Names))
+		for i, n := range fl.Names {
+			out[i] = n.Name
+		}
+		return out
+	}
+	// An embedded field is named by its type.
+	if n := recvTypeName(fl.Type); n != "" {
+		return []string{n}
+	}
+	if s, ok := fl.Type.(*ast.SelectorExpr); ok {
+		return []string{s.Sel.Name}
+	}
+	if st, ok := fl.Type.(*ast.StarExpr); ok {
+		if s, ok := st.X.(*ast.SelectorExpr); ok {
+			return []string{s.Sel.Name}
+		}
+	}
+	return nil
+}
+
+// recvTypeName returns T for T, *T, T[K], *T[K, V].
+func recvTypeName(e ast.Expr) string {
+	for {
+		switch t := e.(type) {
+		case *ast.StarExpr:
+			e = t.X
+		case *ast.IndexExpr:
+			e = t.X
+		case *ast.IndexListExpr:
+			e = t.X
+		case *ast.ParenExpr:
+			e = t.X
+		case *ast.Ident:
+			return t.Name
+		default:
+			return ""
+		}
+	}
+}
+
+// declSigs prints each top-level declaration's head: a func without its
+// body, "type T struct", "var X T".
+func declSigs(fset *token.FileSet, f *ast.File, pkgPath string) map[string]string {
+	out := map[string]string{}
+	var buf bytes.Buffer
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			key := pkgPath + "." + d.Name.Name
+			if d.Recv != nil && len(d.Recv.List) > 0 {
+				key = pkgPath + "." + recvTypeName(d.Recv.List[0].Type) + "." + d.Name.Name
+			}
+			h := *d
+			h.Body, h.Doc = nil, nil
+			buf.Reset()
+			if printer.Fprint(&buf, fset, &h) == nil {
+				out[key] = clipSig(buf.String())
+			}
+		case *ast.GenDecl:
+			for _, s := range d.Specs {
+				switch s := s.(type) {
+				case *ast.TypeSpec:
+					kind := ""
+					switch s.Type.(type) {
+					case *ast.StructType:
+						kind = "struct"
+					case *ast.InterfaceType:
+						kind = "interface"
+					default:
+						buf.Reset()
+						if printer.Fprint(&buf, fset, s.Type) == nil {
+							kind = buf.String()
+						}
+					}
+					out[pkgPath+"."+s.Name.Name] = clipSig("type " + s.Name.Name + " " + kind)
+				case *ast.ValueSpec:
+					typ := ""
+					if s.Type != nil {
+						buf.Reset()
+						if printer.Fprint(&buf, fset, s.Type) == nil {
+							typ = " " + buf.String()
+						}
+					}
+					for _, n := range s.Names {
+						out[pkgPath+"."+n.Name] = clipSig(d.Tok.String() + " " + n.Name + typ)
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+func clipSig(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 160 {
+		s = s[:157] + "..."
+	}
+	return s
+}
+
+// syntaxUses records what the declaration node (keyed from) uses, by
+// name resolution without types.
+func syntaxUses(fr *graph.Fragment, from, recv, rtyp string, n ast.Node, pkgPath string, imports map[string]string, top map[any]bool,
+	kindOf func(string) (graph.NodeKind, bool), line func(token.Pos) int) {
+	callee := map[ast.Node]bool{}
+	written := map[ast.Node]bool{}
+	var lhs func(e ast.Expr)
+	lhs = func(e ast.Expr) {
+		switch x := e.(type) {
+		case *ast.ParenExpr:
+			lhs(x.X)
+		case *ast.Ident:
+			written[x] = true
+		case *ast.SelectorExpr:
+			written[x] = true
+		case *ast.IndexExpr:
+			lhs(x.X)
+		case *ast.StarExpr:
+			lhs(x.X)
+		}
+	}
+	ast.Inspect(n, func(n ast.Node) bool {
+		switch x := n.(type) {
+		case *ast.CallExpr:
+			fun := ast.Unparen(x.Fun)
+			if ix, ok := fun.(*ast.IndexExpr); ok {
+				fun = ix.X
+			} else if ix, ok := fun.(*ast.IndexListExpr); ok {
+				fun = ix.X
+			}
+			callee[fun] = true
+		case *ast.AssignStmt:
+			if x.Tok != token.DEFINE {
+				for _, e := range x.Lhs {
+					lhs(e)
+				}
+			}
+		case *ast.IncDecStmt:
+			lhs(x.X)
+		case *ast.UnaryExpr:
+			if x.Op == token.AND {
+				lhs(x.X)
+			}
+		}
+		return true
+	})
+	emit := func(key string, at ast.Node, pos token.Pos) {
+		if key == from {
+			return
+		}
+		k, ok := kindOf(key)
+		if !ok {
+			return
+		}
+		var kind graph.EdgeKind
+		switch k {
+		case graph.Func:
+			kind = graph.References
+			if callee[at] {
+				kind = graph.Calls
+			}
+		case graph.Type:
+			kind = graph.References
+		case graph.Var:
+			kind = graph.Reads
+			if written[at] {
+				kind = graph.Modifies
+			}
+		default:
+			return
+		}
+		fr.Edges = append(fr.Edges, graph.KeyEdge{From: from, To: key, Kind: kind, Line: uint32(line(pos)), Count: 1})
+	}
+	var walk func(n ast.Node) bool
+	walk = func(n ast.Node) bool {
+		switch x := n.(type) {
+		case *ast.SelectorExpr:
+			if id, ok := x.X.(*ast.Ident); ok {
+				if p, ok := imports[id.Name]; ok && id.Obj == nil && !top[id] {
+					emit(p+"."+x.Sel.Name, x, x.Sel.Pos())
+					return false
+				}
+				if recv != "" && id.Name == recv && id.Obj != nil && id.Obj.Kind == ast.Var {
+					emit(pkgPath+"."+rtyp+"."+x.Sel.Name, x, x.Sel.Pos())
+					return false
+				}
+			}
+			ast.Inspect(x.X, walk)
+			return false // x.Sel is a field or method of an unknown type
+		case *ast.KeyValueExpr:
+			// A composite literal's key may be a field name: skip it.
+			if _, ok := x.Key.(*ast.Ident); ok {
+				ast.Inspect(x.Value, walk)
+				return false
+			}
+		case *ast.Ident:
+			// Unresolved (declared in another file of the package, or
+			// universe) or resolved to this file's top level.
+			if (x.Obj == nil || top[x.Obj.Decl]) && x.Name != "_" {
+				emit(pkgPath+"."+x.Name, x, x.Pos())
+			}
+		}
+		return true
+	}
+	ast.Inspect(n, walk)
+}

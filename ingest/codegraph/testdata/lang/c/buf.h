@@ -1,0 +1,1 @@
+int buf_len(const char *s);

@@ -1,0 +1,5 @@
+#include "buf.h"
+
+int main(void) {
+	return buf_len("abc");
+}

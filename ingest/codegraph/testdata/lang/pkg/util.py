@@ -1,0 +1,6 @@
+def normalize(s):
+    return s.strip().lower()
+
+
+def unused():
+    return 0
