@@ -64,6 +64,6 @@ var aliases = []alias{
 	{"tls", []string{"encryption", "secure"}}, {"tcp", []string{"network", "connection"}}, {"udp", []string{"network", "packet"}},
 	{"conn", []string{"connection"}}, {"dial", []string{"connect"}}, {"ln", []string{"listener"}},
 	{"sync", []string{"synchronization"}}, {"wg", []string{"wait", "group"}},
-	{"nan", []string{"number"}}, 
+	{"nan", []string{"number"}},
 	{"uniq", []string{"unique"}}, {"concat", []string{"join", "combine"}}, {"repr", []string{"representation"}},
 }
