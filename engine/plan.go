@@ -62,7 +62,7 @@ func (c *Collection) newPlan(ctx context.Context, q contract.Query, pin *pinnedS
 	fusionUnset := q.Fusion.Method == "" && q.Fusion.K == 0 && len(q.Fusion.Weights) == 0 && q.Fusion.Window == 0
 	q.EnsureDefaults()
 	pl := &plan{c: c, pin: pin, sn: pin.sn}
-	pl.rerank = q.Mode == contract.Hybrid && fusionUnset && c.o.HybridDefault != HybridRRF
+	pl.rerank = q.Mode == contract.Hybrid && (q.Fusion.Method == FusionRerankMaxNorm || fusionUnset && c.o.HybridDefault != HybridRRF)
 	if !validated || embedded {
 		if err := q.Validate(c.o.Dim, c.validateOpts()); err != nil {
 			return nil, err

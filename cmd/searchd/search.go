@@ -16,6 +16,7 @@ import (
 
 	"github.com/stratasearch/strata/engine"
 	"github.com/stratasearch/strata/engine/contract"
+	"github.com/stratasearch/strata/engine/embed"
 	"github.com/stratasearch/strata/ingest"
 )
 
@@ -24,7 +25,8 @@ func runSearch(args []string) error {
 	data := fl.String("data", defaultData, "data directory (embedded store)")
 	colName := fl.String("collection", "code", "collection name")
 	topK := fl.Int("top-k", 5, "number of hits (1..1000)")
-	mode := fl.String("mode", "lexical", "lexical | dense | hybrid (dense and hybrid embed the query: they need --embedder and a collection indexed with it)")
+	mode := fl.String("mode", "", "lexical | dense | hybrid; default hybrid when the collection has vectors and its embedder is available (the built-in one, or --embedder URL), else lexical")
+	fusionFlag := fl.String("fusion", "", "hybrid fusion: rrf | minmax | zscore | maxnorm | rerank-maxnorm (default: the collection's hybrid default)")
 	scope := fl.String("scope", "", "only sources under this path or file:// URI prefix")
 	asJSON := fl.Bool("json", false, "print the result as JSON envelopes (contract.Result)")
 	verify := fl.Bool("verify", true, "re-read every hit's source span and drop stale hits (--verify=false to skip)")
@@ -50,9 +52,14 @@ func runSearch(args []string) error {
 		texts = pos
 	}
 	t0 := time.Now()
-	emb, err := embFlags.client(context.Background())
-	if err != nil {
-		return fmt.Errorf("search: %w", err)
+	// Without --embedder, a collection indexed with the built-in embedder
+	// uses it (openStore always registers it); --embedder URL or none is
+	// checked against the collection.
+	var emb embed.Embedder
+	if embFlags.explicit() && !embFlags.builtin() {
+		if emb, err = embFlags.embedder(context.Background()); err != nil {
+			return fmt.Errorf("search: %w", err)
+		}
 	}
 	var db *engine.DB
 	var col *engine.Collection
@@ -72,9 +79,14 @@ func runSearch(args []string) error {
 			return c.Search(ctx, q)
 		}
 	}
+	qmode := contract.Mode(*mode)
+	if qmode == "" {
+		qmode = defaultSearchMode(col, emb, *embFlags.url == embedderNone && embFlags.explicit())
+	}
 	var results []contract.Result
 	for i, text := range texts {
-		q := contract.Query{Text: text, TopK: *topK, Mode: contract.Mode(*mode), Verify: *verify, Budget: *budget}
+		q := contract.Query{Text: text, TopK: *topK, Mode: qmode, Verify: *verify, Budget: *budget}
+		q.Fusion.Method = *fusionFlag
 		if *scope != "" {
 			q.Scope.URIPrefix = scopeURI(*scope)
 		}
@@ -82,7 +94,7 @@ func runSearch(args []string) error {
 		res, err := search(context.Background(), col, q)
 		searchTime := time.Since(t1)
 		if errors.Is(err, engine.ErrNoEmbedder) {
-			return noEmbedderHelp(col, *mode, err) // embedder.go
+			return noEmbedderHelp(col, string(qmode), err) // embedder.go
 		}
 		if err != nil {
 			return err

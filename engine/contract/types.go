@@ -352,7 +352,13 @@ var errValue = &decodeError{typ: "json_type", msg: "a metadata value must be a s
 // rankings (package engine/fusion implements it). The zero value means RRF
 // with k = 60, equal weights and the default rank window.
 type FusionParams struct {
-	// Method is "rrf" (default), "minmax" or "zscore".
+	// Method is "rrf" (default), "minmax", "zscore", "maxnorm" (score
+	// fusion over the full lists, package engine/fusion), or
+	// "rerank-maxnorm": the lexical top 20 re-ranked by
+	// 0.65·s_bm25/max s_bm25 + 0.35·s_dense/max|s_dense|, the rest of the
+	// lexical list after them (K, Weights and Window do not apply). A
+	// query that sets no fusion field gets its collection's
+	// HybridDefault.
 	Method string `json:"method,omitempty"`
 	// K is the RRF constant k (> 0, finite). 0 means the default 60.
 	K float64 `json:"k,omitempty"`
@@ -365,7 +371,7 @@ type FusionParams struct {
 }
 
 // FusionMethods lists the accepted FusionParams.Method names.
-var FusionMethods = []string{"rrf", "minmax", "zscore"}
+var FusionMethods = []string{"rrf", "minmax", "zscore", "maxnorm", "rerank-maxnorm"}
 
 // Weight returns the weight of retriever name ("lexical" or "dense"),
 // 1 when unset.

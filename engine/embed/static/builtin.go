@@ -1,6 +1,7 @@
 package static
 
 import (
+	"context"
 	_ "embed"
 	"fmt"
 	"sync"
@@ -39,15 +40,33 @@ func Builtin() (*Embedder, error) {
 	return builtin.e, builtin.err
 }
 
-// BuiltinModel is the model name of the Builtin table, known without
-// decoding it.
-func BuiltinModel() string {
+// BuiltinModel and BuiltinDim are the model name and dimension of the
+// Builtin table (TestBuiltin checks them against the decoded table).
+const (
+	BuiltinModel = "glove6b-sif-100d-v1"
+	BuiltinDim   = 100
+)
+
+// Lazy is an embed.Embedder over the Builtin table that decodes it on its
+// first Embed call, so registering it costs nothing until a text is
+// embedded. Model and Dim are BuiltinModel and BuiltinDim.
+type Lazy struct{}
+
+// Embed embeds texts with Builtin (see Embedder.Embed); it fails only if
+// the shipped table does not decode or ctx is cancelled.
+func (Lazy) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	e, err := Builtin()
 	if err != nil {
-		return ""
+		return nil, err
 	}
-	return e.Model()
+	return e.Embed(ctx, texts)
 }
+
+// Dim returns BuiltinDim.
+func (Lazy) Dim() int { return BuiltinDim }
+
+// Model returns BuiltinModel.
+func (Lazy) Model() string { return BuiltinModel }
 
 // MaxTableBytes bounds a decompressed table (DecodeZstd).
 const MaxTableBytes = 256 << 20

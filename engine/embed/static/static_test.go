@@ -13,7 +13,10 @@ import (
 	"github.com/stratasearch/strata/internal/base"
 )
 
-var _ embed.Embedder = (*Embedder)(nil)
+var (
+	_ embed.Embedder = (*Embedder)(nil)
+	_ embed.Embedder = Lazy{}
+)
 
 func TestTokens(t *testing.T) {
 	for _, c := range []struct {
@@ -204,7 +207,7 @@ func TestBuiltin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.Dim() != 100 || e.Model() == "" || len(e.Table().Words) < 40000 {
+	if e.Dim() != BuiltinDim || e.Model() != BuiltinModel || len(e.Table().Words) < 40000 {
 		t.Fatalf("builtin: dim %d, model %q, %d words", e.Dim(), e.Model(), len(e.Table().Words))
 	}
 	vs, err := e.Embed(context.Background(), []string{
