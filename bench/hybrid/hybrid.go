@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stratasearch/strata/datasets"
+	"github.com/stratasearch/strata/engine/embed"
 )
 
 // Config configures Run. Zero values get the defaults named per field.
@@ -31,6 +32,10 @@ type Config struct {
 	Log io.Writer
 	// Command is recorded in the result.
 	Command string
+	// Embedder, when set, embeds the documents (their indexed text) and
+	// the queries instead of reading the collections' use512-*.fvecs.
+	// Default nil (the USE-Lite vectors).
+	Embedder embed.Embedder
 }
 
 // EnsureDefaults fills the zero fields.
@@ -209,7 +214,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	start := time.Now()
 	var cols []*collection
 	for _, n := range cfg.Collections {
-		c, err := loadCollection(cfg.DatasetsDir, n)
+		c, err := loadCollection(ctx, cfg.DatasetsDir, n, cfg.Embedder)
 		if err != nil {
 			return Result{}, err
 		}
