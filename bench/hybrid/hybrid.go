@@ -114,6 +114,7 @@ type CV struct {
 // Result is the JSON output of Run.
 type Result struct {
 	Command   string         `json:"command"`
+	Vectors   string         `json:"vectors"` // "use512" or the Config.Embedder's model
 	Started   time.Time      `json:"started"`
 	Seconds   float64        `json:"seconds"`
 	Resamples int            `json:"resamples"`
@@ -190,6 +191,9 @@ var fixedSpecs = []Spec{
 	{Family: FamRRF, K: 60, DenseWeight: 0.5, Window: 100},
 	{Family: FamMinMax, Alpha: 0.5, Window: 100},
 	{Family: FamZScore, Alpha: 0.5, Window: 100},
+	// The engine's HybridRerankMaxNorm (RerankDenseWeight 0.35,
+	// RerankWindow 20).
+	{Family: FamRerankX, Alpha: 0.35, Window: 20},
 }
 
 type evaluated struct {
@@ -223,6 +227,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	res, err := study(ctx, cfg, cols)
 	res.Command, res.Started, res.Seconds = cfg.Command, start.UTC(), time.Since(start).Seconds()
+	res.Vectors = "use512"
+	if cfg.Embedder != nil {
+		res.Vectors = cfg.Embedder.Model()
+	}
 	return res, err
 }
 

@@ -59,11 +59,23 @@ func main() {
 	stopW := flag.Float64("stopweight", 0.05, "weight of code stop tokens")
 	name := flag.String("name", "glove6b-sif-100d-v1", "model name recorded in the table")
 	common := flag.Bool("common", true, "store the common component (removed from every embedding)")
+	raw := flag.Bool("raw", false, "use the GloVe vectors as they are (default: unit length before weighting)")
+	corpus := flag.String("corpus", "", "code corpus (GOROOT/src) for token frequencies and the common component; empty = GloVe ranks only")
+	corpusVersion := flag.String("corpus-version", corpusGoVersion, "required first line of the corpus's ../VERSION (\"\" = any)")
 	flag.Parse()
 	if *src == "" {
 		log.Fatal("embedtable: -src is required")
 	}
-	if err := run(*src, *out, *name, *vocab, *a, *stopW, *common); err != nil {
+	var cs *corpusStats
+	if *corpus != "" {
+		var err error
+		if cs, err = readCorpus(*corpus, *corpusVersion); err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("embedtable: corpus %s: %d tokens, %d distinct, %d blocks sampled\n", *corpus, cs.total, len(cs.counts), len(cs.blocks))
+	}
+	rawVectors = *raw
+	if err := run(*src, *out, *name, *vocab, *a, *stopW, *common, cs); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -186,6 +198,18 @@ func plainWord(w string) bool {
 	return true
 }
 
+// rawVectors: -raw (word vectors keep their GloVe length).
+var rawVectors bool
+
+// wordVec is a GloVe vector as the table weights it: unit length, or as
+// stored with -raw.
+func wordVec(v []float64) []float64 {
+	if rawVectors {
+		return append([]float64(nil), v...)
+	}
+	return unit(v)
+}
+
 func unit(v []float64) []float64 {
 	var n float64
 	for _, x := range v {
@@ -202,7 +226,7 @@ func unit(v []float64) []float64 {
 	return out
 }
 
-func run(src, out, name string, vocab int, a, stopW float64, withCommon bool) error {
+func run(src, out, name string, vocab int, a, stopW float64, withCommon bool, cs *corpusStats) error {
 	if err := checkHashes(src); err != nil {
 		return err
 	}
@@ -231,7 +255,9 @@ func run(src, out, name string, vocab int, a, stopW float64, withCommon bool) er
 	for k := 1; k <= N; k++ {
 		H += 1 / float64(k)
 	}
-	p := func(r int) float64 { return 1 / (float64(r+1) * H) }
+	zipf := func(r int) float64 { return 1 / (float64(r+1) * H) }
+	// p(w): the larger of the Zipf frequency and the code corpus's.
+	pw := func(w string, r int) float64 { return max(zipf(r), cs.p(w)) }
 	stop := map[string]bool{}
 	for _, w := range stopTokens {
 		stop[w] = true
@@ -258,16 +284,16 @@ func run(src, out, name string, vocab int, a, stopW float64, withCommon bool) er
 		if !ok {
 			return fmt.Errorf("embedtable: no vector for %q", w)
 		}
-		wt := a / (a + p(r))
+		wt := a / (a + pw(w, r))
 		if stop[w] {
 			wt = stopW
 		}
-		u := unit(v)
+		u := wordVec(v)
 		for k := range u {
 			u[k] *= wt
 		}
 		index[w] = len(ents)
-		ents = append(ents, entry{w: w, row: u, freq: p(r)})
+		ents = append(ents, entry{w: w, row: u, freq: pw(w, r)})
 	}
 	for r, w := range words {
 		if aliasTargets[w] {
@@ -282,10 +308,10 @@ func run(src, out, name string, vocab int, a, stopW float64, withCommon bool) er
 			if !ok {
 				return fmt.Errorf("embedtable: alias %q: no vector for %q", al.from, t)
 			}
-			for k, x := range unit(v) {
+			for k, x := range wordVec(v) {
 				mean[k] += x
 			}
-			wsum += a / (a + p(rankOf[t]))
+			wsum += a / (a + pw(t, rankOf[t]))
 		}
 		wt := wsum / float64(len(al.to))
 		u := unit(mean)
@@ -297,10 +323,10 @@ func run(src, out, name string, vocab int, a, stopW float64, withCommon bool) er
 			continue
 		}
 		index[al.from] = len(ents)
-		ents = append(ents, entry{w: al.from, row: u, freq: p(N)})
+		ents = append(ents, entry{w: al.from, row: u, freq: pw(al.from, N)})
 	}
 	t := &static.Table{Name: name, Dim: 100}
-	if withCommon {
+	if withCommon && cs == nil {
 		// Power iteration on C = Σ freq·r rᵀ from a fixed start.
 		u := make([]float64, 100)
 		for k := range u {
@@ -342,6 +368,9 @@ func run(src, out, name string, vocab int, a, stopW float64, withCommon bool) er
 			}
 			t.Q[i*100+k] = int8(q)
 		}
+	}
+	if withCommon && cs != nil {
+		t.Common = commonComponent(t, cs.blocks)
 	}
 	z, err := static.EncodeZstd(t)
 	if err != nil {

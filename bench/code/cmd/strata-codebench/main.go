@@ -10,6 +10,11 @@
 //	    run every query of each set in each mode against a store made by
 //	    `searchd index $(go env GOROOT)/src --data DIR` and print success@1,
 //	    success@5, MRR@10 and the paired bootstrap of RR@10 against lexical
+//	strata-codebench recall -data DIR [-collection code] [-k 10]
+//	    dense recall@k of the collection's vector search (HNSW warm
+//	    segments at their efSearch, plus the MemTable) against exact
+//	    brute-force cosine over every stored vector, for the query texts of
+//	    the intent and doc-sentence sets embedded with the built-in embedder
 package main
 
 import (
@@ -18,9 +23,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"time"
 
@@ -52,6 +59,8 @@ func main() {
 		err = resolve(os.Args[2:])
 	case "eval":
 		err = eval(os.Args[2:])
+	case "recall":
+		err = recall(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}
@@ -298,5 +307,110 @@ func eval(args []string) error {
 	if *jsonOut != "" {
 		return writeJSON(*jsonOut, rows)
 	}
+	return nil
+}
+
+func recall(args []string) error {
+	fl := flag.NewFlagSet("recall", flag.ContinueOnError)
+	data := fl.String("data", "", "store made by searchd index GOROOT/src")
+	colName := fl.String("collection", "code", "collection")
+	k := fl.Int("k", 10, "recall depth")
+	if err := fl.Parse(args); err != nil {
+		return err
+	}
+	sets, err := loadSets([]string{"intent", "docsentence"})
+	if err != nil {
+		return err
+	}
+	var texts []string
+	for _, n := range []string{"intent", "docsentence"} {
+		for _, q := range sets[n] {
+			texts = append(texts, q.Text)
+		}
+	}
+	emb, err := static.Builtin()
+	if err != nil {
+		return err
+	}
+	db, err := engine.Open(*data, engine.Options{Embedders: map[string]embed.Embedder{static.BuiltinModel: static.Lazy{}}})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	col, err := db.Collection(*colName)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	var ids []string
+	var vecs [][]float32
+	for after := ""; ; {
+		page, err := col.List(ctx, after, 10000)
+		if err != nil {
+			return err
+		}
+		if len(page) == 0 {
+			break
+		}
+		for _, id := range page {
+			d, err := col.Get(ctx, id)
+			if err != nil {
+				return err
+			}
+			if len(d.Vector) > 0 {
+				ids, vecs = append(ids, id), append(vecs, d.Vector)
+			}
+		}
+		after = page[len(page)-1]
+	}
+	qv, err := emb.Embed(ctx, texts)
+	if err != nil {
+		return err
+	}
+	var sum float64
+	t0 := time.Now()
+	var searchTime time.Duration
+	for i, q := range qv {
+		// Exact: cosine (vectors are unit length) over every vector.
+		type sc struct {
+			s  float64
+			id string
+		}
+		best := make([]sc, 0, *k+1)
+		for j, v := range vecs {
+			var dot, nv float64
+			for t, x := range v {
+				dot += float64(x) * float64(q[t])
+				nv += float64(x) * float64(x)
+			}
+			s := dot / math.Sqrt(max(nv, 1e-30))
+			if len(best) < *k || s > best[len(best)-1].s {
+				best = append(best, sc{s, ids[j]})
+				sort.Slice(best, func(a, b int) bool { return best[a].s > best[b].s })
+				if len(best) > *k {
+					best = best[:*k]
+				}
+			}
+		}
+		ts := time.Now()
+		res, err := col.Search(ctx, contract.Query{Text: texts[i], Mode: contract.Dense, TopK: *k})
+		searchTime += time.Since(ts)
+		if err != nil {
+			return err
+		}
+		got := map[string]bool{}
+		for _, h := range res.Hits {
+			got[h.DocID] = true
+		}
+		hit := 0
+		for _, b := range best {
+			if got[b.id] {
+				hit++
+			}
+		}
+		sum += float64(hit) / float64(len(best))
+	}
+	fmt.Printf("dense recall@%d = %.4f over %d queries (%d stored vectors, exact brute force vs the collection's dense search; %.2f ms/query dense search; %v total)\n",
+		*k, sum/float64(len(qv)), len(qv), len(vecs), float64(searchTime.Microseconds())/1000/float64(len(qv)), time.Since(t0).Round(time.Second))
 	return nil
 }
