@@ -21,8 +21,17 @@ import (
 // (tools/embed-server): the Universal Sentence Encoder Lite, 512-d.
 const defaultEmbedderModel = "use-lite-512"
 
+// builtinHybridDefault is the hybrid strategy of collections `index`
+// creates with the built-in embedder: rerank-maxnorm (the BM25 top 20
+// re-ranked with a dense weight of 0.35). On GOROOT/src
+// (bench/results/notes/embedder.md) it had the best intent success@5 of
+// every fusion (0.483, RRF 0.467, lexical 0.379) and was the only one not
+// below lexical on the doc-sentence queries (RRF: −0.095 MRR@10, CI
+// excluding 0), with identifier queries unchanged.
+const builtinHybridDefault = engine.HybridRerankMaxNorm
+
 // embedderHybridDefault is the hybrid strategy of collections `index
-// --embedder` creates: RRF (k = 60) over the full lexical and dense lists.
+// --embedder URL` creates: RRF (k = 60) over the full lexical and dense lists.
 // Code search is asked paraphrases whose answer BM25 ranks low or not at
 // all. The engine's default, rerank-maxnorm (tuned on prose collections),
 // re-orders only the BM25 top 20 with a dense weight of 0.35: on the
@@ -96,7 +105,8 @@ var errLexicalOnly = errors.New("collection was indexed lexical-only")
 
 // openStore opens the embedded store at dir and collection name, creating
 // it when create is set: with emb, a collection of emb's dimension that
-// records its model (hybrid default embedderHybridDefault); without, a
+// records its model (hybrid default builtinHybridDefault for the built-in
+// embedder, embedderHybridDefault for a URL); without, a
 // lexical-only one (Dim codeDim, no vectors written). An existing
 // collection must agree: one indexed lexical-only cannot take an embedder
 // (its chunks have no vectors), and one indexed with an embedder is only
@@ -132,6 +142,9 @@ func openStore(dir, name string, create bool, sync string, emb embed.Embedder) (
 			co.Dim = emb.Dim()
 			co.Embedding = &engine.EmbeddingConfig{Model: emb.Model(), Dim: emb.Dim()}
 			co.HybridDefault = embedderHybridDefault
+			if emb.Model() == static.BuiltinModel {
+				co.HybridDefault = builtinHybridDefault
+			}
 		}
 		col, err = db.CreateCollection(name, co)
 	}

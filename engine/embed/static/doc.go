@@ -36,12 +36,15 @@
 // the 50,000 most frequent GloVe words that are lower-case letters and
 // digits, plus 95 code abbreviations ("strconv", "buf", "ctx", ...) whose
 // rows are means of the words they stand for. Weights: SIF a/(a+p(w))
-// with a = 10⁻³ and p(w) the Zipf frequency 1/((r+1)·H_N) of the word's
+// with a = 0.1 and p(w) the Zipf frequency 1/((r+1)·H_N) of the word's
 // rank r among GloVe's N = 341,479 words (the file is in frequency order);
 // Go keywords present in nearly every chunk (func, return, nil, ...)
 // weigh 0.05. The common component is the first principal direction of
 // the frequency-weighted rows. Model name "glove6b-sif-100d-v1", 100
-// dimensions, 5.6 MB decoded (int8 rows), 5.4 MB compressed.
+// dimensions, 5.6 MB decoded (int8 rows), 5.4 MB compressed. The value of a
+// was chosen on the bench/code development queries (a ∈ {10⁻⁴, 10⁻³,
+// 10⁻², 3·10⁻², 10⁻¹}, with and without the common component; see
+// bench/results/notes/embedder.md).
 //
 // # Table format (version 1, little-endian)
 //
