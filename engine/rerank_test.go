@@ -267,6 +267,21 @@ func TestHybridDefaultOption(t *testing.T) {
 	if r := mustSearch(t, cm, q); same(r, explicit) || r.Hits[0].DocID != "b" {
 		t.Fatalf("default rerank-maxnorm: %+v", r.Hits)
 	}
+	// Fusion.Method "rerank-maxnorm" selects the strategy per query, on
+	// either collection default.
+	rmQ := q
+	rmQ.Fusion.Method = FusionRerankMaxNorm
+	if a, b := mustSearch(t, cr, rmQ), mustSearch(t, cm, q); !same(a, b) {
+		t.Fatalf("explicit rerank-maxnorm on an rrf collection: %+v, want %+v", a.Hits, b.Hits)
+	}
+	// Every contract fusion method is accepted.
+	for _, m := range contract.FusionMethods {
+		mq := q
+		mq.Fusion.Method = m
+		if r := mustSearch(t, cr, mq); len(r.Hits) != 3 {
+			t.Fatalf("fusion %s: %+v", m, r.Hits)
+		}
+	}
 
 	// Persisted in collection.json.
 	dir := t.TempDir()
