@@ -259,3 +259,15 @@ func BenchmarkEmbed(b *testing.B) {
 	b.ReportMetric(float64(b.N*len(texts))/b.Elapsed().Seconds(), "texts/s")
 	b.ReportMetric(float64(len(builtinTable)), "table-bytes")
 }
+
+// BenchmarkDecodeBuiltin: what Builtin costs on first use (zstd +
+// Decode + the word index).
+func BenchmarkDecodeBuiltin(b *testing.B) {
+	for b.Loop() {
+		t, err := DecodeZstd(builtinTable, BuiltinName)
+		if err != nil {
+			b.Fatal(err)
+		}
+		New(t)
+	}
+}
