@@ -217,6 +217,12 @@ func runIndex(args []string) error {
 		})
 	}
 	tClose := time.Now()
+	if ierr == nil && !*watch && o.Embedder != nil && st.Chunks > 0 {
+		// Write the MemTable as a warm segment now: otherwise every later
+		// opening (each `searchd search`) replays its WAL tail and
+		// rebuilds its vector index, seconds for a tree like GOROOT/src.
+		ierr = col.Flush(ctx)
+	}
 	cerr := db.Close()
 	closeTime := time.Since(tClose)
 	if ierr != nil {
