@@ -242,7 +242,8 @@ func (pl *plan) retrieve(ctx context.Context, depth int, budget time.Duration) (
 		// The lexical list supplies the RerankWindow candidates and the
 		// tail; the dense list (depth TopK) only back-fills a lexical list
 		// shorter than TopK.
-		lexDepth = max(RerankWindow, q.TopK)
+		w, _ := rerankParams(q.Fusion)
+		lexDepth = max(w, q.TopK)
 	case q.Mode == contract.Hybrid:
 		lexDepth = q.Fusion.Window
 		if lexDepth == 0 {
@@ -297,7 +298,8 @@ func (pl *plan) retrieve(ctx context.Context, depth int, budget time.Duration) (
 				filter = func(d *tier.Document) bool { _, ok := pl.allowDoc[d]; return ok }
 			}
 			if pl.rerank {
-				ch <- c.denseRerank(ctx, pl.sn, pl.keyOf, <-lexCh, pl.infos, q.Vector, q.TopK, filter)
+				w, _ := rerankParams(q.Fusion)
+				ch <- c.denseRerank(ctx, pl.sn, pl.keyOf, <-lexCh, pl.infos, q.Vector, q.TopK, w, filter)
 				return
 			}
 			ch <- c.dense(ctx, pl.sn, pl.keyOf, q.Vector, denseDepth, filter)

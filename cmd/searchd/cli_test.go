@@ -82,6 +82,15 @@ func TestCLIIndexSearch(t *testing.T) {
 			t.Errorf("--fusion %s (%v):\n%s", f, err, out)
 		}
 	}
+	out, err = capture(t, func() error {
+		return runSearch([]string{"widgets", "--data", data, "--fusion", "rerank-maxnorm", "--fusion-window", "5", "--fusion-weights", "lexical=1,dense=3", "--json"})
+	})
+	if err != nil || !strings.Contains(out, "p.go#L3-L4") {
+		t.Errorf("--fusion-window/--fusion-weights (%v):\n%s", err, out)
+	}
+	if _, err := capture(t, func() error { return runSearch([]string{"widgets", "--data", data, "--fusion-weights", "bm25=1"}) }); err == nil {
+		t.Error("--fusion-weights bm25=1 accepted")
+	}
 	// --embedder none: lexical-only, and dense search says why it cannot run.
 	lex := filepath.Join(t.TempDir(), "lex")
 	out, err = capture(t, func() error { return runIndex([]string{root, "--data", lex, "--embedder", "none"}) })

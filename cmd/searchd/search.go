@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,6 +28,9 @@ func runSearch(args []string) error {
 	topK := fl.Int("top-k", 5, "number of hits (1..1000)")
 	mode := fl.String("mode", "", "lexical | dense | hybrid; default hybrid when the collection has vectors and its embedder is available (the built-in one, or --embedder URL), else lexical")
 	fusionFlag := fl.String("fusion", "", "hybrid fusion: rrf | minmax | zscore | maxnorm | rerank-maxnorm (default: the collection's hybrid default)")
+	fusionK := fl.Float64("fusion-k", 0, "RRF constant k (0 = 60)")
+	fusionWindow := fl.Int("fusion-window", 0, "candidates per retriever; for rerank-maxnorm the lexical top N re-ranked (0 = the default: max(100, top-k), or 20)")
+	fusionWeights := fl.String("fusion-weights", "", "retriever weights, e.g. lexical=0.65,dense=0.35 (a missing one weighs 1)")
 	scope := fl.String("scope", "", "only sources under this path or file:// URI prefix")
 	asJSON := fl.Bool("json", false, "print the result as JSON envelopes (contract.Result)")
 	verify := fl.Bool("verify", true, "re-read every hit's source span and drop stale hits (--verify=false to skip)")
@@ -86,7 +90,10 @@ func runSearch(args []string) error {
 	var results []contract.Result
 	for i, text := range texts {
 		q := contract.Query{Text: text, TopK: *topK, Mode: qmode, Verify: *verify, Budget: *budget}
-		q.Fusion.Method = *fusionFlag
+		q.Fusion.Method, q.Fusion.K, q.Fusion.Window = *fusionFlag, *fusionK, *fusionWindow
+		if q.Fusion.Weights, err = parseWeights(*fusionWeights); err != nil {
+			return err
+		}
 		if *scope != "" {
 			q.Scope.URIPrefix = scopeURI(*scope)
 		}
@@ -221,4 +228,22 @@ func runVersion(args []string) error {
 	}
 	fmt.Printf("searchd %s%s %s %s/%s (dense/hybrid with --embedder URL)\n", v, rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return nil
+}
+
+// parseWeights parses --fusion-weights "lexical=0.65,dense=0.35" (nil for
+// "").
+func parseWeights(s string) (map[string]float64, error) {
+	if s == "" {
+		return nil, nil
+	}
+	m := map[string]float64{}
+	for _, kv := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		w, err := strconv.ParseFloat(v, 64)
+		if !ok || err != nil || (k != "lexical" && k != "dense") {
+			return nil, fmt.Errorf("search: --fusion-weights %q: want lexical=W,dense=W", s)
+		}
+		m[k] = w
+	}
+	return m, nil
 }

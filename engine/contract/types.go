@@ -354,10 +354,11 @@ var errValue = &decodeError{typ: "json_type", msg: "a metadata value must be a s
 type FusionParams struct {
 	// Method is "rrf" (default), "minmax", "zscore", "maxnorm" (score
 	// fusion over the full lists, package engine/fusion), or
-	// "rerank-maxnorm": the lexical top 20 re-ranked by
-	// 0.65·s_bm25/max s_bm25 + 0.35·s_dense/max|s_dense|, the rest of the
-	// lexical list after them (K, Weights and Window do not apply). A
-	// query that sets no fusion field gets its collection's
+	// "rerank-maxnorm": the lexical top N re-ranked by
+	// (1−α)·s_bm25/max s_bm25 + α·s_dense/max|s_dense|, the rest of the
+	// lexical list after them; N = Window (default 20), α =
+	// w_dense/(w_lexical + w_dense) from Weights (default 0.35); K does
+	// not apply. A query that sets no fusion field gets its collection's
 	// HybridDefault.
 	Method string `json:"method,omitempty"`
 	// K is the RRF constant k (> 0, finite). 0 means the default 60.

@@ -29,6 +29,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -259,7 +260,14 @@ func eval(args []string) error {
 						return c.Search(ctx, q)
 					}
 				default:
-					cq.Mode, cq.Fusion.Method = contract.Hybrid, m
+					// A fusion method, optionally "@N" (Fusion.Window).
+					meth, win, _ := strings.Cut(m, "@")
+					cq.Mode, cq.Fusion.Method = contract.Hybrid, meth
+					if win != "" {
+						if cq.Fusion.Window, err = strconv.Atoi(win); err != nil {
+							return fmt.Errorf("mode %q: %w", m, err)
+						}
+					}
 				}
 				res, err := search(ctx, col, cq)
 				if err != nil {
