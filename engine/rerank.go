@@ -58,7 +58,7 @@ func (s denseScorer) score(x []float32) (raw, fscore float64, ok bool) {
 // index, no full scan), and, only when the lexical list holds fewer than
 // topK hits, runs the full brute-force dense search (depth topK) to
 // back-fill the result.
-func (c *Collection) denseRerank(ctx context.Context, sn *tier.Snapshot, keyOf func(*tier.Document) (uint32, bool), lr retrieved, infos []verInfo, vec []float32, topK int, filter func(*tier.Document) bool) retrieved {
+func (c *Collection) denseRerank(ctx context.Context, sn *tier.Snapshot, keyOf func(*tier.Document) (uint32, bool), lr retrieved, infos []verInfo, vec []float32, topK, window int, filter func(*tier.Document) bool) retrieved {
 	r := retrieved{name: retrieverDense}
 	if lr.err != nil {
 		if cancelled(lr.err) {
@@ -66,7 +66,7 @@ func (c *Collection) denseRerank(ctx context.Context, sn *tier.Snapshot, keyOf f
 		}
 		return r // otherwise reported by the lexical retriever
 	}
-	n := min(RerankWindow, len(lr.hits))
+	n := min(window, len(lr.hits))
 	ds := newDenseScorer(c.metric, vec)
 	r.candRaw = make(map[uint32]float64, n)
 	for _, h := range lr.hits[:n] {
@@ -118,7 +118,7 @@ func (c *Collection) denseRerank(ctx context.Context, sn *tier.Snapshot, keyOf f
 //     Score capped the same way (Explain: dense rank and score). It covers
 //     text with no (or few) matching terms.
 func (c *Collection) rerankEnvelopes(q *contract.Query, infos []verInfo, got map[string]retrieved) ([]contract.Envelope, error) {
-	const alpha = RerankDenseWeight
+	window, alpha := rerankParams(q.Fusion)
 	wLex, wDen := 1-alpha, alpha
 	wsum := wLex + wDen
 	var out []contract.Envelope
@@ -132,7 +132,7 @@ func (c *Collection) rerankEnvelopes(q *contract.Query, infos []verInfo, got map
 	den, denOK := got[retrieverDense]
 
 	if lex, ok := got[retrieverLexical]; ok && len(lex.hits) > 0 {
-		n := min(RerankWindow, len(lex.hits))
+		n := min(window, len(lex.hits))
 		head := lex.hits[:n]
 		lists := []fusion.List[uint32]{{Name: retrieverLexical, Weight: wLex, Hits: head}}
 		if denOK {
@@ -206,4 +206,24 @@ func (c *Collection) rerankEnvelopes(q *contract.Query, infos []verInfo, got map
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// rerankParams returns N and α of the rerank strategy for f: RerankWindow
+// and RerankDenseWeight, unless f selects rerank-maxnorm explicitly with a
+// Window (N = Window) or Weights (α = w_dense / (w_lexical + w_dense),
+// a missing weight counting 1, as everywhere in FusionParams).
+func rerankParams(f contract.FusionParams) (window int, alpha float64) {
+	window, alpha = RerankWindow, RerankDenseWeight
+	if f.Method != FusionRerankMaxNorm {
+		return
+	}
+	if f.Window > 0 {
+		window = f.Window
+	}
+	if len(f.Weights) > 0 {
+		if wl, wd := f.Weight(retrieverLexical), f.Weight(retrieverDense); wl+wd > 0 {
+			alpha = wd / (wl + wd)
+		}
+	}
+	return
 }

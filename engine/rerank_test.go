@@ -68,119 +68,135 @@ func refSimilarity(metric string, q, x []float32) float64 {
 // vector), then the BM25 list from rank 21 unchanged — for every metric.
 // Scores lie in [0,1] and never increase; Explain ranks are filled.
 func TestHybridRerankAgainstReference(t *testing.T) {
+	params := []struct {
+		name   string
+		n      int
+		alpha  float64
+		fusion contract.FusionParams
+	}{
+		{"default", RerankWindow, RerankDenseWeight, contract.FusionParams{}},
+		// Fusion.Method rerank-maxnorm with its own N and α.
+		{"explicit", 13, 0.6, contract.FusionParams{Method: FusionRerankMaxNorm, Window: 13, Weights: map[string]float64{"lexical": 0.2, "dense": 0.3}}},
+	}
 	for _, metric := range []string{"cosine", "ip", "l2"} {
-		t.Run(metric, func(t *testing.T) {
-			c := newColl(t, CollectionOptions{Dim: 8, Metric: metric})
-			vecs := rerankCorpus(t, c, 120, 7)
-			rng := rand.New(rand.NewPCG(99, 2))
-			qv := make([]float32, 8)
-			for j := range qv {
-				qv[j] = float32(rng.NormFloat64())
-			}
-			const text, topK = "alpha omega", 35
-			lex := mustSearch(t, c, contract.Query{Text: text, TopK: 1000})
-			if len(lex.Hits) < topK+5 {
-				t.Fatalf("corpus too small: %d lexical hits", len(lex.Hits))
-			}
-			// Reference.
-			type cand struct {
-				id               string
-				lexRank, denRank int
-				bm25, sim, fused float64
-				hasVec           bool
-			}
-			head := make([]cand, RerankWindow)
-			maxS, maxSim := 0.0, 0.0
-			for i := range head {
-				h := lex.Hits[i]
-				head[i] = cand{id: h.DocID, lexRank: i + 1, bm25: h.Explain.LexicalScore}
-				maxS = max(maxS, h.Explain.LexicalScore)
-				if v := vecs[h.DocID]; v != nil {
-					head[i].hasVec, head[i].sim = true, refSimilarity(metric, qv, v)
-					maxSim = max(maxSim, math.Abs(head[i].sim))
+		for _, pc := range params {
+			RerankWindow, RerankDenseWeight := pc.n, pc.alpha
+			t.Run(metric+"/"+pc.name, func(t *testing.T) {
+				c := newColl(t, CollectionOptions{Dim: 8, Metric: metric})
+				vecs := rerankCorpus(t, c, 120, 7)
+				rng := rand.New(rand.NewPCG(99, 2))
+				qv := make([]float32, 8)
+				for j := range qv {
+					qv[j] = float32(rng.NormFloat64())
 				}
-			}
-			byDense := slices.Clone(head)
-			slices.SortStableFunc(byDense, func(a, b cand) int {
-				switch {
-				case a.hasVec != b.hasVec:
-					if a.hasVec {
+				const text, topK = "alpha omega", 35
+				lex := mustSearch(t, c, contract.Query{Text: text, TopK: 1000})
+				if len(lex.Hits) < topK+5 {
+					t.Fatalf("corpus too small: %d lexical hits", len(lex.Hits))
+				}
+				// Reference.
+				type cand struct {
+					id               string
+					lexRank, denRank int
+					bm25, sim, fused float64
+					hasVec           bool
+				}
+				head := make([]cand, RerankWindow)
+				maxS, maxSim := 0.0, 0.0
+				for i := range head {
+					h := lex.Hits[i]
+					head[i] = cand{id: h.DocID, lexRank: i + 1, bm25: h.Explain.LexicalScore}
+					maxS = max(maxS, h.Explain.LexicalScore)
+					if v := vecs[h.DocID]; v != nil {
+						head[i].hasVec, head[i].sim = true, refSimilarity(metric, qv, v)
+						maxSim = max(maxSim, math.Abs(head[i].sim))
+					}
+				}
+				byDense := slices.Clone(head)
+				slices.SortStableFunc(byDense, func(a, b cand) int {
+					switch {
+					case a.hasVec != b.hasVec:
+						if a.hasVec {
+							return -1
+						}
+						return 1
+					case a.sim > b.sim:
 						return -1
+					case a.sim < b.sim:
+						return 1
 					}
-					return 1
-				case a.sim > b.sim:
-					return -1
-				case a.sim < b.sim:
-					return 1
+					return 0
+				})
+				denRank := map[string]int{}
+				for i, d := range byDense {
+					if d.hasVec {
+						denRank[d.id] = i + 1
+					}
 				}
-				return 0
-			})
-			denRank := map[string]int{}
-			for i, d := range byDense {
-				if d.hasVec {
-					denRank[d.id] = i + 1
+				for i := range head {
+					head[i].denRank = denRank[head[i].id]
+					head[i].fused = (1-RerankDenseWeight)*head[i].bm25/maxS + RerankDenseWeight*head[i].sim/maxSim
 				}
-			}
-			for i := range head {
-				head[i].denRank = denRank[head[i].id]
-				head[i].fused = (1-RerankDenseWeight)*head[i].bm25/maxS + RerankDenseWeight*head[i].sim/maxSim
-			}
-			slices.SortStableFunc(head, func(a, b cand) int {
-				switch {
-				case a.fused > b.fused:
-					return -1
-				case a.fused < b.fused:
-					return 1
-				}
-				return 0
-			})
+				slices.SortStableFunc(head, func(a, b cand) int {
+					switch {
+					case a.fused > b.fused:
+						return -1
+					case a.fused < b.fused:
+						return 1
+					}
+					return 0
+				})
 
-			// The fixture exercises both paths: the last candidate has a
-			// vector, and some candidate has none.
-			nv := 0
-			for _, h := range lex.Hits[:RerankWindow] {
-				if vecs[h.DocID] == nil {
-					nv++
-				}
-			}
-			if vecs[lex.Hits[RerankWindow-1].DocID] == nil || nv == 0 {
-				t.Fatalf("fixture: candidate %d has no vector, or all %d candidates have one (%d without)", RerankWindow, RerankWindow, nv)
-			}
-			moved := false
-			for i := range head {
-				moved = moved || head[i].lexRank != i+1
-			}
-			if !moved {
-				t.Fatal("fixture: the dense scores do not change the lexical order")
-			}
-			got := mustSearch(t, c, contract.Query{Text: text, Vector: qv, TopK: topK})
-			if len(got.Hits) != topK || got.Partial {
-				t.Fatalf("%d hits (partial %v), want %d", len(got.Hits), got.Partial, topK)
-			}
-			prev := 1.0
-			for i, h := range got.Hits {
-				if h.Score < 0 || h.Score > prev+1e-12 {
-					t.Fatalf("hit %d score %v after %v: want non-increasing in [0,1]", i, h.Score, prev)
-				}
-				prev = h.Score
-				if i < RerankWindow {
-					w := head[i]
-					if h.DocID != w.id || h.Explain.LexicalRank != w.lexRank || h.Explain.DenseRank != w.denRank {
-						t.Fatalf("head %d: got %s (lex %d, dense %d), want %s (lex %d, dense %d)", i, h.DocID,
-							h.Explain.LexicalRank, h.Explain.DenseRank, w.id, w.lexRank, w.denRank)
+				// The fixture exercises both paths: the last candidate has a
+				// vector, and some candidate has none.
+				nv := 0
+				for _, h := range lex.Hits[:RerankWindow] {
+					if vecs[h.DocID] == nil {
+						nv++
 					}
-					if math.Abs(h.Score-w.fused) > 1e-5 || math.Abs(h.Explain.FusedScore-w.fused) > 1e-5 {
-						t.Fatalf("head %d (%s): score %v fused %v, want %v", i, h.DocID, h.Score, h.Explain.FusedScore, w.fused)
+				}
+				if (pc.name == "default" && vecs[lex.Hits[RerankWindow-1].DocID] == nil) || nv == 0 {
+					t.Fatalf("fixture: candidate %d has no vector, or all %d candidates have one (%d without)", RerankWindow, RerankWindow, nv)
+				}
+				moved := false
+				for i := range head {
+					moved = moved || head[i].lexRank != i+1
+				}
+				if !moved {
+					t.Fatal("fixture: the dense scores do not change the lexical order")
+				}
+				got := mustSearch(t, c, contract.Query{Text: text, Vector: qv, TopK: topK, Fusion: pc.fusion})
+				if len(got.Hits) != topK || got.Partial {
+					t.Fatalf("%d hits (partial %v), want %d", len(got.Hits), got.Partial, topK)
+				}
+				prev, refPrev := 1.0, 1.0
+				for i, h := range got.Hits {
+					if h.Score < 0 || h.Score > prev+1e-12 {
+						t.Fatalf("hit %d score %v after %v: want non-increasing in [0,1]", i, h.Score, prev)
 					}
-					continue
+					prev = h.Score
+					if i < RerankWindow {
+						w := head[i]
+						if h.DocID != w.id || h.Explain.LexicalRank != w.lexRank || h.Explain.DenseRank != w.denRank {
+							t.Fatalf("head %d: got %s (lex %d, dense %d), want %s (lex %d, dense %d)", i, h.DocID,
+								h.Explain.LexicalRank, h.Explain.DenseRank, w.id, w.lexRank, w.denRank)
+						}
+						// Score is the fused score clamped to [0, previous score].
+						refScore := min(max(w.fused, 0), refPrev)
+						refPrev = refScore
+						if math.Abs(h.Score-refScore) > 1e-5 || math.Abs(h.Explain.FusedScore-w.fused) > 1e-5 {
+							t.Fatalf("head %d (%s): score %v fused %v, want %v (fused %v)", i, h.DocID, h.Score, h.Explain.FusedScore, refScore, w.fused)
+						}
+						continue
+					}
+					l := lex.Hits[i]
+					if h.DocID != l.DocID || h.Explain.LexicalRank != i+1 || h.Explain.DenseRank != 0 {
+						t.Fatalf("tail %d: got %s (lex %d, dense %d), want %s at lexical rank %d", i, h.DocID,
+							h.Explain.LexicalRank, h.Explain.DenseRank, l.DocID, i+1)
+					}
 				}
-				l := lex.Hits[i]
-				if h.DocID != l.DocID || h.Explain.LexicalRank != i+1 || h.Explain.DenseRank != 0 {
-					t.Fatalf("tail %d: got %s (lex %d, dense %d), want %s at lexical rank %d", i, h.DocID,
-						h.Explain.LexicalRank, h.Explain.DenseRank, l.DocID, i+1)
-				}
-			}
-		})
+			})
+		}
 	}
 }
 
@@ -266,6 +282,21 @@ func TestHybridDefaultOption(t *testing.T) {
 	}
 	if r := mustSearch(t, cm, q); same(r, explicit) || r.Hits[0].DocID != "b" {
 		t.Fatalf("default rerank-maxnorm: %+v", r.Hits)
+	}
+	// Fusion.Method "rerank-maxnorm" selects the strategy per query, on
+	// either collection default.
+	rmQ := q
+	rmQ.Fusion.Method = FusionRerankMaxNorm
+	if a, b := mustSearch(t, cr, rmQ), mustSearch(t, cm, q); !same(a, b) {
+		t.Fatalf("explicit rerank-maxnorm on an rrf collection: %+v, want %+v", a.Hits, b.Hits)
+	}
+	// Every contract fusion method is accepted.
+	for _, m := range contract.FusionMethods {
+		mq := q
+		mq.Fusion.Method = m
+		if r := mustSearch(t, cr, mq); len(r.Hits) != 3 {
+			t.Fatalf("fusion %s: %+v", m, r.Hits)
+		}
 	}
 
 	// Persisted in collection.json.

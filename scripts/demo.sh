@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# demo.sh (`make demo`): the main job on real input, lexical-only, no service.
+# demo.sh (`make demo`): the main job on real input, no service, no download.
 #   1. searchd index: the Go standard library source, $(go env GOROOT)/src,
-#      chunked by declaration, into an embedded store (WAL + MemTable);
+#      chunked by declaration, into an embedded store (WAL + MemTable), with
+#      a vector per chunk from the built-in embedder;
 #   2. searchd search: code queries answered with envelopes (file:// URI with
 #      line span, BLAKE3 version hash re-checked against the file, trust),
 #      then searchd mcp over stdio: tools/list and one tools/call;
@@ -24,7 +25,7 @@ src="$(go env GOROOT)/src"
 echo "== searchd index $src --data $data"
 ./bin/searchd index "$src" --data "$data"
 echo
-echo "== searchd search (one store opening, several queries)"
+echo "== searchd search (one store opening, several queries; hybrid by default)"
 ./bin/searchd search --batch --data "$data" --top-k 3 \
 	EqualFold ReadFull DecodeRuneInString \
 	"parse http request header" "base64 url encoding without padding" \

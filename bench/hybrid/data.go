@@ -2,6 +2,7 @@ package hybrid
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"github.com/stratasearch/strata/asm"
 	"github.com/stratasearch/strata/datasets"
 	"github.com/stratasearch/strata/engine/bm25"
+	"github.com/stratasearch/strata/engine/embed"
 	"github.com/stratasearch/strata/engine/fusion"
 	"github.com/stratasearch/strata/engine/text"
 	"github.com/stratasearch/strata/eval"
@@ -43,8 +45,9 @@ type collection struct {
 }
 
 // loadCollection reads name ("cranfield" or "vaswani") from dir and runs
-// both single retrievers.
-func loadCollection(dir, name string) (*collection, error) {
+// both single retrievers; with emb, the dense vectors are emb's
+// embeddings of the document texts and query texts.
+func loadCollection(ctx context.Context, dir, name string, emb embed.Embedder) (*collection, error) {
 	var c *datasets.Collection
 	var err error
 	switch name {
@@ -72,7 +75,34 @@ func loadCollection(dir, name string) (*collection, error) {
 		return nil, fmt.Errorf("hybrid: %s: vectors (%d×%d docs, %d×%d queries) do not match %d docs, %d queries",
 			name, c.DocVecs.N, c.DocVecs.D, c.QueryVecs.N, c.QueryVecs.D, len(c.Docs), len(c.Queries))
 	}
+	if emb != nil {
+		dv, err := embedFlat(ctx, emb, texts)
+		if err != nil {
+			return nil, err
+		}
+		qv, err := embedFlat(ctx, emb, qs)
+		if err != nil {
+			return nil, err
+		}
+		return prepare(name, docs, texts, qids, qs, dv, qv, emb.Dim(), c.Qrels.Judgments)
+	}
 	return prepare(name, docs, texts, qids, qs, c.DocVecs.Data, c.QueryVecs.Data, c.DocVecs.D, c.Qrels.Judgments)
+}
+
+// embedFlat embeds texts with emb into one row-major n×Dim slice.
+func embedFlat(ctx context.Context, emb embed.Embedder, texts []string) ([]float32, error) {
+	vs, err := emb.Embed(ctx, texts)
+	if err != nil {
+		return nil, fmt.Errorf("hybrid: embed: %w", err)
+	}
+	if err := embed.CheckVectors(vs, len(texts), emb.Dim()); err != nil {
+		return nil, fmt.Errorf("hybrid: embed: %w", err)
+	}
+	out := make([]float32, 0, len(texts)*emb.Dim())
+	for _, v := range vs {
+		out = append(out, v...)
+	}
+	return out, nil
 }
 
 // prepare builds the BM25 index (text.ProseOptions: English stemming and

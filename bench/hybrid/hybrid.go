@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stratasearch/strata/datasets"
+	"github.com/stratasearch/strata/engine/embed"
 )
 
 // Config configures Run. Zero values get the defaults named per field.
@@ -31,6 +32,10 @@ type Config struct {
 	Log io.Writer
 	// Command is recorded in the result.
 	Command string
+	// Embedder, when set, embeds the documents (their indexed text) and
+	// the queries instead of reading the collections' use512-*.fvecs.
+	// Default nil (the USE-Lite vectors).
+	Embedder embed.Embedder
 }
 
 // EnsureDefaults fills the zero fields.
@@ -109,6 +114,7 @@ type CV struct {
 // Result is the JSON output of Run.
 type Result struct {
 	Command   string         `json:"command"`
+	Vectors   string         `json:"vectors"` // "use512" or the Config.Embedder's model
 	Started   time.Time      `json:"started"`
 	Seconds   float64        `json:"seconds"`
 	Resamples int            `json:"resamples"`
@@ -185,6 +191,9 @@ var fixedSpecs = []Spec{
 	{Family: FamRRF, K: 60, DenseWeight: 0.5, Window: 100},
 	{Family: FamMinMax, Alpha: 0.5, Window: 100},
 	{Family: FamZScore, Alpha: 0.5, Window: 100},
+	// The engine's HybridRerankMaxNorm (RerankDenseWeight 0.35,
+	// RerankWindow 20).
+	{Family: FamRerankX, Alpha: 0.35, Window: 20},
 }
 
 type evaluated struct {
@@ -209,7 +218,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	start := time.Now()
 	var cols []*collection
 	for _, n := range cfg.Collections {
-		c, err := loadCollection(cfg.DatasetsDir, n)
+		c, err := loadCollection(ctx, cfg.DatasetsDir, n, cfg.Embedder)
 		if err != nil {
 			return Result{}, err
 		}
@@ -218,6 +227,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	res, err := study(ctx, cfg, cols)
 	res.Command, res.Started, res.Seconds = cfg.Command, start.UTC(), time.Since(start).Seconds()
+	res.Vectors = "use512"
+	if cfg.Embedder != nil {
+		res.Vectors = cfg.Embedder.Model()
+	}
 	return res, err
 }
 

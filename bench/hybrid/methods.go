@@ -56,7 +56,7 @@ func (s Spec) String() string {
 	case FamLexical:
 		return "lexical (BM25, stemmed)"
 	case FamDense:
-		return "dense (USE-512, exact IP)"
+		return "dense (exact IP)"
 	case FamRRF:
 		l := fmt.Sprintf("RRF k=%g", s.K)
 		if s.DenseWeight != 1 {

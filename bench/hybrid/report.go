@@ -52,8 +52,8 @@ func WriteReport(w io.Writer, r Result) {
 	fmt.Fprintf(w, "Command: `%s`; %.1f s; judged queries %v; paired bootstrap: %d resamples, seed %d, 95%% percentile interval over queries; %d-fold CV.\n\n",
 		r.Command, r.Seconds, r.Queries, r.Resamples, r.Seed, r.Folds)
 	fmt.Fprintf(w, "Lexical: BM25 (k1 1.2, b 0.75) over `Document.Content()` with `text.ProseOptions()` (English stemming + stop-words), OR query, top %d. "+
-		"Dense: exact inner product of the bundled USE-512 vectors (`asm.DotBatch` over every document), top %d. "+
-		"Fused lists are cut at %d; MAP is over the returned list. nDCG@10 uses binary gain.\n\n", Depth, Depth, Depth)
+		"Dense: exact inner product of the %s vectors (`asm.DotBatch` over every document), top %d. "+
+		"Fused lists are cut at %d; MAP is over the returned list. nDCG@10 uses binary gain.\n\n", Depth, vectorsLabel(r.Vectors), Depth, Depth)
 
 	fmt.Fprintf(w, "## Default recommendation\n\n")
 	d := r.Default
@@ -153,4 +153,12 @@ func rrfLoss(r Result) string {
 		}
 	}
 	return strings.Join(parts, " and ")
+}
+
+// vectorsLabel names Result.Vectors in the report.
+func vectorsLabel(v string) string {
+	if v == "" || v == "use512" {
+		return "bundled USE-512"
+	}
+	return v
 }

@@ -38,7 +38,8 @@ func TestCLIIndexSearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"lexical-only", "1 indexed", "chunks:  2 written"} {
+	// The default: the built-in embedder writes a vector per chunk.
+	for _, want := range []string{"built-in embedder (model glove6b-sif-100d-v1, 100-d", "1 indexed", "chunks:  2 written", "embed:   2 chunks"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("index output lacks %q:\n%s", want, out)
 		}
@@ -58,9 +59,51 @@ func TestCLIIndexSearch(t *testing.T) {
 	if err != nil || !strings.Contains(out, "p.go:3-4") || !strings.Contains(out, "Frobnicate (func)") {
 		t.Fatalf("human output (%v):\n%s", err, out)
 	}
-	if _, err := capture(t, func() error { return runSearch([]string{"widgets", "--data", data, "--mode", "dense"}) }); err == nil ||
-		!strings.Contains(err.Error(), "embedder") {
-		t.Errorf("dense mode: %v, want a no-embedder error", err)
+	// Search is hybrid by default on a collection with vectors; dense
+	// finds the chunk whose doc comment says "widgets" with no flag.
+	out, err = capture(t, func() error { return runSearch([]string{"widgets", "--data", data}) })
+	if err != nil || !strings.Contains(out, "mode hybrid") {
+		t.Errorf("default mode (%v):\n%s", err, out)
+	}
+	out, err = capture(t, func() error { return runSearch([]string{"widgets", "--data", data, "--mode", "dense", "--json"}) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	res = contract.Result{}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	if len(res.Hits) == 0 || !strings.HasSuffix(res.Hits[0].SourceURI, "p.go#L3-L4") || res.Hits[0].Explain.DenseRank != 1 {
+		t.Errorf("dense search: %+v", res.Hits)
+	}
+	for _, f := range contract.FusionMethods {
+		out, err = capture(t, func() error { return runSearch([]string{"widgets", "--data", data, "--fusion", f, "--json"}) })
+		if err != nil || !strings.Contains(out, "p.go#L3-L4") {
+			t.Errorf("--fusion %s (%v):\n%s", f, err, out)
+		}
+	}
+	out, err = capture(t, func() error {
+		return runSearch([]string{"widgets", "--data", data, "--fusion", "rerank-maxnorm", "--fusion-window", "5", "--fusion-weights", "lexical=1,dense=3", "--json"})
+	})
+	if err != nil || !strings.Contains(out, "p.go#L3-L4") {
+		t.Errorf("--fusion-window/--fusion-weights (%v):\n%s", err, out)
+	}
+	if _, err := capture(t, func() error { return runSearch([]string{"widgets", "--data", data, "--fusion-weights", "bm25=1"}) }); err == nil {
+		t.Error("--fusion-weights bm25=1 accepted")
+	}
+	// --embedder none: lexical-only, and dense search says why it cannot run.
+	lex := filepath.Join(t.TempDir(), "lex")
+	out, err = capture(t, func() error { return runIndex([]string{root, "--data", lex, "--embedder", "none"}) })
+	if err != nil || !strings.Contains(out, "lexical-only") || strings.Contains(out, "embed:") {
+		t.Fatalf("index --embedder none (%v):\n%s", err, out)
+	}
+	out, err = capture(t, func() error { return runSearch([]string{"widgets", "--data", lex}) })
+	if err != nil || !strings.Contains(out, "mode lexical") {
+		t.Errorf("lexical-only default mode (%v):\n%s", err, out)
+	}
+	if _, err := capture(t, func() error { return runSearch([]string{"widgets", "--data", lex, "--mode", "dense"}) }); err == nil ||
+		!strings.Contains(err.Error(), "lexical-only") {
+		t.Errorf("dense mode on a lexical-only store: %v, want a no-vectors error", err)
 	}
 	if _, err := capture(t, func() error { return runSearch([]string{"x", "--data", filepath.Join(data, "none")}) }); err == nil {
 		t.Error("search of a missing store succeeded")

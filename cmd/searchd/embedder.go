@@ -13,6 +13,7 @@ import (
 	"github.com/stratasearch/strata/engine"
 	"github.com/stratasearch/strata/engine/contract"
 	"github.com/stratasearch/strata/engine/embed"
+	"github.com/stratasearch/strata/engine/embed/static"
 	"github.com/stratasearch/strata/ingest"
 )
 
@@ -20,8 +21,17 @@ import (
 // (tools/embed-server): the Universal Sentence Encoder Lite, 512-d.
 const defaultEmbedderModel = "use-lite-512"
 
+// builtinHybridDefault is the hybrid strategy of collections `index`
+// creates with the built-in embedder: rerank-maxnorm (the BM25 top 20
+// re-ranked with a dense weight of 0.35). On GOROOT/src
+// (bench/results/notes/embedder.md) it had the best intent success@5 of
+// every fusion (0.483, RRF 0.467, lexical 0.379) and was the only one not
+// below lexical on the doc-sentence queries (RRF: −0.095 MRR@10, CI
+// excluding 0), with identifier queries unchanged.
+const builtinHybridDefault = engine.HybridRerankMaxNorm
+
 // embedderHybridDefault is the hybrid strategy of collections `index
-// --embedder` creates: RRF (k = 60) over the full lexical and dense lists.
+// --embedder URL` creates: RRF (k = 60) over the full lexical and dense lists.
 // Code search is asked paraphrases whose answer BM25 ranks low or not at
 // all. The engine's default, rerank-maxnorm (tuned on prose collections),
 // re-orders only the BM25 top 20 with a dense weight of 0.35: on the
@@ -30,28 +40,51 @@ const defaultEmbedderModel = "use-lite-512"
 // moves some answers BM25 already ranks first down to rank 2-4.
 const embedderHybridDefault = engine.HybridRRF
 
-// embedderFlags are the --embedder flags of index and search.
+// embedderFlags are the --embedder flags of index, search and serve.
 type embedderFlags struct {
 	url, model, key *string
 	batch           *int
 	timeout         *time.Duration
+	fl              *flag.FlagSet
 }
+
+// Values of --embedder besides a URL.
+const (
+	embedderBuiltin = "builtin"
+	embedderNone    = "none"
+)
 
 func addEmbedderFlags(fl *flag.FlagSet) *embedderFlags {
 	return &embedderFlags{
-		url:     fl.String("embedder", "", "OpenAI-compatible embeddings server base URL (POST {URL}/v1/embeddings), e.g. http://127.0.0.1:7701 (make embed-server); empty = lexical-only"),
-		model:   fl.String("embedder-model", defaultEmbedderModel, "embedding model name sent to the server and recorded in the collection"),
+		url: fl.String("embedder", embedderBuiltin, "embedder: builtin (static GloVe 6B 100-d + SIF word vectors, in-process, model "+static.BuiltinModel+
+			") | none (lexical-only: no vectors) | an OpenAI-compatible embeddings server base URL (POST {URL}/v1/embeddings), e.g. http://127.0.0.1:7701 (make embed-server)"),
+		model:   fl.String("embedder-model", defaultEmbedderModel, "embedding model name sent to an --embedder URL server and recorded in the collection"),
 		batch:   fl.Int("embedder-batch", embed.DefaultBatchSize, "texts per embeddings request"),
 		key:     fl.String("embedder-key-env", "STRATA_EMBEDDER_KEY", "environment variable holding the embedder's API key (sent as a Bearer token when set)"),
 		timeout: fl.Duration("embedder-timeout", embed.DefaultTimeout, "timeout of one embeddings request"),
+		fl:      fl,
 	}
 }
 
-// client returns the embedder client (nil without --embedder), after a
-// probe request that checks the server and learns the dimension.
-func (f *embedderFlags) client(ctx context.Context) (*embed.Client, error) {
-	if *f.url == "" {
+// explicit reports whether --embedder was given on the command line.
+func (f *embedderFlags) explicit() bool {
+	set := false
+	f.fl.Visit(func(fl *flag.Flag) { set = set || fl.Name == "embedder" })
+	return set
+}
+
+// builtin reports whether the flags select the built-in embedder.
+func (f *embedderFlags) builtin() bool { return *f.url == embedderBuiltin }
+
+// embedder returns the selected embedder: static.Lazy for builtin, nil
+// for none, or a client of the --embedder URL server after a probe
+// request that checks the server and learns the dimension.
+func (f *embedderFlags) embedder(ctx context.Context) (embed.Embedder, error) {
+	switch *f.url {
+	case "", embedderNone:
 		return nil, nil
+	case embedderBuiltin:
+		return static.Lazy{}, nil
 	}
 	c, err := embed.NewClient(embed.Options{BaseURL: *f.url, Model: *f.model, BatchSize: *f.batch,
 		APIKey: os.Getenv(*f.key), Timeout: *f.timeout})
@@ -66,9 +99,14 @@ func (f *embedderFlags) client(ctx context.Context) (*embed.Client, error) {
 	return c, nil
 }
 
+// errLexicalOnly: an embedder was asked for on a collection indexed
+// lexical-only.
+var errLexicalOnly = errors.New("collection was indexed lexical-only")
+
 // openStore opens the embedded store at dir and collection name, creating
 // it when create is set: with emb, a collection of emb's dimension that
-// records its model (hybrid default embedderHybridDefault); without, a
+// records its model (hybrid default builtinHybridDefault for the built-in
+// embedder, embedderHybridDefault for a URL); without, a
 // lexical-only one (Dim codeDim, no vectors written). An existing
 // collection must agree: one indexed lexical-only cannot take an embedder
 // (its chunks have no vectors), and one indexed with an embedder is only
@@ -79,9 +117,12 @@ func openStore(dir, name string, create bool, sync string, emb embed.Embedder) (
 			return nil, nil, fmt.Errorf("no collection %q in %s (run 'searchd index PATH --data %s' first)", name, dir, dir)
 		}
 	}
-	var eo engine.Options
+	// The built-in embedder is always registered (it decodes its table
+	// only when a text is embedded): a collection indexed with it answers
+	// dense and hybrid queries with no flag.
+	eo := engine.Options{Embedders: map[string]embed.Embedder{static.BuiltinModel: static.Lazy{}}}
 	if emb != nil {
-		eo.Embedders = map[string]embed.Embedder{emb.Model(): emb}
+		eo.Embedders[emb.Model()] = emb
 	}
 	db, err := engine.Open(dir, eo)
 	if err != nil {
@@ -101,6 +142,9 @@ func openStore(dir, name string, create bool, sync string, emb embed.Embedder) (
 			co.Dim = emb.Dim()
 			co.Embedding = &engine.EmbeddingConfig{Model: emb.Model(), Dim: emb.Dim()}
 			co.HybridDefault = embedderHybridDefault
+			if emb.Model() == static.BuiltinModel {
+				co.HybridDefault = builtinHybridDefault
+			}
 		}
 		col, err = db.CreateCollection(name, co)
 	}
@@ -118,13 +162,13 @@ func checkEmbedding(col *engine.Collection, dir string, emb embed.Embedder, crea
 	rec := col.Options().Embedding
 	switch {
 	case emb != nil && rec == nil:
-		return fmt.Errorf("collection %q in %s was indexed lexical-only (without --embedder): its chunks have no vectors; index into a new --collection or --data directory to use an embedder", col.Name(), dir)
+		return fmt.Errorf("collection %q in %s %w (--embedder none): its chunks have no vectors; index into a new --collection or --data directory to use an embedder", col.Name(), dir, errLexicalOnly)
 	case emb != nil && rec.Model != emb.Model():
-		return fmt.Errorf("collection %q in %s was indexed with embedding model %q, not %q (--embedder-model)", col.Name(), dir, rec.Model, emb.Model())
+		return fmt.Errorf("collection %q in %s was indexed with embedding model %q, not %q (--embedder, --embedder-model)", col.Name(), dir, rec.Model, emb.Model())
 	case emb != nil && rec.Dim != emb.Dim():
 		return fmt.Errorf("collection %q in %s has dimension %d, the embedder returns %d", col.Name(), dir, rec.Dim, emb.Dim())
 	case emb == nil && rec != nil && create:
-		return fmt.Errorf("collection %q in %s was indexed with embedding model %q: pass --embedder URL to keep its vectors complete", col.Name(), dir, rec.Model)
+		return fmt.Errorf("collection %q in %s was indexed with embedding model %q: pass the --embedder it was indexed with to keep its vectors complete", col.Name(), dir, rec.Model)
 	}
 	return nil
 }
@@ -134,7 +178,7 @@ func noEmbedderHelp(col *engine.Collection, mode string, err error) error {
 	if rec := col.Options().Embedding; rec != nil {
 		return fmt.Errorf("search: --mode %s embeds the query text: pass --embedder URL serving model %q (the model this collection was indexed with): %w", mode, rec.Model, err)
 	}
-	return fmt.Errorf("search: --mode %s needs vectors, and this collection was indexed lexical-only (no --embedder): re-index with --embedder URL into a new --collection, or use --mode lexical: %w", mode, err)
+	return fmt.Errorf("search: --mode %s needs vectors, and this collection was indexed lexical-only (--embedder none): re-index into a new --collection, or use --mode lexical: %w", mode, err)
 }
 
 // printExplain prints a hit's retriever ranks (Envelope.Explain).
@@ -166,4 +210,19 @@ func printExplain(w io.Writer, e contract.Explain, mode contract.Mode) {
 		}
 		fmt.Fprintf(w, ", fused %.5f\n", e.FusedScore)
 	}
+}
+
+// defaultSearchMode is search's mode without --mode: hybrid when the
+// collection has vectors and their embedder is at hand (the built-in one,
+// or emb with the recorded model), else lexical (also with --embedder
+// none, lexicalOnly).
+func defaultSearchMode(col *engine.Collection, emb embed.Embedder, lexicalOnly bool) contract.Mode {
+	rec := col.Options().Embedding
+	switch {
+	case lexicalOnly || rec == nil:
+		return contract.Lexical
+	case rec.Model == static.BuiltinModel, emb != nil && emb.Model() == rec.Model:
+		return contract.Hybrid
+	}
+	return contract.Lexical
 }

@@ -94,18 +94,24 @@ func TestCLIEmbedder(t *testing.T) {
 	if err != nil || !strings.Contains(out, "explain ranks") || !strings.Contains(out, "1. lexical #1 (bm25") || !strings.Contains(out, ", dense #") || !strings.Contains(out, "fused ") {
 		t.Fatalf("hybrid --explain (%v):\n%s", err, out)
 	}
-	// Without --embedder: lexical works, dense names the fix.
-	if _, err := capture(t, func() error { return runSearch([]string{"fence", "--data", data}) }); err != nil {
-		t.Fatalf("lexical search: %v", err)
+	// Without --embedder: the default mode is lexical (the collection's
+	// model is not the built-in one), and hybrid names the fix.
+	if out, err := capture(t, func() error { return runSearch([]string{"fence", "--data", data}) }); err != nil || !strings.Contains(out, "mode lexical") {
+		t.Fatalf("lexical search (%v):\n%s", err, out)
 	}
 	_, err = capture(t, func() error { return runSearch([]string{"fence", "--data", data, "--mode", "hybrid"}) })
 	if err == nil || !strings.Contains(err.Error(), "--embedder") || !strings.Contains(err.Error(), `"fake-bow"`) {
 		t.Fatalf("hybrid without --embedder: %v", err)
 	}
-	// Re-indexing it without the embedder, or with another model, is refused.
+	// Re-indexing it with the default (built-in) embedder, with none, or
+	// with another model, is refused.
 	_, err = capture(t, func() error { return runIndex([]string{root, "--data", data, "--no-progress"}) })
-	if err == nil || !strings.Contains(err.Error(), "pass --embedder") {
-		t.Fatalf("re-index without --embedder: %v", err)
+	if err == nil || !strings.Contains(err.Error(), `"fake-bow", not "glove6b-sif-100d-v1"`) {
+		t.Fatalf("re-index with the default embedder: %v", err)
+	}
+	_, err = capture(t, func() error { return runIndex([]string{root, "--data", data, "--no-progress", "--embedder", "none"}) })
+	if err == nil || !strings.Contains(err.Error(), "pass the --embedder it was indexed with") {
+		t.Fatalf("re-index with --embedder none: %v", err)
 	}
 	srv2, _ := fakeEmbedServer(t, "other", 64)
 	_, err = capture(t, func() error {
@@ -117,12 +123,17 @@ func TestCLIEmbedder(t *testing.T) {
 
 	// A lexical-only store: an embedder cannot be added, dense search says why.
 	lex := filepath.Join(t.TempDir(), "lex")
-	if _, err := capture(t, func() error { return runIndex([]string{root, "--data", lex, "--no-progress"}) }); err != nil {
+	if _, err := capture(t, func() error { return runIndex([]string{root, "--data", lex, "--no-progress", "--embedder", "none"}) }); err != nil {
 		t.Fatal(err)
 	}
 	_, err = capture(t, func() error { return runIndex(append([]string{root, "--data", lex, "--no-progress"}, emb...)) })
 	if err == nil || !strings.Contains(err.Error(), "lexical-only") {
 		t.Fatalf("embedder on a lexical-only collection: %v", err)
+	}
+	// Without --embedder, re-indexing a lexical-only collection keeps it so.
+	out, err = capture(t, func() error { return runIndex([]string{root, "--data", lex, "--no-progress"}) })
+	if err != nil || !strings.Contains(out, "stays so") || strings.Contains(out, "embed:") {
+		t.Fatalf("default re-index of a lexical-only collection (%v):\n%s", err, out)
 	}
 	_, err = capture(t, func() error { return runSearch([]string{"fence", "--data", lex, "--mode", "dense"}) })
 	if err == nil || !strings.Contains(err.Error(), "indexed lexical-only") {

@@ -26,6 +26,11 @@ import (
 // defaultData is every subcommand's default --data directory.
 const defaultData = "./strata-data"
 
+// builtinEmbedBatch is the number of chunks per Embed call of the
+// built-in embedder (in-process: one call per engine write batch of
+// 4·256 chunks).
+const builtinEmbedBatch = 256
+
 // codeDim is the vector dimension of lexical-only collections the CLI
 // creates (no vectors are written to them): 512, the dimension of the
 // bundled Universal Sentence Encoder Lite embedder. With --embedder the
@@ -77,7 +82,7 @@ func runIndex(args []string) error {
 	watch := fl.Bool("watch", false, "after indexing, keep watching PATH (fsnotify) until interrupted: tombstone changed files at once, re-index in the background")
 	noProgress := fl.Bool("no-progress", false, "no progress bar (also off when stdout is not a terminal)")
 	withGraph := fl.Bool("graph", false, "also build the code graph (expand, callers, callees, ranked repo_map) into DATA/ingest/COLLECTION.graph")
-	embFlags := addEmbedderFlags(fl) // embedder.go: --embedder URL, --embedder-model, --embedder-batch
+	embFlags := addEmbedderFlags(fl) // embedder.go: --embedder builtin|none|URL, --embedder-model, --embedder-batch
 	fl.Usage = func() {
 		fmt.Fprintf(fl.Output(), "usage: searchd index PATH [flags]\n\nIndex a directory tree (incremental on re-runs).\n\n")
 		fl.PrintDefaults()
@@ -111,27 +116,39 @@ func runIndex(args []string) error {
 	fmt.Fprintf(out, "searchd index: %s → collection %q in %s\n", root, *colName, *data)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	emb, err := embFlags.client(ctx)
+	emb, err := embFlags.embedder(ctx)
 	if err != nil {
 		return fmt.Errorf("index: %w", err)
 	}
-	if emb != nil {
-		o.Embedder, o.EmbedBatch = emb, *embFlags.batch
-		fmt.Fprintf(out, "mode: lexical (BM25) + dense: chunks are embedded by %s (model %s, %d-d, %d per request)\n", *embFlags.url, emb.Model(), emb.Dim(), *embFlags.batch)
-	} else {
-		fmt.Fprintln(out, "mode: lexical-only (BM25). No embedder is configured (--embedder URL): no vectors are written, dense and hybrid search are unavailable.")
-	}
-
 	tOpen := time.Now()
 	var db *engine.DB
 	var col *engine.Collection
 	if emb != nil {
 		db, col, err = openStore(*data, *colName, true, *syncPolicy, emb)
-	} else {
-		db, col, err = openCollectionSync(*data, *colName, true, *syncPolicy)
+		if errors.Is(err, errLexicalOnly) && !embFlags.explicit() {
+			// The default embedder does not apply to a collection indexed
+			// lexical-only: keep indexing it so.
+			fmt.Fprintf(out, "note: collection %q was indexed lexical-only; it stays so (index into a new --collection to get vectors)\n", *colName)
+			emb = nil
+		} else if err != nil {
+			return err
+		}
 	}
-	if err != nil {
-		return err
+	if emb == nil {
+		db, col, err = openCollectionSync(*data, *colName, true, *syncPolicy)
+		if err != nil {
+			return err
+		}
+	}
+	switch {
+	case emb == nil:
+		fmt.Fprintln(out, "mode: lexical-only (BM25), --embedder none: no vectors are written, dense and hybrid search are unavailable.")
+	case embFlags.builtin():
+		o.Embedder, o.EmbedBatch = emb, builtinEmbedBatch
+		fmt.Fprintf(out, "mode: lexical (BM25) + dense: chunks are embedded in-process by the built-in embedder (model %s, %d-d; --embedder none for lexical-only)\n", emb.Model(), emb.Dim())
+	default:
+		o.Embedder, o.EmbedBatch = emb, *embFlags.batch
+		fmt.Fprintf(out, "mode: lexical (BM25) + dense: chunks are embedded by %s (model %s, %d-d, %d per request)\n", *embFlags.url, emb.Model(), emb.Dim(), *embFlags.batch)
 	}
 	openTime := time.Since(tOpen)
 
@@ -204,6 +221,12 @@ func runIndex(args []string) error {
 		})
 	}
 	tClose := time.Now()
+	if ierr == nil && !*watch && o.Embedder != nil && st.Chunks > 0 {
+		// Write the MemTable as a warm segment now: otherwise every later
+		// opening (each `searchd search`) replays its WAL tail and
+		// rebuilds its vector index, seconds for a tree like GOROOT/src.
+		ierr = col.Flush(ctx)
+	}
 	cerr := db.Close()
 	closeTime := time.Since(tClose)
 	if ierr != nil {

@@ -2,8 +2,8 @@
 //
 // Subcommands:
 //
-//	searchd index PATH [--data DIR] [--collection C] [--embedder URL] [--watch]   walk, chunk and index a tree (incremental)
-//	searchd search "query" [--data DIR] [--top-k 5] [--mode lexical|dense|hybrid] [--scope PREFIX] [--json]
+//	searchd index PATH [--data DIR] [--collection C] [--embedder builtin|none|URL] [--watch]   walk, chunk and index a tree (incremental)
+//	searchd search "query" [--data DIR] [--top-k 5] [--mode lexical|dense|hybrid] [--fusion METHOD] [--scope PREFIX] [--json]
 //	searchd serve [--data DIR] [--addr 127.0.0.1:7700] [--api-keys FILE] [--embedder URL]   the HTTP/JSON API (and MCP at /mcp)
 //	searchd mcp [--data DIR] [--root DIR] [--principal NAME] [--describe]   the MCP tools over stdio
 //	searchd loadtest [--duration 30s] [--clients 8] [--url URL]   loopback load test of the API
@@ -13,9 +13,12 @@
 //
 // Every subcommand works on the embedded engine (package engine) in --data
 // DIR, default ./strata-data; index and search need no service. Indexing
-// is lexical-only (BM25) unless --embedder URL names an OpenAI-compatible
-// embeddings server (make embed-server starts the bundled one); then
-// chunks get vectors and search --mode dense|hybrid embeds the query. The
+// writes BM25 postings and, by default, a vector per chunk from the
+// built-in static embedder (engine/embed/static, in-process); --embedder
+// none is lexical-only, --embedder URL names an OpenAI-compatible
+// embeddings server (make embed-server starts the bundled one). search is
+// hybrid by default when the collection has vectors and their embedder is
+// at hand (the built-in one needs no flag), lexical otherwise. The
 // store is opened by one process at a time (an exclusive lock): while
 // `serve` (or `index --watch`) runs, other processes use the HTTP API
 // (server documents the resources; GET /v1/openapi.json serves

@@ -11,11 +11,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/stratasearch/strata/engine"
 	"github.com/stratasearch/strata/engine/contract"
+	"github.com/stratasearch/strata/engine/embed"
 	"github.com/stratasearch/strata/ingest"
 )
 
@@ -24,7 +26,11 @@ func runSearch(args []string) error {
 	data := fl.String("data", defaultData, "data directory (embedded store)")
 	colName := fl.String("collection", "code", "collection name")
 	topK := fl.Int("top-k", 5, "number of hits (1..1000)")
-	mode := fl.String("mode", "lexical", "lexical | dense | hybrid (dense and hybrid embed the query: they need --embedder and a collection indexed with it)")
+	mode := fl.String("mode", "", "lexical | dense | hybrid; default hybrid when the collection has vectors and its embedder is available (the built-in one, or --embedder URL), else lexical")
+	fusionFlag := fl.String("fusion", "", "hybrid fusion: rrf | minmax | zscore | maxnorm | rerank-maxnorm (default: the collection's hybrid default)")
+	fusionK := fl.Float64("fusion-k", 0, "RRF constant k (0 = 60)")
+	fusionWindow := fl.Int("fusion-window", 0, "candidates per retriever; for rerank-maxnorm the lexical top N re-ranked (0 = the default: max(100, top-k), or 20)")
+	fusionWeights := fl.String("fusion-weights", "", "retriever weights, e.g. lexical=0.65,dense=0.35 (a missing one weighs 1)")
 	scope := fl.String("scope", "", "only sources under this path or file:// URI prefix")
 	asJSON := fl.Bool("json", false, "print the result as JSON envelopes (contract.Result)")
 	verify := fl.Bool("verify", true, "re-read every hit's source span and drop stale hits (--verify=false to skip)")
@@ -50,9 +56,14 @@ func runSearch(args []string) error {
 		texts = pos
 	}
 	t0 := time.Now()
-	emb, err := embFlags.client(context.Background())
-	if err != nil {
-		return fmt.Errorf("search: %w", err)
+	// Without --embedder, a collection indexed with the built-in embedder
+	// uses it (openStore always registers it); --embedder URL or none is
+	// checked against the collection.
+	var emb embed.Embedder
+	if embFlags.explicit() && !embFlags.builtin() {
+		if emb, err = embFlags.embedder(context.Background()); err != nil {
+			return fmt.Errorf("search: %w", err)
+		}
 	}
 	var db *engine.DB
 	var col *engine.Collection
@@ -72,9 +83,17 @@ func runSearch(args []string) error {
 			return c.Search(ctx, q)
 		}
 	}
+	qmode := contract.Mode(*mode)
+	if qmode == "" {
+		qmode = defaultSearchMode(col, emb, *embFlags.url == embedderNone && embFlags.explicit())
+	}
 	var results []contract.Result
 	for i, text := range texts {
-		q := contract.Query{Text: text, TopK: *topK, Mode: contract.Mode(*mode), Verify: *verify, Budget: *budget}
+		q := contract.Query{Text: text, TopK: *topK, Mode: qmode, Verify: *verify, Budget: *budget}
+		q.Fusion.Method, q.Fusion.K, q.Fusion.Window = *fusionFlag, *fusionK, *fusionWindow
+		if q.Fusion.Weights, err = parseWeights(*fusionWeights); err != nil {
+			return err
+		}
 		if *scope != "" {
 			q.Scope.URIPrefix = scopeURI(*scope)
 		}
@@ -82,7 +101,7 @@ func runSearch(args []string) error {
 		res, err := search(context.Background(), col, q)
 		searchTime := time.Since(t1)
 		if errors.Is(err, engine.ErrNoEmbedder) {
-			return noEmbedderHelp(col, *mode, err) // embedder.go
+			return noEmbedderHelp(col, string(qmode), err) // embedder.go
 		}
 		if err != nil {
 			return err
@@ -209,4 +228,22 @@ func runVersion(args []string) error {
 	}
 	fmt.Printf("searchd %s%s %s %s/%s (dense/hybrid with --embedder URL)\n", v, rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return nil
+}
+
+// parseWeights parses --fusion-weights "lexical=0.65,dense=0.35" (nil for
+// "").
+func parseWeights(s string) (map[string]float64, error) {
+	if s == "" {
+		return nil, nil
+	}
+	m := map[string]float64{}
+	for _, kv := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		w, err := strconv.ParseFloat(v, 64)
+		if !ok || err != nil || (k != "lexical" && k != "dense") {
+			return nil, fmt.Errorf("search: --fusion-weights %q: want lexical=W,dense=W", s)
+		}
+		m[k] = w
+	}
+	return m, nil
 }

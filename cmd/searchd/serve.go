@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/stratasearch/strata/engine/embed"
+	"github.com/stratasearch/strata/engine/embed/static"
 	"github.com/stratasearch/strata/engine/verify"
 	"github.com/stratasearch/strata/server"
 )
@@ -116,13 +117,15 @@ func runServe(args []string) error {
 	}
 	// --embedder: collections recording this model embed text-only
 	// queries (dense / hybrid) and text-only upserts through it.
-	emb, err := ef.client(context.Background())
+	emb, err := ef.embedder(context.Background())
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
+	// The built-in embedder is always there for collections indexed with it.
+	o.Engine.Embedders = map[string]embed.Embedder{static.BuiltinModel: static.Lazy{}}
 	if emb != nil {
-		o.Engine.Embedders = map[string]embed.Embedder{emb.Model(): emb}
-		logger.Info("searchd serve: embedder", "url", *ef.url, "model", emb.Model(), "dim", emb.Dim())
+		o.Engine.Embedders[emb.Model()] = emb
+		logger.Info("searchd serve: embedder", "embedder", *ef.url, "model", emb.Model(), "dim", emb.Dim())
 	}
 	o.EnsureDefaults()
 	if err := o.Validate(); err != nil {

@@ -352,7 +352,14 @@ var errValue = &decodeError{typ: "json_type", msg: "a metadata value must be a s
 // rankings (package engine/fusion implements it). The zero value means RRF
 // with k = 60, equal weights and the default rank window.
 type FusionParams struct {
-	// Method is "rrf" (default), "minmax" or "zscore".
+	// Method is "rrf" (default), "minmax", "zscore", "maxnorm" (score
+	// fusion over the full lists, package engine/fusion), or
+	// "rerank-maxnorm": the lexical top N re-ranked by
+	// (1−α)·s_bm25/max s_bm25 + α·s_dense/max|s_dense|, the rest of the
+	// lexical list after them; N = Window (default 20), α =
+	// w_dense/(w_lexical + w_dense) from Weights (default 0.35); K does
+	// not apply. A query that sets no fusion field gets its collection's
+	// HybridDefault.
 	Method string `json:"method,omitempty"`
 	// K is the RRF constant k (> 0, finite). 0 means the default 60.
 	K float64 `json:"k,omitempty"`
@@ -365,7 +372,7 @@ type FusionParams struct {
 }
 
 // FusionMethods lists the accepted FusionParams.Method names.
-var FusionMethods = []string{"rrf", "minmax", "zscore"}
+var FusionMethods = []string{"rrf", "minmax", "zscore", "maxnorm", "rerank-maxnorm"}
 
 // Weight returns the weight of retriever name ("lexical" or "dense"),
 // 1 when unset.

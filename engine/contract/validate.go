@@ -83,9 +83,9 @@ func (q *Query) Validate(dim int, opts ValidateOptions) error {
 	f := q.Fusion
 	floc := at(root, "fusion")
 	switch f.Method {
-	case "", "rrf", "minmax", "zscore":
+	case "", "rrf", "minmax", "zscore", "maxnorm", "rerank-maxnorm":
 	default:
-		c.add(at(floc, "method"), f.Method, ErrTypeUnknownValue, "unknown fusion method "+strconvQuote(f.Method), "rrf | minmax | zscore")
+		c.add(at(floc, "method"), f.Method, ErrTypeUnknownValue, "unknown fusion method "+strconvQuote(f.Method), "rrf | minmax | zscore | maxnorm | rerank-maxnorm")
 	}
 	if f.K < 0 || math.IsNaN(f.K) || math.IsInf(f.K, 0) {
 		c.add(at(floc, "k"), safeNumber(f.K), ErrTypeOutOfRange, "fusion k must be a finite number > 0", "finite number > 0 (omitted = 60)")

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/stratasearch/strata/bench/hybrid"
+	"github.com/stratasearch/strata/engine/embed/static"
 )
 
 func main() {
@@ -21,6 +22,7 @@ func main() {
 	resamples := flag.Int("resamples", 10000, "paired bootstrap resamples")
 	seed := flag.Uint64("seed", 1, "bootstrap and fold seed")
 	folds := flag.Int("folds", 5, "cross-validation folds")
+	embedder := flag.String("embedder", "use512", "dense vectors: use512 (the collections' USE-Lite fvecs) or builtin (engine/embed/static's shipped table, embedding the texts)")
 	flag.Parse()
 	if *out == "" {
 		fmt.Fprintln(os.Stderr, "strata-hybridbench: --out is required")
@@ -28,8 +30,22 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	r, err := hybrid.Run(ctx, hybrid.Config{DatasetsDir: *dir, Resamples: *resamples, Seed: *seed, Folds: *folds,
-		Log: os.Stderr, Command: "strata-hybridbench " + strings.Join(os.Args[1:], " ")})
+	cfg := hybrid.Config{DatasetsDir: *dir, Resamples: *resamples, Seed: *seed, Folds: *folds,
+		Log: os.Stderr, Command: "strata-hybridbench " + strings.Join(os.Args[1:], " ")}
+	switch *embedder {
+	case "use512":
+	case "builtin":
+		e, err := static.Builtin()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "strata-hybridbench:", err)
+			os.Exit(1)
+		}
+		cfg.Embedder = e
+	default:
+		fmt.Fprintf(os.Stderr, "strata-hybridbench: unknown --embedder %q (want use512 or builtin)\n", *embedder)
+		os.Exit(2)
+	}
+	r, err := hybrid.Run(ctx, cfg)
 	if err == nil {
 		err = hybrid.WriteFiles(*out, r)
 	}
