@@ -284,7 +284,7 @@ func compilePredicate(q *contract.Query, withFilter bool) func(*verInfo, uint32)
 // The BM25 traversal stops when ctx is done; r.err is then ctx's error.
 func (c *Collection) lexical(ctx context.Context, sn *tier.Snapshot, views []bm25.View, bases []uint32, statsAllow []*roaring.Bitmap, q *contract.Query, k int) retrieved {
 	r := retrieved{name: retrieverLexical}
-	bq := bm25.ParseQuery(q.Text, c.an, false)
+	bq := bm25.Parse(q.Text, c.an, false, q.Syntax == contract.SyntaxOperators)
 	if len(bq.Terms()) == 0 && len(bq.Prefixes) == 0 {
 		return r
 	}

@@ -32,6 +32,7 @@ func runSearch(args []string) error {
 	batch := fl.Bool("batch", false, "each argument is a separate query, answered from one store opening (--json: an array of results)")
 	plain := fl.Bool("plain", false, "plain BM25 order (no definitions-first for identifier-like query words)")
 	explain := fl.Bool("explain", false, "print each hit's retriever ranks (lexical rank, dense rank, fused score)")
+	syntax := fl.String("syntax", "text", `query syntax: text (quotes and +/- are plain characters) | operators ("phrase", +required, -excluded, prefix*)`)
 	embFlags := addEmbedderFlags(fl) // embedder.go
 	fl.Usage = func() {
 		fmt.Fprintf(fl.Output(), "usage: searchd search \"query\" [flags]\n       searchd search --batch \"query 1\" \"query 2\" ... [flags]\n\n")
@@ -74,7 +75,7 @@ func runSearch(args []string) error {
 	}
 	var results []contract.Result
 	for i, text := range texts {
-		q := contract.Query{Text: text, TopK: *topK, Mode: contract.Mode(*mode), Verify: *verify, Budget: *budget}
+		q := contract.Query{Text: text, TopK: *topK, Mode: contract.Mode(*mode), Verify: *verify, Budget: *budget, Syntax: contract.Syntax(*syntax)}
 		if *scope != "" {
 			q.Scope.URIPrefix = scopeURI(*scope)
 		}

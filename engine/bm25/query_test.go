@@ -2,6 +2,7 @@ package bm25
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/stratasearch/strata/engine/text"
@@ -50,6 +51,69 @@ func FuzzParseQuery(f *testing.F) {
 					if term == "" {
 						t.Fatalf("empty term in %+v", pq)
 					}
+				}
+			}
+		}
+	})
+}
+
+// TestParseText: plain text is matched as text. Quotes, leading signs and
+// a trailing * are not operators: "mkdir -p" scores p, a quoted sentence
+// is optional words (no phrase, no required term), and the terms are
+// exactly the analyzer's tokens in order.
+func TestParseText(t *testing.T) {
+	a := text.MustNew(text.CodeOptions())
+	for _, tc := range []struct {
+		q    string
+		want []string
+	}{
+		{"mkdir -p", []string{"mkdir", "p"}},
+		{`"how do I read a file"`, []string{"how", "do", "i", "read", "a", "file"}},
+		{"+token -1 parse*", []string{"token", "1", "parse"}},
+		{"getUserName", []string{"getusername", "get", "user", "name"}},
+		{`"`, nil},
+	} {
+		got := ParseText(tc.q, a, false)
+		if len(got.Must)+len(got.MustNot)+len(got.Phrases)+len(got.Prefixes) != 0 || !slices.Equal(got.Should, tc.want) {
+			t.Errorf("ParseText(%q) = %+v, want Should %q only", tc.q, got, tc.want)
+		}
+	}
+	// Operators stay available: the same text in the operator syntax.
+	op := Parse("mkdir -p", a, false, true)
+	if !slices.Equal(op.MustNot, []string{"p"}) || !slices.Equal(op.Should, []string{"mkdir"}) {
+		t.Errorf("Parse(operators) = %+v, want should mkdir, must-not p", op)
+	}
+	conj := ParseText("getUserName x", a, true)
+	if !slices.Equal(conj.Must, []string{"getusername", "x"}) || !slices.Equal(conj.Should, []string{"get", "user", "name"}) {
+		t.Errorf("ParseText conjunctive = %+v", conj)
+	}
+}
+
+// FuzzParseText: ParseText never panics, returns only Should/Must terms,
+// and its terms are exactly the analyzer's tokens of the text (the
+// reference: a.Analyze), in order.
+func FuzzParseText(f *testing.F) {
+	code, prose := text.MustNew(text.CodeOptions()), text.MustNew(text.ProseOptions())
+	for _, s := range []string{`getUserName +token -legacy "call now" parse*`, "mkdir -p", "\"", "-", "+*", "Ångström\f\u00a0x", `"unterminated`} {
+		f.Add(s, false)
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, q string, conj bool) {
+		for _, a := range []*text.Analyzer{code, prose} {
+			pq := ParseText(q, a, conj)
+			if len(pq.MustNot)+len(pq.Phrases)+len(pq.Prefixes) != 0 {
+				t.Fatalf("ParseText(%q) has operators: %+v", q, pq)
+			}
+			var want []string
+			for _, tok := range a.Analyze(q) {
+				want = append(want, tok.Term)
+			}
+			if got := len(pq.Should) + len(pq.Must); got != len(want) {
+				t.Fatalf("ParseText(%q): %d terms, want %d (%q)", q, got, len(want), want)
+			}
+			for _, term := range append(append([]string(nil), pq.Should...), pq.Must...) {
+				if term == "" || !slices.Contains(want, term) {
+					t.Fatalf("ParseText(%q): term %q not among the analyzer's %q", q, term, want)
 				}
 			}
 		}

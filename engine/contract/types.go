@@ -48,6 +48,23 @@ const (
 // Valid reports whether m is lexical, dense or hybrid.
 func (m Mode) Valid() bool { return m == Lexical || m == Dense || m == Hybrid }
 
+// Syntax selects how Query.Text is read by the lexical retriever.
+type Syntax string
+
+const (
+	// SyntaxText matches the text as text: every word the analyzer keeps
+	// is an optional term; quotes, leading + and - and a trailing * are
+	// ordinary characters (the analyzer drops them). The default ("").
+	SyntaxText Syntax = "text"
+	// SyntaxOperators reads the operator syntax: "quoted phrase"
+	// (required phrase; one word: a required term), +word (required),
+	// -word (excluded), word* (prefix).
+	SyntaxOperators Syntax = "operators"
+)
+
+// Valid reports whether s is "", text or operators.
+func (s Syntax) Valid() bool { return s == "" || s == SyntaxText || s == SyntaxOperators }
+
 // Tier names a storage tier (DESIGN.md "Write path").
 type Tier string
 
@@ -445,6 +462,10 @@ type Query struct {
 	// Highlight asks for Envelope.Highlights: the byte spans of the
 	// query's terms in each hit's Content. JSON: highlight.
 	Highlight bool
+	// Syntax is how Text is read: "" or SyntaxText (plain text, the
+	// default) or SyntaxOperators (phrases, +required, -excluded,
+	// prefix*). JSON: syntax.
+	Syntax Syntax
 }
 
 // MaxCursorBytes bounds Query.Cursor (a cursor records up to MaxTopK

@@ -123,6 +123,9 @@ func (q *Query) Validate(dim int, opts ValidateOptions) error {
 		c.add(at(root, "max_tokens_per_hit"), q.MaxTokensPerHit, ErrTypeOutOfRange, "max_tokens_per_hit must not be negative", "integer ≥ 0 (0 = no limit)")
 	}
 
+	if !q.Syntax.Valid() {
+		c.add(at(root, "syntax"), string(q.Syntax), ErrTypeUnknownValue, "unknown syntax "+strconvQuote(string(q.Syntax)), "text | operators (empty = text)")
+	}
 	if q.Collapse < 0 || q.Collapse > MaxTopK {
 		c.add(at(root, "collapse"), q.Collapse, ErrTypeOutOfRange, "collapse out of range", "integer 0..1000 (0 = off)")
 	}
