@@ -11,8 +11,11 @@
 // to its directory), never entering .git or vendored directories (vendor/,
 // node_modules/, third_party/), and skipping files over MaxFileBytes
 // (1 MiB). Classify then skips binary files (a NUL byte in the first 8000
-// bytes, git's sniff) and generated ones (a "// Code generated ... DO NOT
-// EDIT." line). Every skip is counted by reason (Skips).
+// bytes, git's sniff) and marks generated ones (a "// Code generated ...
+// DO NOT EDIT." line): they are indexed with metadata generated = true
+// (Stats.Generated counts them) and ranked below hand-written code by
+// Search's path priors; vendored trees stay skipped. Every skip is
+// counted by reason (Skips).
 //
 // # Chunks
 //

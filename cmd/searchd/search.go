@@ -30,7 +30,9 @@ func runSearch(args []string) error {
 	verify := fl.Bool("verify", true, "re-read every hit's source span and drop stale hits (--verify=false to skip)")
 	budget := fl.Duration("budget", 0, "search deadline (0 = none)")
 	batch := fl.Bool("batch", false, "each argument is a separate query, answered from one store opening (--json: an array of results)")
-	plain := fl.Bool("plain", false, "plain BM25 order (no definitions-first for identifier-like query words)")
+	plain := fl.Bool("plain", false, "the engine's order: no definitions-first, no path priors")
+	defs := fl.String("definitions", "auto", "definitions first: auto (only when the query looks like an identifier: EqualFold, strings.EqualFold, read_full) | always (any identifier-like word) | off")
+	priors := fl.Bool("priors", true, "path priors: rank tests, testdata, examples, .txt, generated files and cmd/ and internal/ copies below the public implementation (--priors=false: off)")
 	explain := fl.Bool("explain", false, "print each hit's retriever ranks (lexical rank, dense rank, fused score)")
 	syntax := fl.String("syntax", "text", `query syntax: text (quotes and +/- are plain characters) | operators ("phrase", +required, -excluded, prefix*)`)
 	embFlags := addEmbedderFlags(fl) // embedder.go
@@ -67,7 +69,13 @@ func runSearch(args []string) error {
 	}
 	defer db.Close()
 	openTime := time.Since(t0)
-	search := ingest.Search
+	so, err := searchOptions(*defs, *priors) // searchopts.go
+	if err != nil {
+		return err
+	}
+	search := func(ctx context.Context, c *engine.Collection, q contract.Query) (contract.Result, error) {
+		return ingest.SearchWith(ctx, c, q, so)
+	}
 	if *plain {
 		search = func(ctx context.Context, c *engine.Collection, q contract.Query) (contract.Result, error) {
 			return c.Search(ctx, q)

@@ -582,6 +582,13 @@ type Explain struct {
 	DenseScore float64 `json:"dense_score,omitempty"`
 	// FusedScore is the raw fused score before normalisation into [0,1].
 	FusedScore float64 `json:"fused_score,omitempty"`
+	// Prior is the factor a re-ranking layer multiplied Score by (code
+	// search's path priors, ingest.Prior; 0 = none applied).
+	Prior float64 `json:"prior,omitempty"`
+	// Expansion lists the terms a query expansion added to the lexical
+	// query, as "term^weight" (code search's vocabulary bridging; empty =
+	// none).
+	Expansion []string `json:"expansion,omitempty"`
 }
 
 // Envelope is one verified hit: ⟨DocID, Content, SourceURI, VersionHash,

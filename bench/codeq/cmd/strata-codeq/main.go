@@ -1,0 +1,96 @@
+// Command strata-codeq measures code-search ranking defaults on a store
+// of a Go source tree indexed by `searchd index` (doc-sentence,
+// identifier and intent queries; package codeq), and the query syntax on
+// Cranfield and Vaswani. It prints Markdown tables.
+//
+//	searchd index $(go env GOROOT)/src --data /tmp/store --sync none
+//	go run ./bench/codeq/cmd/strata-codeq --data /tmp/store
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"github.com/stratasearch/strata/bench/codeq"
+	"github.com/stratasearch/strata/datasets"
+	"github.com/stratasearch/strata/engine"
+	"github.com/stratasearch/strata/engine/contract"
+	"github.com/stratasearch/strata/ingest"
+)
+
+func main() {
+	data := flag.String("data", "", "store directory holding the indexed tree (required)")
+	colName := flag.String("collection", "code", "collection name")
+	root := flag.String("root", filepath.Join(runtime.GOROOT(), "src"), "the indexed tree (queries are generated from it)")
+	n := flag.Int("n", 200, "doc-sentence and identifier queries each")
+	seed := flag.Uint64("seed", 1, "query sampling seed")
+	prose := flag.Bool("prose", true, "also measure the query syntax on Cranfield and Vaswani")
+	flag.Parse()
+	if err := run(*data, *colName, *root, *n, *seed, *prose); err != nil {
+		fmt.Fprintln(os.Stderr, "strata-codeq:", err)
+		os.Exit(1)
+	}
+}
+
+func run(data, colName, root string, n int, seed uint64, prose bool) error {
+	if data == "" {
+		return fmt.Errorf("--data is required")
+	}
+	ds, id, err := codeq.Sets(root, n, seed)
+	if err != nil {
+		return err
+	}
+	in, err := codeq.Intent(root)
+	if err != nil {
+		return err
+	}
+	db, err := engine.Open(data, engine.Options{})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	col, err := db.Collection(colName)
+	if err != nil {
+		return err
+	}
+	ops, txt := contract.SyntaxOperators, contract.SyntaxText
+	always := ingest.SearchOptions{Definitions: ingest.DefsAlways, NoPriors: true}
+	auto := ingest.SearchOptions{NoPriors: true}
+	vs := []codeq.Variant{
+		{Name: "plain BM25, operators, no generated", Syntax: ops, Plain: true, DropGenerated: true},
+		{Name: "A: old CLI default (operators, definitions-first always, no generated)", Syntax: ops, Opts: always, DropGenerated: true},
+		{Name: "B: A + plain-text syntax", Syntax: txt, Opts: always, DropGenerated: true},
+		{Name: "C: B + generated files indexed", Syntax: txt, Opts: always},
+		{Name: "D: C + definitions-first only for identifier queries", Syntax: txt, Opts: auto},
+		{Name: "E: D + path priors (new default)", Syntax: txt, Opts: ingest.SearchOptions{}},
+		{Name: "plain BM25, text", Syntax: txt, Plain: true},
+	}
+	split := func(name string, qs []codeq.Query) []codeq.NamedSet {
+		var hand, gen []codeq.Query
+		for _, q := range qs {
+			if q.Generated {
+				gen = append(gen, q)
+			} else {
+				hand = append(hand, q)
+			}
+		}
+		return []codeq.NamedSet{{Name: name + ", hand-written answers", Queries: hand}, {Name: name + ", answers in generated files", Queries: gen}}
+	}
+	sets := append(append(split("doc-sentence", ds), split("identifier", id)...), codeq.NamedSet{Name: "intent", Queries: in})
+	ctx := context.Background()
+	if err := codeq.Report(ctx, os.Stdout, col, sets, vs); err != nil {
+		return err
+	}
+	if prose {
+		dir, err := datasets.Dir()
+		if err != nil {
+			return err
+		}
+		return codeq.ProseSyntax(os.Stdout, dir)
+	}
+	return nil
+}
