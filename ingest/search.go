@@ -178,7 +178,7 @@ func SearchWith(ctx context.Context, col *engine.Collection, q contract.Query, o
 	if !o.NoPriors {
 		lq.TopK = min(contract.MaxTopK, max(3*k, 30))
 	}
-	var expansion []string
+	var expansion string
 	var names []string
 	switch o.Definitions {
 	case DefsAuto:
@@ -239,7 +239,7 @@ func SearchWith(ctx context.Context, col *engine.Collection, q contract.Query, o
 		out[i].Explain.Expansion = expansion
 	}
 	res.Hits, res.Dropped = out, dropped
-	if !o.NoPriors || expansion != nil {
+	if !o.NoPriors || expansion != "" {
 		// The engine's cursor continues the engine's list, not this one.
 		res.NextCursor = ""
 	}

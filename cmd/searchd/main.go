@@ -27,6 +27,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 )
@@ -78,6 +80,9 @@ func main() {
 		fmt.Fprintf(os.Stderr, "searchd: unknown command %q\n", os.Args[1])
 		usage()
 		os.Exit(2)
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return // -h printed the command's usage: not an error
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "searchd:", err)

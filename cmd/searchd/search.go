@@ -81,7 +81,7 @@ func runSearch(args []string) error {
 			return c.Search(ctx, q)
 		}
 	}
-	var results []contract.Result
+	var results []jsonResult // searchopts.go
 	for i, text := range texts {
 		q := contract.Query{Text: text, TopK: *topK, Mode: contract.Mode(*mode), Verify: *verify, Budget: *budget, Syntax: contract.Syntax(*syntax)}
 		if *scope != "" {
@@ -97,7 +97,7 @@ func runSearch(args []string) error {
 			return err
 		}
 		if *asJSON {
-			results = append(results, res)
+			results = append(results, jsonResult{Result: res, Timings: jsonTimings{OpenMS: ms(openTime), SearchMS: ms(searchTime)}})
 			continue
 		}
 		if *batch {

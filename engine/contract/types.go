@@ -586,9 +586,9 @@ type Explain struct {
 	// search's path priors, ingest.Prior; 0 = none applied).
 	Prior float64 `json:"prior,omitempty"`
 	// Expansion lists the terms a query expansion added to the lexical
-	// query, as "term^weight" (code search's vocabulary bridging; empty =
-	// none).
-	Expansion []string `json:"expansion,omitempty"`
+	// query, space-separated "term^weight" (code search's vocabulary
+	// bridging; empty = none).
+	Expansion string `json:"expansion,omitempty"`
 }
 
 // Envelope is one verified hit: ⟨DocID, Content, SourceURI, VersionHash,
