@@ -13,8 +13,7 @@ import (
 
 // SearchOptions configures what Search adds to the engine's ranking. The
 // zero value is the default: definitions first for identifier-shaped
-// queries only, path priors on, vocabulary bridging on when the
-// collection has an association table (Bridge).
+// queries only, path priors on.
 type SearchOptions struct {
 	// Definitions selects the definitions-first lookup: DefsAuto (the
 	// default, ""), DefsAlways or DefsOff.
@@ -145,11 +144,7 @@ func Search(ctx context.Context, col *engine.Collection, q contract.Query) (cont
 }
 
 // SearchWith is code search over an Index-ed collection: col.Search with
-// three additions.
-//
-// Vocabulary bridging (o.Bridge): the lexical query is expanded with
-// down-weighted associated terms (Bridge.Expand); Explain.Expansion lists
-// them.
+// two additions.
 //
 // Definitions first: when the query looks like an identifier
 // (LooksLikeIdentifier; with DefsAlways, when it has any identifier-like
@@ -178,7 +173,6 @@ func SearchWith(ctx context.Context, col *engine.Collection, q contract.Query, o
 	if !o.NoPriors {
 		lq.TopK = min(contract.MaxTopK, max(3*k, 30))
 	}
-	var expansion string
 	var names []string
 	switch o.Definitions {
 	case DefsAuto:
@@ -235,11 +229,8 @@ func SearchWith(ctx context.Context, col *engine.Collection, q contract.Query, o
 			}
 		}
 	}
-	for i := range out {
-		out[i].Explain.Expansion = expansion
-	}
 	res.Hits, res.Dropped = out, dropped
-	if !o.NoPriors || expansion != "" {
+	if !o.NoPriors {
 		// The engine's cursor continues the engine's list, not this one.
 		res.NextCursor = ""
 	}
