@@ -34,6 +34,10 @@ type Query struct {
 	// first in byte order) dictionary terms starting with them; each
 	// expansion is an optional term with its own IDF.
 	Prefixes []string
+	// Weights scales terms: a term listed here has its weight qtf·idf
+	// multiplied by the factor (down-weighted query expansions). Terms
+	// not listed, and factors that are not finite and > 0, keep factor 1.
+	Weights map[string]float64
 }
 
 // Terms returns every scored term of q in first-appearance order (Should,

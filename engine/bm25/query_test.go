@@ -2,6 +2,7 @@ package bm25
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 
@@ -118,4 +119,49 @@ func FuzzParseText(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestQueryWeights: a weighted term contributes its factor times its
+// unweighted BM25 score (reference: the same query without Weights, term
+// by term), in every traversal algorithm; unusable factors count as 1.
+func TestQueryWeights(t *testing.T) {
+	a := text.MustNew(text.CodeOptions())
+	b := NewBuilder(Options{})
+	srcs := []string{"upper case letters upper", "lower case", "upper", "title case words here", "unrelated text"}
+	for i, s := range srcs {
+		b.Add(uint64(i), a.Analyze(s))
+	}
+	seg, _ := b.Segment()
+	score := func(q Query, alg string) map[uint64]float64 {
+		p := DefaultSearchParams()
+		p.Algorithm = alg
+		hits, err := Search([]View{{Seg: seg}}, q, p, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[uint64]float64{}
+		for _, h := range hits {
+			out[h.ExtID] = h.Score
+		}
+		return out
+	}
+	for _, alg := range []string{AlgBMM, AlgBMW} {
+		cs, up := score(Query{Should: []string{"case"}}, alg), score(Query{Should: []string{"upper"}}, alg)
+		got := score(Query{Should: []string{"case", "upper"}, Weights: map[string]float64{"upper": 0.25}}, alg)
+		for d := range uint64(len(srcs)) {
+			want := cs[d] + 0.25*up[d]
+			if math.Abs(got[d]-want) > 1e-9 {
+				t.Errorf("%s doc %d: score %v, want %v", alg, d, got[d], want)
+			}
+		}
+		plain := score(Query{Should: []string{"case", "upper"}}, alg)
+		for _, f := range []float64{0, -1, math.NaN(), math.Inf(1)} {
+			bad := score(Query{Should: []string{"case", "upper"}, Weights: map[string]float64{"upper": f}}, alg)
+			for d, s := range plain {
+				if bad[d] != s {
+					t.Errorf("%s factor %v doc %d: %v, want %v", alg, f, d, bad[d], s)
+				}
+			}
+		}
+	}
 }

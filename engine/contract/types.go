@@ -466,7 +466,25 @@ type Query struct {
 	// default) or SyntaxOperators (phrases, +required, -excluded,
 	// prefix*). JSON: syntax.
 	Syntax Syntax
+	// Expansion adds optional lexical terms, each scaled by its Weight:
+	// index terms as the collection's analyzer emits them (lower-case),
+	// used verbatim; a term the text already scores is not added again.
+	// At most MaxExpansionTerms, each 1..MaxTermBytes bytes, weights in
+	// (0, 1]. JSON: expansion, [{"term": …, "weight": …}].
+	Expansion []WeightedTerm
 }
+
+// WeightedTerm is one expansion term of a Query.
+type WeightedTerm struct {
+	Term   string  `json:"term"`
+	Weight float64 `json:"weight"`
+}
+
+// Query.Expansion bounds.
+const (
+	MaxExpansionTerms = 64
+	MaxTermBytes      = 128
+)
 
 // MaxCursorBytes bounds Query.Cursor (a cursor records up to MaxTopK
 // returned hits in 8 bytes each, base64url).
