@@ -12,8 +12,8 @@ import (
 )
 
 // SearchOptions configures what Search adds to the engine's ranking. The
-// zero value is the default: definitions first for identifier-shaped
-// queries only, path priors on.
+// zero value is: definitions first for identifier-shaped queries only,
+// path priors on, no vocabulary bridging (set Bridge).
 type SearchOptions struct {
 	// Definitions selects the definitions-first lookup: DefsAuto (the
 	// default, ""), DefsAlways or DefsOff.
@@ -21,6 +21,10 @@ type SearchOptions struct {
 	// NoPriors turns the path priors off (Priors): hits keep the engine's
 	// order and score.
 	NoPriors bool
+	// Bridge, when not nil, expands prose queries with associated
+	// identifier terms (Bridge.Expand) in lexical and hybrid mode; nil =
+	// no expansion.
+	Bridge *Bridge
 }
 
 // Definitions-first modes (SearchOptions.Definitions).
@@ -144,7 +148,12 @@ func Search(ctx context.Context, col *engine.Collection, q contract.Query) (cont
 }
 
 // SearchWith is code search over an Index-ed collection: col.Search with
-// two additions.
+// three additions.
+//
+// Vocabulary bridging (o.Bridge): the query's Expansion gets the
+// down-weighted associated terms of Bridge.Expand (prose queries only;
+// up to contract.MaxExpansionTerms in all); every hit's
+// Explain.Expansion lists them.
 //
 // Definitions first: when the query looks like an identifier
 // (LooksLikeIdentifier; with DefsAlways, when it has any identifier-like
@@ -173,6 +182,14 @@ func SearchWith(ctx context.Context, col *engine.Collection, q contract.Query, o
 	if !o.NoPriors {
 		lq.TopK = min(contract.MaxTopK, max(3*k, 30))
 	}
+	var expansion string
+	if o.Bridge != nil && q.Mode != contract.Dense && !(q.Mode == "" && len(q.Vector) > 0) {
+		if ex := o.Bridge.Expand(q.Text); len(ex) > 0 {
+			ex = ex[:max(0, min(len(ex), contract.MaxExpansionTerms-len(q.Expansion)))]
+			lq.Expansion = append(slices.Clone(q.Expansion), ex...)
+			expansion = FormatExpansion(ex)
+		}
+	}
 	var names []string
 	switch o.Definitions {
 	case DefsAuto:
@@ -195,7 +212,7 @@ func SearchWith(ctx context.Context, col *engine.Collection, q contract.Query, o
 		f := contract.In(MetaNames, vals...)
 		fq.Filter = &f
 		// A name is matched by its words, not its meaning.
-		fq.Mode, fq.Vector = contract.Lexical, nil
+		fq.Mode, fq.Vector, fq.Expansion = contract.Lexical, nil, q.Expansion
 		defs, err := col.Search(ctx, fq)
 		if err != nil {
 			return contract.Result{}, err
@@ -229,8 +246,11 @@ func SearchWith(ctx context.Context, col *engine.Collection, q contract.Query, o
 			}
 		}
 	}
+	for i := range out {
+		out[i].Explain.Expansion = expansion
+	}
 	res.Hits, res.Dropped = out, dropped
-	if !o.NoPriors {
+	if !o.NoPriors || expansion != "" {
 		// The engine's cursor continues the engine's list, not this one.
 		res.NextCursor = ""
 	}

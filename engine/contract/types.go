@@ -603,6 +603,10 @@ type Explain struct {
 	// Prior is the factor a re-ranking layer multiplied Score by (code
 	// search's path priors, ingest.Prior; 0 = none applied).
 	Prior float64 `json:"prior,omitempty"`
+	// Expansion lists the terms a query expansion added to the lexical
+	// query (Query.Expansion), space-separated "term^weight" (code
+	// search's vocabulary bridging, ingest.Bridge; empty = none).
+	Expansion string `json:"expansion,omitempty"`
 }
 
 // Envelope is one verified hit: ⟨DocID, Content, SourceURI, VersionHash,

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"time"
 
 	"github.com/stratasearch/strata/bench/codeq"
 	"github.com/stratasearch/strata/datasets"
@@ -57,6 +58,17 @@ func run(data, colName, root string, n int, seed uint64, prose bool) error {
 	if err != nil {
 		return err
 	}
+	t0 := time.Now()
+	br, bst, err := ingest.BuildBridge(context.Background(), col)
+	if err != nil {
+		return err
+	}
+	enc, _ := br.MarshalBinary()
+	fmt.Printf("bridge: %d chunks read, %d declarations, %d words, %d associations, %d bytes, built in %v\n",
+		bst.Chunks, bst.Decls, bst.Words, bst.Assocs, len(enc), time.Since(t0).Round(time.Millisecond))
+	for _, w := range []string{"capital", "letter", "whitespace", "checksum", "pause", "environment", "serialize", "sleep"} {
+		fmt.Printf("  %s → %v\n", w, br.Lookup(w))
+	}
 	ops, txt := contract.SyntaxOperators, contract.SyntaxText
 	always := ingest.SearchOptions{Definitions: ingest.DefsAlways, NoPriors: true}
 	auto := ingest.SearchOptions{NoPriors: true}
@@ -67,6 +79,7 @@ func run(data, colName, root string, n int, seed uint64, prose bool) error {
 		{Name: "C: B + generated files indexed", Syntax: txt, Opts: always},
 		{Name: "D: C + definitions-first only for identifier queries", Syntax: txt, Opts: auto},
 		{Name: "E: D + path priors (new default)", Syntax: txt, Opts: ingest.SearchOptions{}},
+		{Name: "F: E + vocabulary bridging", Syntax: txt, Opts: ingest.SearchOptions{Bridge: br}},
 		{Name: "plain BM25, text", Syntax: txt, Plain: true},
 	}
 	split := func(name string, qs []codeq.Query) []codeq.NamedSet {
