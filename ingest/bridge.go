@@ -41,6 +41,17 @@ import (
 // BridgeMaxAssoc best per word (npmi descending, then c(w,p), then term).
 type Bridge struct {
 	words map[string][]Assoc
+	// Weight is the factor on an association's npmi in Expand; 0 means
+	// ExpandWeight.
+	Weight float64
+}
+
+// BridgeOptions configures BuildBridge; zero fields take the defaults
+// BridgeMinSupport, BridgeMinNPMI and BridgeMaxAssoc.
+type BridgeOptions struct {
+	MinSupport int
+	MinNPMI    float64
+	MaxAssoc   int // 1..BridgeMaxAssoc
 }
 
 // Assoc is one association of a Bridge word.
@@ -140,6 +151,20 @@ type BridgeStats struct {
 // with a comment is one declaration. It reads the collection at one
 // listing pass (engine List and Get).
 func BuildBridge(ctx context.Context, col *engine.Collection) (*Bridge, BridgeStats, error) {
+	return BuildBridgeWith(ctx, col, BridgeOptions{})
+}
+
+// BuildBridgeWith is BuildBridge with options.
+func BuildBridgeWith(ctx context.Context, col *engine.Collection, o BridgeOptions) (*Bridge, BridgeStats, error) {
+	if o.MinSupport <= 0 {
+		o.MinSupport = BridgeMinSupport
+	}
+	if o.MinNPMI == 0 {
+		o.MinNPMI = BridgeMinNPMI
+	}
+	if o.MaxAssoc <= 0 || o.MaxAssoc > BridgeMaxAssoc {
+		o.MaxAssoc = BridgeMaxAssoc
+	}
 	var st BridgeStats
 	ids := map[string]uint32{} // word and term ids share one table
 	var names []string
@@ -231,7 +256,7 @@ func BuildBridge(ctx context.Context, col *engine.Collection) (*Bridge, BridgeSt
 	n := float64(st.Decls)
 	byWord := map[uint32][]Assoc{}
 	for k, c := range pair {
-		if c < BridgeMinSupport {
+		if int(c) < o.MinSupport {
 			continue
 		}
 		w, p := uint32(k>>32), uint32(k)
@@ -240,7 +265,7 @@ func BuildBridge(ctx context.Context, col *engine.Collection) (*Bridge, BridgeSt
 			continue
 		}
 		npmi := math.Log(n*float64(c)/(float64(cw[w])*float64(cp[p]))) / -math.Log(pxy)
-		if npmi < BridgeMinNPMI {
+		if npmi < o.MinNPMI {
 			continue
 		}
 		byWord[w] = append(byWord[w], Assoc{Term: names[p], Weight: math.Min(1, npmi)})
@@ -257,7 +282,7 @@ func BuildBridge(ctx context.Context, col *engine.Collection) (*Bridge, BridgeSt
 			}
 			return strings.Compare(a.Term, b.Term)
 		})
-		all = append(all, ws{w, as[:min(len(as), BridgeMaxAssoc)]})
+		all = append(all, ws{w, as[:min(len(as), o.MaxAssoc)]})
 	}
 	// Bounded size: the most frequent words first.
 	slices.SortFunc(all, func(a, b ws) int {
@@ -285,7 +310,7 @@ func quantWeight(w float64) float64 {
 
 // Expand returns the expansion of a query text: for each distinct word of
 // the text (docAnalyzer) that b knows, its associations, weight
-// ExpandWeight × npmi; terms the text already holds (as the code analyzer
+// b.Weight (default ExpandWeight) × npmi, at most 1; terms the text already holds (as the code analyzer
 // indexes it) are left out, a term reached from several words keeps its
 // best weight, and the ExpandMaxTerms best are returned (weight
 // descending, then term). A text that looks like an identifier
@@ -299,11 +324,15 @@ func (b *Bridge) Expand(q string) []contract.WeightedTerm {
 	for _, t := range codeAnalyzer.Analyze(q) {
 		have[t.Term] = true
 	}
+	f := b.Weight
+	if f <= 0 {
+		f = ExpandWeight
+	}
 	best := map[string]float64{}
 	for _, t := range docAnalyzer.Analyze(q) {
 		for _, a := range b.words[t.Term] {
 			if !have[a.Term] {
-				best[a.Term] = math.Max(best[a.Term], ExpandWeight*a.Weight)
+				best[a.Term] = math.Max(best[a.Term], math.Min(1, f*a.Weight))
 			}
 		}
 	}

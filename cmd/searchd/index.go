@@ -76,6 +76,7 @@ func runIndex(args []string) error {
 	syncPolicy := fl.String("sync", "always", "WAL sync policy of a collection this creates: always | interval | none")
 	watch := fl.Bool("watch", false, "after indexing, keep watching PATH (fsnotify) until interrupted: tombstone changed files at once, re-index in the background")
 	noProgress := fl.Bool("no-progress", false, "no progress bar (also off when stdout is not a terminal)")
+	bridge := fl.Bool("bridge", true, "after indexing, learn the vocabulary bridge (doc-comment words → identifier terms) that search --expand uses (--bridge=false: skip)")
 	embFlags := addEmbedderFlags(fl) // embedder.go: --embedder URL, --embedder-model, --embedder-batch
 	fl.Usage = func() {
 		fmt.Fprintf(fl.Output(), "usage: searchd index PATH... [flags]\n\nIndex directory trees (incremental on re-runs).\n\n")
@@ -188,6 +189,9 @@ func runIndex(args []string) error {
 	}
 	if bar != nil {
 		bar.Finish()
+	}
+	if ierr == nil && *bridge {
+		ierr = buildBridge(ctx, out, col, bridgePath(*data, *colName)) // searchopts.go
 	}
 	if ierr == nil && *watch {
 		size, _ := dirSize(*data)

@@ -32,6 +32,7 @@ func runSearch(args []string) error {
 	batch := fl.Bool("batch", false, "each argument is a separate query, answered from one store opening (--json: an array of results)")
 	plain := fl.Bool("plain", false, "the engine's order: no definitions-first, no path priors")
 	defs := fl.String("definitions", "auto", "definitions first: auto (only when the query looks like an identifier: EqualFold, strings.EqualFold, read_full) | always (any identifier-like word) | off")
+	expand := fl.Bool("expand", false, "vocabulary bridging: add down-weighted identifier terms associated with the query's prose words (the table index learns; shown by --explain)")
 	priors := fl.Bool("priors", true, "path priors: rank tests, testdata, examples, .txt, generated files and cmd/ and internal/ copies below the public implementation (--priors=false: off)")
 	explain := fl.Bool("explain", false, "print each hit's retriever ranks (lexical rank, dense rank, fused score)")
 	syntax := fl.String("syntax", "text", `query syntax: text (quotes and +/- are plain characters) | operators ("phrase", +required, -excluded, prefix*)`)
@@ -73,6 +74,11 @@ func runSearch(args []string) error {
 	if err != nil {
 		return err
 	}
+	if *expand {
+		if so.Bridge, err = loadBridge(*data, *colName); err != nil {
+			return err
+		}
+	}
 	search := func(ctx context.Context, c *engine.Collection, q contract.Query) (contract.Result, error) {
 		return ingest.SearchWith(ctx, c, q, so)
 	}
@@ -108,6 +114,9 @@ func runSearch(args []string) error {
 		}
 		printHits(os.Stdout, text, res)
 		if *explain {
+			if len(res.Hits) > 0 && res.Hits[0].Explain.Expansion != "" {
+				fmt.Printf("expansion (term^weight): %s\n", res.Hits[0].Explain.Expansion)
+			}
 			fmt.Println("explain ranks (1-based; — = not in that retriever's list):")
 			for i, h := range res.Hits {
 				fmt.Printf("  %d. ", i+1)

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/stratasearch/strata/engine"
 	"github.com/stratasearch/strata/engine/contract"
 	"github.com/stratasearch/strata/ingest"
 )
@@ -98,4 +101,40 @@ func addStats(a, b ingest.Stats) ingest.Stats {
 	a.EmbedBytes += b.EmbedBytes
 	a.EmbedTime += b.EmbedTime
 	return a
+}
+
+// bridgePath is where index keeps a collection's vocabulary bridge.
+func bridgePath(dir, col string) string {
+	return filepath.Join(dir, "ingest", col+".bridge")
+}
+
+// buildBridge learns the collection's vocabulary bridge and saves it.
+func buildBridge(ctx context.Context, w io.Writer, col *engine.Collection, path string) error {
+	t0 := time.Now()
+	b, st, err := ingest.BuildBridge(ctx, col)
+	if err != nil {
+		return err
+	}
+	if err := ingest.SaveBridge(path, b); err != nil {
+		return err
+	}
+	size := int64(0)
+	if fi, err := os.Stat(path); err == nil {
+		size = fi.Size()
+	}
+	fmt.Fprintf(w, "bridge:  %d words, %d associations from %d documented declarations (%.1f KiB) in %v (search --expand)\n",
+		st.Words, st.Assocs, st.Decls, float64(size)/1024, time.Since(t0).Round(time.Millisecond))
+	return nil
+}
+
+// loadBridge reads the collection's vocabulary bridge for search --expand.
+func loadBridge(dir, col string) (*ingest.Bridge, error) {
+	b, err := ingest.LoadBridge(bridgePath(dir, col))
+	if err != nil {
+		return nil, err
+	}
+	if b == nil {
+		return nil, fmt.Errorf("search --expand: no vocabulary bridge for collection %q in %s (run 'searchd index PATH --data %s')", col, dir, dir)
+	}
+	return b, nil
 }

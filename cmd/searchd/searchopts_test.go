@@ -117,3 +117,39 @@ func TestCLIIndexSeveralPaths(t *testing.T) {
 		t.Error("--watch with two PATHs accepted")
 	}
 }
+
+// TestCLIExpand: index learns the vocabulary bridge; search --expand adds
+// its terms (shown by --explain and in the JSON explain), plain search
+// does not; a damaged bridge file is reported with its path and offset.
+func TestCLIExpand(t *testing.T) {
+	root, data := t.TempDir(), filepath.Join(t.TempDir(), "d")
+	src := "package p\n"
+	for i := range 6 {
+		x := string(rune('A' + i))
+		src += "\n// ToUpper" + x + " maps letters to capital form.\nfunc ToUpper" + x + "() {}\n"
+		src += "\n// Filler" + x + " counts apples and pears.\nfunc Filler" + x + "() {}\n"
+	}
+	if err := os.WriteFile(filepath.Join(root, "p.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := capture(t, func() error { return runIndex([]string{root, "--data", data}) })
+	if err != nil || !strings.Contains(out, "bridge:") {
+		t.Fatalf("index (%v):\n%s", err, out)
+	}
+	out, err = capture(t, func() error { return runSearch([]string{"capital", "--data", data, "--expand", "--explain"}) })
+	if err != nil || !strings.Contains(out, "expansion (term^weight): ") || !strings.Contains(out, "upper^") {
+		t.Fatalf("search --expand (%v):\n%s", err, out)
+	}
+	out, err = capture(t, func() error { return runSearch([]string{"capital", "--data", data, "--json"}) })
+	if err != nil || strings.Contains(out, `"expansion"`) {
+		t.Fatalf("search without --expand (%v):\n%s", err, out)
+	}
+	p := bridgePath(data, "code")
+	b, _ := os.ReadFile(p)
+	b[len(b)-1] ^= 0xff
+	os.WriteFile(p, b, 0o644)
+	_, err = capture(t, func() error { return runSearch([]string{"capital", "--data", data, "--expand"}) })
+	if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "corrupt at byte offset 28") {
+		t.Fatalf("damaged bridge: %v", err)
+	}
+}

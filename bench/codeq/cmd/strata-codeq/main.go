@@ -69,6 +69,11 @@ func run(data, colName, root string, n int, seed uint64, prose bool) error {
 	for _, w := range []string{"capital", "letter", "whitespace", "checksum", "pause", "environment", "serialize", "sleep"} {
 		fmt.Printf("  %s → %v\n", w, br.Lookup(w))
 	}
+	loose, lst, err := ingest.BuildBridgeWith(context.Background(), col, ingest.BridgeOptions{MinSupport: 2, MinNPMI: 0.1})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("loose bridge: %d words, %d associations\n", lst.Words, lst.Assocs)
 	ops, txt := contract.SyntaxOperators, contract.SyntaxText
 	always := ingest.SearchOptions{Definitions: ingest.DefsAlways, NoPriors: true}
 	auto := ingest.SearchOptions{NoPriors: true}
@@ -80,6 +85,9 @@ func run(data, colName, root string, n int, seed uint64, prose bool) error {
 		{Name: "D: C + definitions-first only for identifier queries", Syntax: txt, Opts: auto},
 		{Name: "E: D + path priors (new default)", Syntax: txt, Opts: ingest.SearchOptions{}},
 		{Name: "F: E + vocabulary bridging", Syntax: txt, Opts: ingest.SearchOptions{Bridge: br}},
+		{Name: "F, bridge weight 0.15", Syntax: txt, Opts: ingest.SearchOptions{Bridge: withWeight(br, 0.15)}},
+		{Name: "F, bridge weight 0.6", Syntax: txt, Opts: ingest.SearchOptions{Bridge: withWeight(br, 0.6)}},
+		{Name: "F, loose table (support 2, npmi 0.1), weight 0.3", Syntax: txt, Opts: ingest.SearchOptions{Bridge: loose}},
 		{Name: "plain BM25, text", Syntax: txt, Plain: true},
 	}
 	split := func(name string, qs []codeq.Query) []codeq.NamedSet {
@@ -106,4 +114,11 @@ func run(data, colName, root string, n int, seed uint64, prose bool) error {
 		return codeq.ProseSyntax(os.Stdout, dir)
 	}
 	return nil
+}
+
+// withWeight is a copy of b with Expand weight w.
+func withWeight(b *ingest.Bridge, w float64) *ingest.Bridge {
+	c := *b
+	c.Weight = w
+	return &c
 }
