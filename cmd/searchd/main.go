@@ -2,8 +2,8 @@
 //
 // Subcommands:
 //
-//	searchd index PATH [--data DIR] [--collection C] [--embedder URL] [--watch]   walk, chunk and index a tree (incremental)
-//	searchd search "query" [--data DIR] [--top-k 5] [--mode lexical|dense|hybrid] [--scope PREFIX] [--json]
+//	searchd index PATH... [--data DIR] [--collection C] [--embedder URL] [--watch]   walk, chunk and index trees (incremental)
+//	searchd search "query" [--data DIR] [--top-k 5] [--mode lexical|dense|hybrid] [--scope PREFIX] [--json] [--syntax text|operators] [--priors=false] [--definitions auto|always|off] [--expand]
 //	searchd serve [--data DIR] [--addr 127.0.0.1:7700] [--api-keys FILE] [--embedder URL]   the HTTP/JSON API (and MCP at /mcp)
 //	searchd mcp [--data DIR] [--root DIR] [--principal NAME] [--describe]   the MCP tools over stdio
 //	searchd loadtest [--duration 30s] [--clients 8] [--url URL]   loopback load test of the API
