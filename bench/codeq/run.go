@@ -69,8 +69,27 @@ func answers(h contract.Envelope, q Query) bool {
 
 // Eval runs every query of qs under v against col (lexical, top 10).
 func Eval(ctx context.Context, col *engine.Collection, qs []Query, v Variant) (Scores, error) {
+	s, _, err := evalSet(ctx, col, qs, v)
+	return s, err
+}
+
+// Ranks returns, per query of qs under v, the 1-based rank of its answer
+// in the top 10 (0 = absent) and the top hit's path and symbol.
+func Ranks(ctx context.Context, col *engine.Collection, qs []Query, v Variant) ([]Rank, error) {
+	_, r, err := evalSet(ctx, col, qs, v)
+	return r, err
+}
+
+// Rank is one query's outcome (Ranks).
+type Rank struct {
+	Rank           int
+	TopPath, TopSy string
+}
+
+func evalSet(ctx context.Context, col *engine.Collection, qs []Query, v Variant) (Scores, []Rank, error) {
 	s := Scores{N: len(qs)}
-	for _, q := range qs {
+	ranks := make([]Rank, len(qs))
+	for qi, q := range qs {
 		cq := contract.Query{Text: q.Text, TopK: 10, Mode: contract.Lexical, Syntax: v.Syntax}
 		if v.DropGenerated {
 			cq.TopK = 60
@@ -83,7 +102,7 @@ func Eval(ctx context.Context, col *engine.Collection, qs []Query, v Variant) (S
 			res, err = ingest.SearchWith(ctx, col, cq, v.Opts)
 		}
 		if err != nil {
-			return s, fmt.Errorf("codeq: %s: %q: %w", v.Name, q.Text, err)
+			return s, nil, fmt.Errorf("codeq: %s: %q: %w", v.Name, q.Text, err)
 		}
 		hits := res.Hits
 		if v.DropGenerated {
@@ -104,6 +123,8 @@ func Eval(ctx context.Context, col *engine.Collection, qs []Query, v Variant) (S
 				if ingest.Prior(p, false) < 1 {
 					s.NonPublicTop1Counts++
 				}
+				ranks[qi].TopPath = p
+				ranks[qi].TopSy, _ = h.Metadata[ingest.MetaSymbol].Str()
 			}
 			if answers(h, q) {
 				if i == 0 {
@@ -113,6 +134,7 @@ func Eval(ctx context.Context, col *engine.Collection, qs []Query, v Variant) (S
 					s.Success5++
 				}
 				s.MRR10 += 1 / float64(i+1)
+				ranks[qi].Rank = i + 1
 				break
 			}
 		}
@@ -121,7 +143,7 @@ func Eval(ctx context.Context, col *engine.Collection, qs []Query, v Variant) (S
 		n := float64(s.N)
 		s.Success1, s.Success5, s.MRR10 = s.Success1/n, s.Success5/n, s.MRR10/n
 	}
-	return s, nil
+	return s, ranks, nil
 }
 
 // Report runs every variant on every named set and writes a Markdown

@@ -30,7 +30,15 @@ func main() {
 	n := flag.Int("n", 200, "doc-sentence and identifier queries each")
 	seed := flag.Uint64("seed", 1, "query sampling seed")
 	prose := flag.Bool("prose", true, "also measure the query syntax on Cranfield and Vaswani")
+	list := flag.Bool("list-intent", false, "list each intent query's answer rank and top hit under the new default (no tables)")
 	flag.Parse()
+	if *list {
+		if err := listIntent(*data, *colName, *root); err != nil {
+			fmt.Fprintln(os.Stderr, "strata-codeq:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*data, *colName, *root, *n, *seed, *prose); err != nil {
 		fmt.Fprintln(os.Stderr, "strata-codeq:", err)
 		os.Exit(1)
@@ -121,4 +129,30 @@ func withWeight(b *ingest.Bridge, w float64) *ingest.Bridge {
 	c := *b
 	c.Weight = w
 	return &c
+}
+
+// listIntent prints, per intent query, the answer's rank under the
+// default search options (0 = not in the top 10) and the top hit.
+func listIntent(data, colName, root string) error {
+	in, err := codeq.Intent(root)
+	if err != nil {
+		return err
+	}
+	db, err := engine.Open(data, engine.Options{})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	col, err := db.Collection(colName)
+	if err != nil {
+		return err
+	}
+	rs, err := codeq.Ranks(context.Background(), col, in, codeq.Variant{Name: "default", Syntax: contract.SyntaxText})
+	if err != nil {
+		return err
+	}
+	for i, q := range in {
+		fmt.Printf("%2d  %-62q want %-28s top %s %s\n", rs[i].Rank, q.Text, q.File+" "+q.Symbol, rs[i].TopPath, rs[i].TopSy)
+	}
+	return nil
 }
