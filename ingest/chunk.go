@@ -6,6 +6,7 @@ import (
 	"go/parser"
 	"go/token"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"unicode"
 
@@ -124,6 +125,25 @@ func Lang(name string) string {
 	return "text"
 }
 
+// LangOf is Lang with the file's bytes: a ".h" header is C++ ("cpp")
+// when its first 64 KiB show a construct C does not have (a namespace,
+// a template, an access specifier, std::, a C++ standard header), as
+// GitHub Linguist's heuristics decide, and C otherwise.
+func LangOf(name string, src []byte) string {
+	tag := Lang(name)
+	if tag == "c" && strings.EqualFold(filepath.Ext(name), ".h") {
+		if len(src) > 64<<10 {
+			src = src[:64<<10]
+		}
+		if cppHeader.Match(src) {
+			return "cpp"
+		}
+	}
+	return tag
+}
+
+var cppHeader = regexp.MustCompile(`(?m)^\s*(?:namespace\s+\w+\s*\{|template\s*<|(?:public|private|protected)\s*:\s*$|#\s*include\s*<(?:cstdint|cstddef|cstdlib|cstring|string|vector|map|set|list|array|memory|utility|algorithm|functional|tuple|optional|bitset|queue|stack|unordered_map|unordered_set|iostream|istream|ostream|sstream|type_traits|limits|chrono|atomic|mutex|thread)>|class\s+\w+(?:\s+final)?\s*(?::\s*(?:public|private|protected)?\s*\w|\{))|\bstd::\w`)
+
 // ChunkFile chunks a file's bytes: Go source by declaration (ChunkGo),
 // the languages of package lang by definition (ChunkLang), and everything
 // else — Go that does not parse, and every language in a build without
@@ -131,7 +151,7 @@ func Lang(name string) string {
 // OverlapLines > 0, are sorted, and are unique.
 func ChunkFile(name string, src []byte, o Options) []Chunk {
 	lines := NewLines(src)
-	tag := Lang(name)
+	tag := LangOf(name, src)
 	if tag == "go" {
 		if cs, ok := ChunkGo(src, lines, o); ok {
 			return cs

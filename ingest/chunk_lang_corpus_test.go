@@ -141,6 +141,9 @@ func TestChunkCorpora(t *testing.T) {
 		{"/usr/lib/node_modules/npm", ".js"},
 		{"/usr/include", ".h"},
 		{"/usr/include", ".hpp"},
+		{filepath.Join(codeCorpora(), "java"), ".java"},
+		{filepath.Join(codeCorpora(), "c"), ".c"},
+		{filepath.Join(codeCorpora(), "cpp"), ".cc"},
 	} {
 		t.Run(strings.TrimPrefix(tc.ext, "."), func(t *testing.T) {
 			n := 150
@@ -155,7 +158,7 @@ func TestChunkCorpora(t *testing.T) {
 				if err != nil || int64(len(src)) > o.MaxFileBytes {
 					continue
 				}
-				f, err := lang.Parse(Lang(path), src)
+				f, err := lang.Parse(LangOf(path, src), src)
 				if err != nil {
 					t.Fatalf("%s: %v", path, err)
 				}

@@ -214,3 +214,33 @@ func symbolOf(h contract.Envelope) string {
 	s, _ := h.Metadata[MetaSymbol].Str()
 	return s
 }
+
+// TestLangOfHeader: a .h header is C unless it shows C++; a C++ header
+// is chunked by the C++ grammar (its class is a class, with its method).
+func TestLangOfHeader(t *testing.T) {
+	cHdr := "#include <stdio.h>\n/* A point. */\nstruct point { int x, y; };\nint area(struct point *p);\n"
+	cppHdr := "#include <vector>\n\nnamespace geo {\n\n/// A shape.\nclass Shape {\n public:\n  int sides() const { return n_; }\n private:\n  int n_;\n};\n\n}  // namespace geo\n"
+	for _, tc := range []struct{ src, want string }{
+		{cHdr, "c"},
+		{cppHdr, "cpp"},
+		{"template <typename T>\nT max(T a, T b);\n", "cpp"},
+		{"int std_count;\n", "c"},
+	} {
+		if got := LangOf("x.h", []byte(tc.src)); got != tc.want {
+			t.Errorf("LangOf(%q) = %s, want %s", tc.src, got, tc.want)
+		}
+	}
+	if LangOf("x.c", []byte(cppHdr)) != "c" || LangOf("x.hpp", []byte(cHdr)) != "cpp" {
+		t.Error("only .h is sniffed")
+	}
+	if !lang.Available() {
+		t.Skip("tree-sitter needs cgo")
+	}
+	var class bool
+	for _, c := range ChunkFile("shape.h", []byte(cppHdr), Options{}) {
+		class = class || (c.Kind == "class" && strings.Contains(c.Symbol, "Shape"))
+	}
+	if !class {
+		t.Fatalf("the C++ header's class is not a class chunk: %+v", ChunkFile("shape.h", []byte(cppHdr), Options{}))
+	}
+}

@@ -411,7 +411,7 @@ func prepare(f File, old *FileEntry, absRoot string, o Options) prepared {
 	}
 	chunks := ChunkFile(f.Path, data, o)
 	lines := NewLines(data)
-	lang := Lang(f.Path)
+	lang := LangOf(f.Path, data)
 	uri := FileURI(f.Path)
 	mtime := contract.Number(float64(f.ModTime.Unix()))
 	rel := f.Rel

@@ -42,7 +42,8 @@ var pyDocQuery = regexp.MustCompile(`^\s*[rRuU]?(?:"""|''')\s*([^\n]*)`)
 // definitions-by-name set (every function, class and method whose name
 // Search treats as an identifier and is defined once in the sample) and
 // the docstring set (the docstring's first line with the name's words
-// removed, at least three words left).
+// removed, at least three words left, a text no other definition in the
+// sample shares).
 func defQueries(t *testing.T, root string, rels []string) (byName, byDoc []defQuery) {
 	return defQueriesLang(t, root, rels, "python")
 }
@@ -51,8 +52,9 @@ func defQueries(t *testing.T, root string, rels []string) (byName, byDoc []defQu
 var defKinds = map[string]bool{"func": true, "method": true, "class": true, "interface": true, "trait": true,
 	"struct": true, "enum": true, "union": true, "type": true, "macro": true, "module": true}
 
-// defQueriesLang is defQueries for any of lang.Languages; the docstring
-// set is Python's only.
+// defQueriesLang is defQueries for any of lang.Languages: the doc text is
+// a Python docstring, or the doc comment right above the definition (and
+// its decorators or attributes) in the other languages.
 func defQueriesLang(t *testing.T, root string, rels []string, tag string) (byName, byDoc []defQuery) {
 	count := map[string]int{}
 	type cand struct {
@@ -66,7 +68,11 @@ func defQueriesLang(t *testing.T, root string, rels []string, tag string) (byNam
 		if err != nil {
 			t.Fatal(err)
 		}
-		f, err := lang.Parse(tag, src)
+		ftag := tag
+		if tag == "c" || tag == "cpp" {
+			ftag = LangOf(rel, src)
+		}
+		f, err := lang.Parse(ftag, src)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,6 +88,7 @@ func defQueriesLang(t *testing.T, root string, rels []string, tag string) (byNam
 			i := d.StartLine - 1
 			if tag != "python" {
 				i = len(lines)
+				doc = docCommentAbove(lines, d.StartLine)
 			}
 			for i < len(lines) && i < d.StartLine+8 && !strings.HasSuffix(strings.TrimSpace(lines[i]), ":") {
 				i++
@@ -121,8 +128,85 @@ func defQueriesLang(t *testing.T, root string, rels []string, tag string) (byNam
 			byDoc = append(byDoc, defQuery{strings.Join(words, " "), c.rel, c.d.StartLine})
 		}
 	}
-	return byName, byDoc
+	// A doc text that several definitions share ("Sets the text." on
+	// every setter once the name is removed) has no single answer:
+	// those queries are left out.
+	seen := map[string]int{}
+	for _, q := range byDoc {
+		seen[q.text]++
+	}
+	uniq := byDoc[:0]
+	for _, q := range byDoc {
+		if seen[q.text] == 1 {
+			uniq = append(uniq, q)
+		}
+	}
+	return byName, uniq
 }
+
+// docCommentAbove returns the first sentence of the comment block that
+// ends right above line start (1-based), skipping annotation, decorator
+// and attribute lines (@Override, #[derive(...)]): /** … */, /* … */,
+// ///, //! and // lines. "" when there is none.
+func docCommentAbove(lines []string, start int) string {
+	i := start - 2
+	for i >= 0 {
+		l := strings.TrimSpace(lines[i])
+		if strings.HasPrefix(l, "@") || strings.HasPrefix(l, "#[") {
+			i--
+			continue
+		}
+		break
+	}
+	var block []string
+	switch {
+	case i >= 0 && strings.HasSuffix(strings.TrimSpace(lines[i]), "*/"):
+		j := i
+		for j >= 0 && !strings.Contains(lines[j], "/*") {
+			j--
+		}
+		if j < 0 || !strings.HasPrefix(strings.TrimSpace(lines[j]), "/*") {
+			return "" // a comment after code (#define X 1 /* … */) documents that line
+		}
+		block = lines[j : i+1]
+	case i >= 0 && strings.HasPrefix(strings.TrimSpace(lines[i]), "//"):
+		j := i
+		for j > 0 && strings.HasPrefix(strings.TrimSpace(lines[j-1]), "//") {
+			j--
+		}
+		block = lines[j : i+1]
+	default:
+		return ""
+	}
+	var words []string
+	for _, l := range block {
+		l = strings.TrimSpace(l)
+		for _, p := range []string{"/**", "/*!", "/*", "///", "//!", "//", "*/", "*"} {
+			l = strings.TrimPrefix(l, p)
+		}
+		l = strings.TrimSpace(strings.TrimSuffix(l, "*/"))
+		if strings.HasPrefix(l, "@") && len(words) > 0 {
+			break // Javadoc / JSDoc block tags end the description
+		}
+		if l == "" {
+			if len(words) > 0 {
+				break // the first paragraph
+			}
+			continue
+		}
+		words = append(words, strings.Fields(l)...)
+	}
+	text := strings.Join(words, " ")
+	if k := strings.Index(text, ". "); k >= 0 {
+		text = text[:k+1]
+	}
+	// Inline markup: <p>, {@code x}, `x`.
+	text = htmlTag.ReplaceAllString(text, " ")
+	text = strings.NewReplacer("{@code ", "", "{@link ", "", "{@linkplain ", "", "}", "").Replace(text)
+	return text
+}
+
+var htmlTag = regexp.MustCompile(`</?[a-zA-Z][^>]*>`)
 
 // successAt is the share of queries whose definition is in the top k.
 func successAt(t *testing.T, col *engine.Collection, root string, qs []defQuery, k int) float64 {
@@ -204,21 +288,28 @@ func TestSearchQualityCorpora(t *testing.T) {
 	if testing.Short() {
 		t.Skip("indexes corpus samples twice")
 	}
-	for _, tc := range []struct{ root, ext string }{
-		{filepath.Join(codeCorpora(), "typescript"), ".ts"},
-		{filepath.Join(codeCorpora(), "rust"), ".rs"},
-		{"/usr/lib/node_modules/npm", ".js"},
-		{"/usr/include", ".h"},
-		{"/usr/include", ".hpp"},
+	for _, tc := range []struct{ name, root, ext string }{
+		{"ts", filepath.Join(codeCorpora(), "typescript"), ".ts"},
+		{"rs", filepath.Join(codeCorpora(), "rust"), ".rs"},
+		{"java", filepath.Join(codeCorpora(), "java"), ".java"},
+		{"c", filepath.Join(codeCorpora(), "c"), ".c"},
+		{"cc", filepath.Join(codeCorpora(), "cpp"), ".cc"},
+		{"js", "/usr/lib/node_modules/npm", ".js"},
+		{"h", "/usr/include", ".h"},
+		{"hpp", "/usr/include", ".hpp"},
 	} {
-		t.Run(strings.TrimPrefix(tc.ext, "."), func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
 			root, rels := copySample(t, tc.root, tc.ext, 120)
-			byName, _ := defQueriesLang(t, root, rels, Lang(tc.ext))
-			n0, _ := measureQuality(t, root, true, byName, nil)
-			n1, _ := measureQuality(t, root, false, byName, nil)
-			t.Logf("%s: %d files; find_definition success@1 (%d queries): structural %.3f, tree-sitter %.3f", tc.root, len(rels), len(byName), n0, n1)
+			byName, byDoc := defQueriesLang(t, root, rels, Lang(tc.ext))
+			n0, d0 := measureQuality(t, root, true, byName, byDoc)
+			n1, d1 := measureQuality(t, root, false, byName, byDoc)
+			t.Logf("%s: %d files; find_definition success@1 (%d queries): structural %.3f, tree-sitter %.3f; doc-comment success@5 (%d queries): structural %.3f, tree-sitter %.3f",
+				tc.root, len(rels), len(byName), n0, n1, len(byDoc), d0, d1)
 			if len(byName) >= 30 && n1 <= n0 {
 				t.Errorf("find_definition success@1 %.3f, structural %.3f", n1, n0)
+			}
+			if len(byDoc) >= 30 && d1 < d0-0.02 {
+				t.Errorf("doc-comment success@5 fell: %.3f → %.3f", d0, d1)
 			}
 		})
 	}

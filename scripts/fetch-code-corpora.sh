@@ -5,6 +5,9 @@
 # ~/.cache/strata/code-corpora):
 #   typescript/  rxjs 7.8.1's src/ (npm package; TypeScript)
 #   rust/        regex-syntax 0.6.27 and serde 1.0.152 (Debian's librust-*-dev sources)
+#   java/        Apache Commons Lang 3.12.0 (Debian source package libcommons-lang3-java 3.12.0-2+deb12u1)
+#   c/           Lua 5.4.4's src/ (Debian source package lua5.4 5.4.4-3+deb12u1)
+#   cpp/         LevelDB 1.23 (Debian source package leveldb 1.23-4)
 # and reuses what the machine has: the Python standard library
 # (/usr/lib/python3.11), npm's own JavaScript (/usr/lib/node_modules/npm),
 # and the C and C++ headers under /usr/include.
@@ -39,4 +42,34 @@ mkdir -p "$dest/rust"
 for d in /usr/share/cargo/registry/regex-syntax-0.6.27 /usr/share/cargo/registry/serde-1.0.152; do
 	[ -d "$dest/rust/$(basename "$d")" ] || cp -r "$d" "$dest/rust/"
 done
+# Java, C and C++ from Debian source packages: apt-get source needs a
+# deb-src entry and dpkg-dev (dpkg-source unpacks and patches the tree).
+src_pkgs=("libcommons-lang3-java=3.12.0-2+deb12u1:java/commons-lang3-3.12.0:libcommons-lang3-java-3.12.0/src"
+	"lua5.4=5.4.4-3+deb12u1:c/lua-5.4.4:lua5.4-5.4.4/src"
+	"leveldb=1.23-4:cpp/leveldb-1.23:leveldb-1.23")
+need_src=0
+for e in "${src_pkgs[@]}"; do
+	IFS=: read -r _ out _ <<<"$e"
+	[ -d "$dest/$out" ] || need_src=1
+done
+if [ $need_src = 1 ]; then
+	SUDO=""
+	if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+	export DEBIAN_FRONTEND=noninteractive
+	if ! grep -rqs '^Types: deb-src' /etc/apt/sources.list.d/ && ! grep -qs '^deb-src' /etc/apt/sources.list; then
+		printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: bookworm\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' |
+			$SUDO tee /etc/apt/sources.list.d/strata-src.sources >/dev/null
+		$SUDO apt-get update -qq
+	fi
+	command -v dpkg-source >/dev/null || $SUDO apt-get install -y --no-install-recommends dpkg-dev
+	for e in "${src_pkgs[@]}"; do
+		IFS=: read -r pv out sub <<<"$e"
+		[ -d "$dest/$out" ] && continue
+		tmp=$(mktemp -d)
+		(cd "$tmp" && apt-get source -qq "$pv" >/dev/null 2>&1) || { (cd "$tmp" && $SUDO apt-get update -qq && apt-get source -qq "$pv" >/dev/null); }
+		mkdir -p "$(dirname "$dest/$out")"
+		mv "$tmp/$sub" "$dest/$out"
+		rm -rf "$tmp"
+	done
+fi
 echo "$dest"

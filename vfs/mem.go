@@ -83,6 +83,11 @@ type CrashOptions struct {
 	// or all of it, each with probability 1/3. Nil keeps exactly the
 	// synced data.
 	Rand *rand.Rand
+	// Process models the crash of the process alone (kill -9), not of
+	// the machine: the kernel keeps every completed write and directory
+	// change, synced or not, so the clone holds everything written. Rand
+	// is then ignored.
+	Process bool
 }
 
 // CrashClone returns a new MemFS holding only what was durable: synced
@@ -105,6 +110,20 @@ func (y *MemFS) DroppedStats() CrashStats { return y.dropped }
 
 func (y *MemFS) cloneDir(n *memNode, o CrashOptions, st *CrashStats) *memNode {
 	d := newDir()
+	if o.Process {
+		for name, child := range n.children {
+			var cc *memNode
+			if child.isDir {
+				cc = y.cloneDir(child, o, st)
+			} else {
+				data := append([]byte(nil), child.data...)
+				cc = &memNode{data: data, syncedData: data[:len(data):len(data)], modTime: child.modTime}
+			}
+			d.children[name] = cc
+			d.syncedChildren[name] = cc
+		}
+		return d
+	}
 	for name, child := range n.children {
 		if n.syncedChildren[name] != child {
 			st.Entries++

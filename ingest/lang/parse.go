@@ -261,6 +261,14 @@ var wrapperTypes = map[string]bool{
 	"ambient_declaration": true,
 }
 
+// declWrappers are C and C++ declarations that wrap a type definition
+// beginning where they begin (struct Output { … }; in a class body is a
+// field_declaration around a struct_specifier): the doc comment above is
+// their sibling, not the definition's.
+var declWrappers = map[string]bool{
+	"field_declaration": true, "declaration": true, "type_definition": true,
+}
+
 var docTypes = map[string]bool{
 	"comment": true, "line_comment": true, "block_comment": true, "decorator": true,
 	"attribute_item": true, "marker_annotation": true, "annotation": true,
@@ -272,7 +280,7 @@ func (p *parse) extend(d *def) {
 	n := d.node
 	for {
 		par := n.Parent()
-		if par == nil || !wrapperTypes[par.Type()] {
+		if par == nil || !(wrapperTypes[par.Type()] || declWrappers[par.Type()] && par.StartByte() == n.StartByte()) {
 			break
 		}
 		n = par

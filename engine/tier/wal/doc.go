@@ -19,8 +19,14 @@
 //	+--------+--------+------+------+------------------+=================+
 //	CRC32C (Castagnoli) covers bytes [4, 18+length): header after the CRC
 //	plus the payload. type 0 is invalid (so zero-filled space never
-//	parses); 1 = WAL batch, 16 = manifest checkpoint, 17 = manifest edit.
-//	length ≤ 64 MiB.
+//	parses); 1 = WAL batch, 2 = sync mark, 16 = manifest checkpoint,
+//	17 = manifest edit. length ≤ 64 MiB.
+//
+// A sync mark has an empty payload and the sequence number of an earlier
+// record: it says every record up to that one was fsynced. It consumes no
+// sequence number. The WAL writes one after each fsync that acknowledges
+// records (each group commit under SyncAlways, each Sync otherwise),
+// without fsyncing it.
 //
 // Records are packed back to back with no block structure: a record is
 // written by one write(2) in a group-commit batch, and recovery does not
@@ -55,8 +61,15 @@
 //     plays the part of pebble's WAL sync offsets, kept outside the log
 //     so that truncating or deleting WAL files cannot erase it. Records
 //     after the last recorded point (a crash after the newest
-//     acknowledgements) keep rule 4. Options.AcceptLoss logs the loss and
-//     opens anyway; new sequence numbers still start above SyncedSeq.
+//     acknowledgements) keep rule 4, with one more check: a sync mark
+//     after the damage that vouches for a damaged record (the only intact
+//     record after it) shows the record was fsynced and acknowledged, so
+//     its damage is a loss too. The mark is in the page cache before the
+//     acknowledgement, so a killed process leaves it on disk; a power
+//     failure may not, and then only SyncedSeq holds (damage to the last
+//     acknowledged records of a crashed machine is indistinguishable from
+//     a torn write). Options.AcceptLoss logs the loss and opens anyway;
+//     new sequence numbers still start above SyncedSeq.
 //
 // Open decides everything before it changes anything (Check runs the same
 // scan and changes nothing), and fsyncs the newest replayed segment, so

@@ -25,8 +25,13 @@ import (
 // intact record in order; it may add fields, records and problems to the
 // Info. The Info's Format is "recordlog"; callers rename it.
 //
-// Header fields: records, firstSeq, lastSeq, payloadBytes, per-type
-// counts, tornTail (offset) and firstCorrupt (offset) when present.
+// Sync marks are counted apart (they carry no sequence number of their
+// own); damage followed only by a sync mark that vouches for it is a
+// problem, not a torn tail, as in Scan.
+//
+// Header fields: records, firstSeq, lastSeq, payloadBytes, syncMarks and
+// syncedSeq (when there are sync marks), per-type counts, tornTail
+// (offset) and firstCorrupt (offset) when present.
 func InspectLog(b []byte, firstSeq uint64, each func(in *inspect.Info, r Record)) *inspect.Info {
 	in := &inspect.Info{Format: "recordlog", Version: RecordVersion, Size: int64(len(b))}
 	var (
@@ -39,9 +44,22 @@ func InspectLog(b []byte, firstSeq uint64, each func(in *inspect.Info, r Record)
 		tornAt         = int64(-1)
 		tornWhy        string
 		resync         bool
+		marks          int64
+		marked         uint64
 	)
 	for off < len(b) {
 		rec, size, reason := parseAt(b, off)
+		if reason == "" && rec.Type == TypeSyncMark {
+			// Right after damage, a mark may vouch for the damaged
+			// records: that damage is already reported.
+			if expect != 0 && rec.Seq >= expect && !resync {
+				in.Problemf(int64(off), "sync mark for sequence %d, but the last record is %d", rec.Seq, expect-1)
+			}
+			marks++
+			marked = max(marked, rec.Seq)
+			off += size
+			continue
+		}
 		if reason == "" {
 			// After a damaged region the records it held are missing:
 			// a jump forward there is part of that damage.
@@ -65,6 +83,19 @@ func InspectLog(b []byte, firstSeq uint64, each func(in *inspect.Info, r Record)
 		}
 		minSeq := max(expect, 1)
 		p, ok := findIntactAfter(b, off+1, minSeq)
+		if ok {
+			if r, _, _ := parseAt(b, p); r.Type == TypeSyncMark && !dataRecordAfter(b, p, minSeq) {
+				// Only a sync mark follows: the damaged records were
+				// fsynced and acknowledged, so this is a loss.
+				in.Problemf(int64(off), "damaged record (%s) that the sync mark at byte %d shows was synced: acknowledged records are lost", reason, p)
+				if firstCorrupt < 0 {
+					firstCorrupt = int64(off)
+				}
+				marks++
+				marked = max(marked, r.Seq)
+				break
+			}
+		}
 		if !ok {
 			tornAt, tornWhy = int64(off), reason
 			break
@@ -86,6 +117,10 @@ func InspectLog(b []byte, firstSeq uint64, each func(in *inspect.Info, r Record)
 		in.Add("lastSeq", last, -1)
 	}
 	in.Add("payloadBytes", payload, -1)
+	if marks > 0 {
+		in.Add("syncMarks", marks, -1)
+		in.Add("syncedSeq", marked, -1)
+	}
 	keys := make([]int, 0, len(types))
 	for t := range types {
 		keys = append(keys, int(t))
@@ -122,8 +157,23 @@ func recordCRC(b []byte, off int) (stored, computed uint32, end int64, complete 
 	return binary.LittleEndian.Uint32(b[off:]), crc32.Checksum(b[off+4:e], castagnoli), int64(e), true
 }
 
-// TypeName names a record type: "batch", "manifestCheckpoint",
-// "manifestEdit" or "type<N>".
+// dataRecordAfter reports whether an intact record other than a sync mark,
+// with sequence number ≥ minSeq, starts after offset p.
+func dataRecordAfter(b []byte, p int, minSeq uint64) bool {
+	for {
+		q, ok := findIntactAfter(b, p+1, minSeq)
+		if !ok {
+			return false
+		}
+		if r, _, _ := parseAt(b, q); r.Type != TypeSyncMark {
+			return true
+		}
+		p = q
+	}
+}
+
+// TypeName names a record type: "batch", "syncMark",
+// "manifestCheckpoint", "manifestEdit" or "type<N>".
 func TypeName(t uint8) string {
 	switch t {
 	case TypeBatch:
@@ -132,6 +182,8 @@ func TypeName(t uint8) string {
 		return "manifestCheckpoint"
 	case TypeManifestEdit:
 		return "manifestEdit"
+	case TypeSyncMark:
+		return "syncMark"
 	}
 	return fmt.Sprintf("type%d", t)
 }

@@ -52,7 +52,7 @@ func TestInspectWAL(t *testing.T) {
 	}
 
 	// Torn tail: the last record cut short, then a zero-filled region.
-	for _, torn := range [][]byte{data[:len(data)-3], append(slices.Clone(data[:offs[9]]), make([]byte, 100)...)} {
+	for _, torn := range [][]byte{data[:recordSpans(t, data, 1)[9][1]-3], append(slices.Clone(data[:offs[9]]), make([]byte, 100)...)} {
 		tin, _ := Inspect(torn)
 		if !tin.OK() || len(tin.Warnings) != 1 || tin.Warnings[0].Offset != int64(offs[9]) ||
 			walField(t, tin, "tornTail") != int64(offs[9]) || walField(t, tin, "records") != int64(9) {
@@ -75,7 +75,7 @@ func TestInspectWAL(t *testing.T) {
 	if walField(t, bin, "firstCorrupt") != int64(offs[3]) || walField(t, bin, "records") != int64(9) {
 		t.Fatalf("mid corruption header %+v", bin.Header)
 	}
-	if c := bin.Checksums[0]; c.Offset != int64(offs[3]) || c.OK || c.End != int64(offs[4]) {
+	if c := bin.Checksums[0]; c.Offset != int64(offs[3]) || c.OK || c.End != int64(recordSpans(t, data, 1)[3][1]) {
 		t.Fatalf("checksum %+v", c)
 	}
 	if _, err := Scan(bad, "x", 1, nil); !errors.Is(err, ErrCorrupt) {

@@ -37,7 +37,11 @@ const (
 // never parses as a record.
 const (
 	TypeBatch uint8 = 1 // a WAL write batch (engine/tier batch encoding)
-	// Types 2..15 are reserved for WAL use; the manifest uses 16 and up.
+	// TypeSyncMark records that every record up to its sequence number
+	// was fsynced. It has an empty payload and does not consume a
+	// sequence number: its sequence field is that of an earlier record.
+	TypeSyncMark uint8 = 2
+	// Types 3..15 are reserved for WAL use; the manifest uses 16 and up.
 	TypeManifestCheckpoint uint8 = 16
 	TypeManifestEdit       uint8 = 17
 )
@@ -114,28 +118,47 @@ type ScanResult struct {
 	// LastSeq is the sequence number of the last intact record (or
 	// firstSeq-1 if none).
 	LastSeq uint64
+	// MarkedSeq is the highest sequence number a sync mark in the file
+	// vouches for (0: none), counting a sync mark found after a damaged
+	// tail (then MarkedSeq > LastSeq and MarkOffset is its offset).
+	MarkedSeq  uint64
+	MarkOffset int64
 }
 
 // Scan decodes the records of one file held in data. Sequence numbers
 // must run firstSeq, firstSeq+1, ... ; fn is called for each intact
 // record in order (a non-nil error from fn stops the scan and is
-// returned).
+// returned). Sync marks (TypeSyncMark) are not passed to fn: they set
+// ScanResult.MarkedSeq. A sync mark must vouch for an earlier record
+// (sequence number < the expected one); any other is corruption.
 //
 // Recovery rule: at the first position that does not hold an intact record
 // with the expected sequence number, Scan looks for any intact record
-// further on with a sequence number ≥ the expected one. If there is one,
-// the damage is in the middle of the log and Scan returns a *CorruptError
-// (ErrCorrupt) with the offset. If there is none, everything from that
-// position on is a torn tail (a partially written final batch, or a
-// zero-filled preallocated region): ScanResult.Torn is set and End is where
-// to truncate. An intact record whose sequence number is not the expected
-// one is always corruption.
+// further on with a sequence number ≥ the expected one. If there is a
+// write record (not a sync mark), the damage is in the middle of the log
+// and Scan returns a *CorruptError (ErrCorrupt) with the offset. Otherwise
+// everything from that position on is a torn tail (a partially written
+// final batch, or a zero-filled preallocated region): ScanResult.Torn is
+// set and End is where to truncate. If a sync mark after the damage vouches
+// for the damaged record, MarkedSeq > LastSeq says so: the damaged record
+// had been fsynced, which makes the damage a loss rather than a torn write
+// (the caller decides; Open refuses it). An intact record whose sequence
+// number is not the expected one is always corruption.
 func Scan(data []byte, file string, firstSeq uint64, fn func(Record) error) (ScanResult, error) {
 	off := 0
 	expect := firstSeq
+	var marked uint64
 	for off < len(data) {
 		rec, size, reason := parseAt(data, off)
 		if reason == "" {
+			if rec.Type == TypeSyncMark {
+				if rec.Seq >= expect {
+					return ScanResult{}, &CorruptError{Kind: KindRecordLog, Path: file, Offset: int64(off), Reason: fmt.Sprintf("sync mark for sequence %d, but the last record is %d", rec.Seq, expect-1)}
+				}
+				marked = max(marked, rec.Seq)
+				off += size
+				continue
+			}
 			if rec.Seq != expect {
 				return ScanResult{}, &CorruptError{Kind: KindRecordLog, Path: file, Offset: int64(off), Reason: fmt.Sprintf("sequence number %d, want %d", rec.Seq, expect)}
 			}
@@ -148,12 +171,24 @@ func Scan(data []byte, file string, firstSeq uint64, fn func(Record) error) (Sca
 			expect++
 			continue
 		}
-		if p, ok := findIntactAfter(data, off+1, expect); ok {
-			return ScanResult{}, &CorruptError{Kind: KindRecordLog, Path: file, Offset: int64(off), Reason: fmt.Sprintf("%s, with an intact record at offset %d after it", reason, p)}
+		res := ScanResult{End: int64(off), Torn: true, TornReason: reason, TornIncomplete: incompleteAt(data, off), LastSeq: expect - 1, MarkedSeq: marked}
+		for from := off + 1; ; {
+			p, ok := findIntactAfter(data, from, expect)
+			if !ok {
+				break
+			}
+			r, size, _ := parseAt(data, p)
+			if r.Type != TypeSyncMark {
+				return ScanResult{}, &CorruptError{Kind: KindRecordLog, Path: file, Offset: int64(off), Reason: fmt.Sprintf("%s, with an intact record at offset %d after it", reason, p)}
+			}
+			if r.Seq > res.MarkedSeq {
+				res.MarkedSeq, res.MarkOffset = r.Seq, int64(p)
+			}
+			from = p + size
 		}
-		return ScanResult{End: int64(off), Torn: true, TornReason: reason, TornIncomplete: incompleteAt(data, off), LastSeq: expect - 1}, nil
+		return res, nil
 	}
-	return ScanResult{End: int64(off), LastSeq: expect - 1}, nil
+	return ScanResult{End: int64(off), LastSeq: expect - 1, MarkedSeq: marked}, nil
 }
 
 // incompleteAt reports whether the bytes at off are a record prefix cut

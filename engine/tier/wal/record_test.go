@@ -34,7 +34,8 @@ func TestRecordRoundTrip(t *testing.T) {
 
 // FuzzScan feeds arbitrary bytes (seeded with valid logs, torn and damaged
 // ones) to Scan. Invariants: no panic; on success the intact prefix
-// re-encodes to exactly data[:End]; Torn iff End < len(data).
+// re-encodes to exactly data[:End] less its sync marks; Torn iff End <
+// len(data); MarkedSeq ≤ LastSeq unless the scan ended in a torn tail.
 func FuzzScan(f *testing.F) {
 	var good []byte
 	for i := uint64(1); i <= 4; i++ {
@@ -48,6 +49,15 @@ func FuzzScan(f *testing.F) {
 	f.Add(bad)
 	f.Add([]byte{})
 	f.Add(make([]byte, HeaderSize))
+	var marked []byte
+	for i := uint64(1); i <= 3; i++ {
+		marked = AppendRecord(marked, TypeBatch, i, payloadFor(i))
+		marked = AppendRecord(marked, TypeSyncMark, i, nil)
+	}
+	f.Add(marked)
+	flipped := append([]byte{}, marked...)
+	flipped[len(flipped)-HeaderSize-1] ^= 1 // the last record, before its mark
+	f.Add(flipped)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var re []byte
 		res, err := Scan(data, "fuzz", 1, func(r Record) error {
@@ -60,11 +70,31 @@ func FuzzScan(f *testing.F) {
 			}
 			return
 		}
-		if res.End > int64(len(data)) || !bytes.Equal(re, data[:res.End]) {
+		if res.End > int64(len(data)) || !bytes.Equal(re, withoutMarks(data[:res.End])) {
 			t.Fatalf("re-encoded prefix differs (End %d)", res.End)
 		}
 		if res.Torn != (res.End < int64(len(data))) {
 			t.Fatalf("Torn=%v End=%d len=%d", res.Torn, res.End, len(data))
 		}
+		if !res.Torn && res.MarkedSeq > res.LastSeq {
+			t.Fatalf("MarkedSeq %d beyond LastSeq %d without damage", res.MarkedSeq, res.LastSeq)
+		}
 	})
+}
+
+// withoutMarks returns the intact records of b (a scanned prefix) with
+// its sync marks left out.
+func withoutMarks(b []byte) []byte {
+	var out []byte
+	for off := 0; off < len(b); {
+		r, size, reason := parseAt(b, off)
+		if reason != "" {
+			return append(out, b[off:]...)
+		}
+		if r.Type != TypeSyncMark {
+			out = append(out, b[off:off+size]...)
+		}
+		off += size
+	}
+	return out
 }

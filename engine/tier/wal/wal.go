@@ -206,13 +206,15 @@ func parseSegName(name string) (uint64, bool) {
 // flushed segment, and are skipped). A torn tail of the last segment is
 // truncated with a warning on o.Logger, but only when every record it
 // drops has a sequence number > o.SyncedSeq (never acknowledged as
-// durable); damage before the tail, or a record ≤ o.SyncedSeq that is
-// damaged or missing (a truncated or deleted segment), returns an error
+// durable) and no sync mark vouches for it; damage before the tail, or a
+// record ≤ o.SyncedSeq or vouched for by a sync mark that is damaged or
+// missing (a truncated or deleted segment), returns an error
 // matching ErrCorrupt with the file and offset, as does a replay error
 // matching ErrCorrupt (a payload that decodes badly). New records are
 // written to a fresh segment; the first gets sequence number
-// max(afterSeq, o.SyncedSeq, last replayed)+1, so no sequence number is
-// handed out twice even when o.AcceptLoss opened over lost records.
+// max(afterSeq, o.SyncedSeq, last sync-marked, last replayed)+1, so no
+// sequence number is handed out twice even when o.AcceptLoss opened over
+// lost records.
 //
 // Open validates everything before it changes anything: an error leaves
 // the directory as it was.
@@ -256,7 +258,7 @@ func Open(o Options, afterSeq uint64, replay func(seq uint64, payload []byte) er
 			return nil, fmt.Errorf("wal: sync %s: %w", p.syncPath, err)
 		}
 	}
-	next := max(p.last, o.SyncedSeq) + 1
+	next := max(p.last, o.SyncedSeq, p.marked) + 1
 	w := &WAL{o: o, segs: p.segs, nextSeq: next, written: next - 1, synced: next - 1,
 		flusherDone: make(chan struct{})}
 	w.work = sync.NewCond(&w.mu)
@@ -324,6 +326,7 @@ type recovery struct {
 	removeEmpty           []string
 	syncPath              string // the newest segment holding records
 	lost                  string // AcceptLoss: the loss let through
+	marked                uint64 // highest sequence number a sync mark vouches for
 }
 
 // recoverLog scans the segments of o.Dir (reads only) and decides the
@@ -421,6 +424,13 @@ func recoverLog(o Options, afterSeq uint64, replay func(seq uint64, payload []by
 				res.LastSeq+1, res.TornReason, o.SyncedSeq); err != nil {
 				return nil, err
 			}
+		} else if res.Torn && res.MarkedSeq > res.LastSeq && res.LastSeq >= afterSeq {
+			// A sync mark written after the fsync that covered the
+			// damaged record survived it: the record was acknowledged.
+			if err := lossf(path, res.End, "record with sequence %d is damaged (%s), but the sync mark at offset %d shows every record through %d was synced",
+				res.LastSeq+1, res.TornReason, res.MarkOffset, res.MarkedSeq); err != nil {
+				return nil, err
+			}
 		}
 		if res.Torn {
 			p.truncPath, p.truncAt, p.truncDropped, p.truncReason = path, res.End, int64(len(data))-res.End, res.TornReason
@@ -432,6 +442,7 @@ func recoverLog(o Options, afterSeq uint64, replay func(seq uint64, payload []by
 		if res.LastSeq > p.last {
 			p.last = res.LastSeq
 		}
+		p.marked = max(p.marked, res.MarkedSeq)
 		if res.Torn && !lastSeg {
 			for _, later := range segs[i+1:] {
 				p.removeEmpty = append(p.removeEmpty, later.name)
@@ -656,7 +667,7 @@ func (w *WAL) flusher() {
 
 		var err error
 		if !failed {
-			err = w.writeBatch(buf, from)
+			err = w.writeBatch(buf, from, last)
 		}
 
 		w.mu.Lock()
@@ -676,7 +687,9 @@ func (w *WAL) flusher() {
 	}
 }
 
-func (w *WAL) writeBatch(buf []byte, from uint64) error {
+// writeBatch writes the framed records from..last as one write(2); under
+// SyncAlways it then fsyncs and writes a sync mark for last.
+func (w *WAL) writeBatch(buf []byte, from, last uint64) error {
 	w.ioMu.Lock()
 	defer w.ioMu.Unlock()
 	if w.segSize >= w.o.SegmentSizeBytes {
@@ -693,6 +706,25 @@ func (w *WAL) writeBatch(buf []byte, from uint64) error {
 		if err := w.fsync(w.f); err != nil {
 			return fmt.Errorf("wal: fsync: %w", err)
 		}
+		return w.writeSyncMark(last)
+	}
+	return nil
+}
+
+// writeSyncMark appends a sync mark for seq to the active segment, after
+// the fsync that made every record through seq durable. The mark itself
+// is not fsynced: it is in the page cache before the records it vouches
+// for are acknowledged, so it survives a crash of the process (kill -9),
+// and recovery then knows that damage to those records is a loss, not a
+// torn write. After a power failure it may be gone, and recovery falls
+// back to the manifest's synced epoch. Called with ioMu held.
+func (w *WAL) writeSyncMark(seq uint64) error {
+	var b [HeaderSize]byte
+	mark := AppendRecord(b[:0], TypeSyncMark, seq, nil)
+	n, err := w.f.Write(mark)
+	w.segSize += int64(n)
+	if err != nil {
+		return fmt.Errorf("wal: write sync mark: %w", err)
 	}
 	return nil
 }
@@ -740,10 +772,22 @@ func (w *WAL) Sync() error {
 	}
 	err := w.fsync(w.f)
 	w.rotMu.RUnlock()
+	if err != nil {
+		err = fmt.Errorf("wal: fsync: %w", err)
+	} else {
+		// Records through target precede the mark: each was written
+		// (to this segment or an earlier, fsynced one) before target was
+		// read. ioMu keeps the mark out of the middle of a batch write.
+		w.ioMu.Lock()
+		if w.f != nil {
+			err = w.writeSyncMark(target)
+		}
+		w.ioMu.Unlock()
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err != nil {
-		w.fail(fmt.Errorf("wal: fsync: %w", err))
+		w.fail(err)
 		return w.err
 	}
 	if target > w.synced {

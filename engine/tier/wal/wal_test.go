@@ -175,12 +175,27 @@ func writeOneSegment(t *testing.T, m *vfs.MemFS, n int) (string, []int) {
 	w.Close()
 	name := lastSegment(t, m)
 	var offs []int
-	off := 0
-	for i := 1; i <= n; i++ {
-		offs = append(offs, off)
-		off += HeaderSize + len(payloadFor(uint64(i)))
+	for _, sp := range recordSpans(t, fileBytes(t, m, name), 1) {
+		offs = append(offs, sp[0])
+	}
+	if len(offs) != n {
+		t.Fatalf("segment holds %d records, want %d", len(offs), n)
 	}
 	return name, offs
+}
+
+// recordSpans returns the [offset, end) of every write record of a
+// segment (sync marks between them excluded).
+func recordSpans(t *testing.T, data []byte, firstSeq uint64) [][2]int {
+	t.Helper()
+	var out [][2]int
+	if _, err := Scan(data, "x", firstSeq, func(r Record) error {
+		out = append(out, [2]int{int(r.Offset), int(r.Offset) + HeaderSize + len(r.Payload)})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 func TestTornTailTruncated(t *testing.T) {
@@ -190,7 +205,7 @@ func TestTornTailTruncated(t *testing.T) {
 		data := fileBytes(t, m, name)
 		// Cut inside the last record.
 		keep := offs[4] + cut
-		if keep >= len(data) {
+		if keep >= recordSpans(t, data, 1)[4][1] {
 			continue
 		}
 		rewrite(t, m, name, data[:keep])
@@ -390,7 +405,9 @@ func TestGroupCommit(t *testing.T) {
 	mu.Lock()
 	s, wr := syncs, writes
 	mu.Unlock()
-	if s >= writers*per/2 || wr >= writers*per/2 {
+	// Each group commit is one write of its records, one fsync and one
+	// write of the sync mark after it.
+	if s >= writers*per/2 || wr > 2*s+2 {
 		t.Fatalf("%d appends took %d writes and %d fsyncs: no group commit", writers*per, wr, s)
 	}
 	t.Logf("%d appends: %d writes, %d fsyncs", writers*per, wr, s)
@@ -562,7 +579,8 @@ func TestDamagedNonFinalSegment(t *testing.T) {
 	data := fileBytes(t, m, first)
 	// Cut the older segment short, inside a record: its own records give
 	// no hint, only the later segments show this is not the tail.
-	damaged := append([]byte(nil), data[:len(data)-7]...)
+	sp := recordSpans(t, data, 1)
+	damaged := append([]byte(nil), data[:sp[len(sp)-1][1]-7]...)
 	rewrite(t, m, first, damaged)
 	_, _, err = collect(t, o, 0)
 	var ce *CorruptError
@@ -586,7 +604,8 @@ func TestDamagedNonFinalSegment(t *testing.T) {
 	w2.Close()
 	p := filepath.Join("/db/wal", seg)
 	d2 := fileBytes(t, m2, p)
-	rewrite(t, m2, p, d2[:len(d2)-5])
+	sp2 := recordSpans(t, d2, 1)
+	rewrite(t, m2, p, d2[:sp2[len(sp2)-1][1]-5])
 	empty := filepath.Join("/db/wal", segName(11))
 	f, err := m2.Create(empty)
 	if err != nil {
@@ -641,8 +660,11 @@ func TestSyncedSeq(t *testing.T) {
 	cutLast := func(t *testing.T, mem *vfs.MemFS, segs []string) string {
 		p := filepath.Join("/db/wal", segs[len(segs)-1])
 		b := readAll(t, mem, p)
+		var first uint64
+		fmt.Sscanf(segs[len(segs)-1], "wal-%x.log", &first)
+		sp := recordSpans(t, b, first)
 		f, _ := mem.OpenReadWrite(p)
-		f.Truncate(int64(len(b) - 3))
+		f.Truncate(int64(sp[len(sp)-1][1] - 3)) // inside the last record, before its sync mark
 		f.Sync()
 		f.Close()
 		return p

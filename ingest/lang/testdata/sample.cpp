@@ -40,3 +40,14 @@ int main() {
     geo::Shape s(3);
     return s.sides();
 }
+
+struct CompactionState {
+  // Files produced by compaction
+  struct Output {
+    int number;
+  };
+
+ private:
+  // Sequence of option configurations to try
+  enum OptionConfig { kDefault, kReuse };
+};
