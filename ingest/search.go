@@ -85,7 +85,7 @@ func codeShaped(w string) bool {
 // of the factors its path and metadata match.
 const (
 	PriorGenerated = 0.75 // metadata generated = true (a "Code generated ... DO NOT EDIT." file)
-	PriorTest      = 0.5  // a _test.go file, or under a test/ or tests/ directory (not an example)
+	PriorTest      = 0.5  // a test file (isTestFile: _test.go, test_*.py, *.test.ts, …) or under a test/, tests/ or __tests__/ directory (not an example)
 	PriorTestdata  = 0.4  // under a testdata/ directory
 	PriorExample   = 0.6  // example_test.go, example_*.go, or under an example/ or examples/ directory
 	PriorTxt       = 0.6  // a .txt file (test scripts, golden output)
@@ -113,7 +113,7 @@ func Prior(rel string, generated bool) float64 {
 	switch {
 	case example:
 		f *= PriorExample
-	case strings.HasSuffix(base, "_test.go") || has("test", "tests"):
+	case isTestFile(base) || has("test", "tests", "__tests__"):
 		f *= PriorTest
 	}
 	if has("testdata") {
@@ -129,6 +129,24 @@ func Prior(rel string, generated bool) float64 {
 		f *= PriorInternal
 	}
 	return f
+}
+
+// isTestFile reports whether a file name is a test by its language's
+// convention: Go name_test.go; Python test_name.py, name_test.py and
+// conftest.py; JavaScript and TypeScript name.test.js / name.spec.ts (and
+// .jsx, .tsx, .mjs); Rust and C/C++ name_test.rs / name_test.cc.
+func isTestFile(base string) bool {
+	ext := path.Ext(base)
+	stem := strings.TrimSuffix(base, ext)
+	switch ext {
+	case ".go", ".rs", ".c", ".cc", ".cpp":
+		return strings.HasSuffix(stem, "_test")
+	case ".py":
+		return strings.HasPrefix(stem, "test_") || strings.HasSuffix(stem, "_test") || stem == "conftest"
+	case ".js", ".jsx", ".mjs", ".ts", ".tsx":
+		return strings.HasSuffix(stem, ".test") || strings.HasSuffix(stem, ".spec")
+	}
+	return false
 }
 
 // hitPrior is Prior of an envelope (metadata path and generated; 1 when

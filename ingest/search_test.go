@@ -40,6 +40,13 @@ func TestPrior(t *testing.T) {
 		{"internal/bytealg/index.go", false, PriorInternal},
 		{"test/fixedbugs/issue1.go", false, PriorTest},
 		{"internaldir/cmdx/a.go", false, 1},
+		{"lib/test_shutil.py", false, PriorTest},
+		{"lib/conftest.py", false, PriorTest},
+		{"lib/shutil.py", false, 1},
+		{"src/operators/map.spec.ts", false, PriorTest},
+		{"src/__tests__/map.ts", false, PriorTest},
+		{"src/latest.ts", false, 1},
+		{"src/test/java/AppTest.java", false, PriorTest},
 	} {
 		if got := Prior(c.rel, c.gen); got != c.want {
 			t.Errorf("Prior(%q, %v) = %v, want %v", c.rel, c.gen, got, c.want)
