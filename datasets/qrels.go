@@ -3,6 +3,7 @@ package datasets
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -32,7 +33,9 @@ const (
 // ReadQrels parses judgements, one per line, fields separated by white
 // space; blank lines are skipped and counted. Errors (*CorruptError, with
 // line number and byte offset): a wrong number of fields, a relevance that
-// is not an integer, a (query, document) pair judged twice.
+// is not an integer or an integral decimal ("0.000000" and "2.0" are read as
+// 0 and 2, as tools that write float grades print them; "0.5" is an
+// error), a (query, document) pair judged twice.
 func ReadQrels(r io.Reader, name string, format QrelsFormat) (*Qrels, error) {
 	want := 4
 	if format == CranQrels {
@@ -50,9 +53,9 @@ func ReadQrels(r io.Reader, name string, format QrelsFormat) (*Qrels, error) {
 			return nil, lr.corrupt(-1, "%d fields, want %d", len(f), want)
 		}
 		qid, doc, relS := f[0], f[len(f)-2], f[len(f)-1]
-		rel, err := strconv.Atoi(relS)
+		rel, err := parseRel(relS)
 		if err != nil {
-			return nil, lr.corrupt(-1, "relevance %q is not an integer", relS)
+			return nil, lr.corrupt(-1, "relevance %q is not an integer (or an integral number such as 1.0)", relS)
 		}
 		m := q.Judgments[qid]
 		if m == nil {
@@ -95,4 +98,20 @@ func (q *Qrels) RelevantCount(qid string) int {
 		}
 	}
 	return n
+}
+
+// parseRel reads a relevance grade: an integer, or a finite decimal with an
+// integral value within int32.
+func parseRel(s string) (int, error) {
+	if n, err := strconv.Atoi(s); err == nil {
+		return n, nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, err
+	}
+	if f != math.Trunc(f) || math.IsInf(f, 0) || f < math.MinInt32 || f > math.MaxInt32 {
+		return 0, fmt.Errorf("relevance %q is not integral", s)
+	}
+	return int(f), nil
 }

@@ -282,6 +282,7 @@ func FuzzQrels(f *testing.F) {
 	f.Add("1 0 10 1\n\n2 0 3 0\n", false)
 	f.Add("1 184 2 \n1 29 -1\n", true)
 	f.Add("1 2\n", true)
+	f.Add("1 0 10 0.000000\n1 0 11 2.5\n", false)
 	f.Fuzz(func(t *testing.T, in string, cran bool) {
 		format := TRECQrels
 		if cran {
@@ -302,4 +303,24 @@ func FuzzQrels(f *testing.F) {
 			t.Fatalf("counts %+v vs %d pairs", q, n)
 		}
 	})
+}
+
+// TestReadQrelsFloatGrades: grades written as floats ("0.000000", "2.0",
+// as tools exporting float relevance print them) parse as their integral
+// values; a fractional grade is a corrupt line with its offset.
+func TestReadQrelsFloatGrades(t *testing.T) {
+	q, err := ReadQrels(strings.NewReader("1 0 10 0.000000\n1 0 11 2.0\n1 0 12 -1.000\n"), "f.qrels", TRECQrels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Judgments["1"]["10"] != 0 || q.Judgments["1"]["11"] != 2 || q.Judgments["1"]["12"] != -1 || q.Relevant != 1 || q.NonRel != 2 {
+		t.Fatalf("%+v", q)
+	}
+	for _, in := range []string{"1 0 10 1\n1 0 11 0.5\n", "1 0 10 1\n1 0 11 NaN\n", "1 0 10 1\n1 0 11 1e300\n"} {
+		_, err := ReadQrels(strings.NewReader(in), "bad.qrels", TRECQrels)
+		var ce *CorruptError
+		if !errors.As(err, &ce) || ce.Line != 2 || ce.Offset != 9 {
+			t.Errorf("%q: %v, want a corrupt line 2 at offset 9", in, err)
+		}
+	}
 }

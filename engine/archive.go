@@ -269,7 +269,7 @@ func (s *Snapshot) Search(ctx context.Context, q contract.Query) (contract.Resul
 		return res, err
 	}
 	if dq.Highlight {
-		hl := highlight.New(s.c.an, dq.Text)
+		hl := highlight.NewSyntax(s.c.an, dq.Text, dq.Syntax == contract.SyntaxOperators)
 		for i := range res.Hits {
 			res.Hits[i].Highlights = hl.Spans(res.Hits[i].Content)
 		}

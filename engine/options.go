@@ -91,8 +91,10 @@ type Analyzer string
 
 // Analyzer names.
 const (
-	// AnalyzerCode splits identifiers (camelCase, snake_case) and stems
-	// English (text.CodeOptions). The default.
+	// AnalyzerCode lower-cases Unicode words and splits identifiers
+	// (camelCase, snake_case, kebab-case) into parts indexed at the
+	// identifier's position; no stemming, no stop-words
+	// (text.CodeOptions). The default.
 	AnalyzerCode Analyzer = "code"
 	// AnalyzerProse tokenises Unicode words, removes English stop words and
 	// stems (text.ProseOptions).

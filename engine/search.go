@@ -284,7 +284,25 @@ func compilePredicate(q *contract.Query, withFilter bool) func(*verInfo, uint32)
 // The BM25 traversal stops when ctx is done; r.err is then ctx's error.
 func (c *Collection) lexical(ctx context.Context, sn *tier.Snapshot, views []bm25.View, bases []uint32, statsAllow []*roaring.Bitmap, q *contract.Query, k int) retrieved {
 	r := retrieved{name: retrieverLexical}
-	bq := bm25.ParseQuery(q.Text, c.an, false)
+	bq := bm25.Parse(q.Text, c.an, false, q.Syntax == contract.SyntaxOperators)
+	if len(q.Expansion) > 0 {
+		// Expansion terms: optional, scaled by their weights; a term the
+		// text already scores keeps its own weight.
+		have := map[string]bool{}
+		for _, t := range bq.Terms() {
+			have[t] = true
+		}
+		for _, e := range q.Expansion {
+			if !have[e.Term] {
+				have[e.Term] = true
+				bq.Should = append(bq.Should, e.Term)
+				if bq.Weights == nil {
+					bq.Weights = map[string]float64{}
+				}
+				bq.Weights[e.Term] = e.Weight
+			}
+		}
+	}
 	if len(bq.Terms()) == 0 && len(bq.Prefixes) == 0 {
 		return r
 	}
@@ -348,6 +366,9 @@ func (c *Collection) lexical(ctx context.Context, sn *tier.Snapshot, views []bm2
 	}
 	for _, t := range ubTerms {
 		w := bm25.IDF(p.IDF, st.N, st.DF[t])
+		if f, ok := bq.Weights[t]; ok {
+			w *= f
+		}
 		if w > 0 {
 			r.ub += w * (p.K1 + 1)
 		}

@@ -209,7 +209,7 @@ func (c *Collection) searchShaped(ctx context.Context, q contract.Query) (contra
 		return res, nil, err
 	}
 	if dq.Highlight {
-		hl := highlight.New(c.an, dq.Text)
+		hl := highlight.NewSyntax(c.an, dq.Text, dq.Syntax == contract.SyntaxOperators)
 		for i := range res.Hits {
 			res.Hits[i].Highlights = hl.Spans(res.Hits[i].Content)
 		}

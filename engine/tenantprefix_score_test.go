@@ -32,7 +32,7 @@ func reviewPrefixColls(t *testing.T) (mt, st *Collection, query func(c *Collecti
 	}
 	query = func(c *Collection, text string) map[string]float64 {
 		t.Helper()
-		res, err := c.Search(ctx, contract.Query{Text: text, Mode: contract.Lexical, TopK: 50,
+		res, err := c.Search(ctx, contract.Query{Text: text, Syntax: contract.SyntaxOperators, Mode: contract.Lexical, TopK: 50,
 			Scope: contract.Scope{Namespace: "a/"}, Principal: alice})
 		if err != nil {
 			t.Fatal(err)
@@ -116,7 +116,7 @@ func TestPrefixCutMatchesSingleTenant(t *testing.T) {
 		t.Fatal(err)
 	}
 	query := func(c *Collection) map[string]float64 {
-		res, err := c.Search(ctx, contract.Query{Text: "filler widget*", Mode: contract.Lexical, TopK: 100,
+		res, err := c.Search(ctx, contract.Query{Text: "filler widget*", Syntax: contract.SyntaxOperators, Mode: contract.Lexical, TopK: 100,
 			Scope: contract.Scope{Namespace: "a/"}, Principal: alice})
 		if err != nil {
 			t.Fatal(err)

@@ -26,7 +26,7 @@ func TestPrefixExpansionIsTenantScoped(t *testing.T) {
 	alice := &contract.Principal{Name: "alice", Namespaces: []string{"a/"}}
 	query := func(c *Collection) map[string]float64 {
 		t.Helper()
-		res, err := c.Search(ctx, contract.Query{Text: "pars*", Mode: contract.Lexical, TopK: 10,
+		res, err := c.Search(ctx, contract.Query{Text: "pars*", Syntax: contract.SyntaxOperators, Mode: contract.Lexical, TopK: 10,
 			Scope: contract.Scope{Namespace: "a/"}, Principal: alice})
 		if err != nil {
 			t.Fatal(err)

@@ -116,7 +116,7 @@ func TestPrefixQueryScores(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := func(q string) []contract.Envelope {
-		res, err := c.Search(ctx, contract.Query{Text: q, Mode: contract.Lexical, TopK: 10})
+		res, err := c.Search(ctx, contract.Query{Text: q, Syntax: contract.SyntaxOperators, Mode: contract.Lexical, TopK: 10})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,8 +11,11 @@
 // to its directory), never entering .git or vendored directories (vendor/,
 // node_modules/, third_party/), and skipping files over MaxFileBytes
 // (1 MiB). Classify then skips binary files (a NUL byte in the first 8000
-// bytes, git's sniff) and generated ones (a "// Code generated ... DO NOT
-// EDIT." line). Every skip is counted by reason (Skips).
+// bytes, git's sniff) and marks generated ones (a "// Code generated ...
+// DO NOT EDIT." line): they are indexed with metadata generated = true
+// (Stats.Generated counts them) and ranked below hand-written code by
+// Search's path priors; vendored trees stay skipped. Every skip is
+// counted by reason (Skips).
 //
 // # Chunks
 //
@@ -79,10 +82,19 @@
 //
 // # Search and watch
 //
-// Search runs lexical search with definitions first: identifier-like query
-// words (EqualFold, strings.EqualFold, read_full) are looked up in the
-// "names" keyword field with an engine filter, and those declarations come
-// before the plain BM25 hits (in hybrid mode, before the hybrid list).
+// Search (SearchWith with default SearchOptions) adds to the engine's
+// search: definitions first when the whole query looks like an identifier
+// (EqualFold, strings.EqualFold, read_full; LooksLikeIdentifier) — those
+// names are looked up in the "names" keyword field with an engine filter
+// and their declarations come before the other hits (in hybrid mode,
+// before the hybrid list); prose queries keep the engine's order — and
+// path priors (Prior): tests, testdata, examples, .txt files, generated
+// files and cmd/ and internal/ copies rank below the public
+// implementation. SearchOptions switches each off and can add vocabulary
+// bridging: BuildBridge learns, from the collection's own declarations,
+// which identifier terms go with which doc-comment words (normalised PMI),
+// stored in a versioned file (SaveBridge, LoadBridge), and Bridge.Expand
+// adds them, down-weighted, to prose queries (contract.Query.Expansion).
 // Watch keeps a tree indexed with fsnotify:
 // a changed file's chunks are tombstoned at once, then an incremental pass
 // re-indexes in the background. Searches that must never see replaced

@@ -27,6 +27,7 @@ type Stats struct {
 	Removed   int   // manifest files under the root that are gone (or now skipped)
 	Skips     Skips // skipped files by reason (walk and content)
 	Chunks    int   // chunks written
+	Generated int   // files (re-)chunked and written that are generated (metadata generated = true)
 	Deleted   int   // chunk ids deleted (changed and removed files)
 	Bytes     int64 // bytes read
 	Batches   int   // engine write calls (Upsert + Delete)
@@ -61,6 +62,11 @@ const (
 	MetaKind     = "kind"     // Chunk.Kind: func, method, type, const, var, package, class, …, decl, text
 	MetaMTime    = "mtime"    // file modification time, Unix seconds
 	MetaOffset   = "content_offset"
+	// MetaGenerated is true on every chunk of a generated file (a
+	// "// Code generated ... DO NOT EDIT." line, Classify's
+	// SkipGenerated); absent otherwise. Search ranks such chunks below
+	// hand-written code (Priors).
+	MetaGenerated = "generated"
 )
 
 // FileURI returns file://ABS_PATH (path escaped as a URL path), the
@@ -73,6 +79,7 @@ type prepared struct {
 	f      File
 	read   bool
 	skip   string // content skip reason
+	gen    bool   // generated file, indexed with MetaGenerated
 	hash   string
 	same   bool // content hash equals the manifest's: nothing to rewrite
 	docs   []contract.Document
@@ -85,7 +92,8 @@ type prepared struct {
 // Index indexes root into col incrementally against the manifest at
 // manifestPath (created if absent, rewritten at the end of a successful
 // run). Per file: unchanged size and mtime → skipped without reading;
-// otherwise read, classified (binary, generated → skipped), hashed, and
+// otherwise read, classified (binary → skipped; generated → indexed with
+// metadata generated = true), hashed, and
 // when the content changed, chunked (ChunkFile) and written: the new
 // chunks are upserted and the old chunk ids not reused are deleted. Files
 // the manifest holds under root that the walk no longer yields lose their
@@ -289,6 +297,9 @@ func (ix *Indexer) index(ctx context.Context, root string, p Progress) (Stats, e
 			old.Size, old.MTimeNS = r.f.Size, r.f.ModTime.UnixNano()
 		default:
 			st.Indexed++
+			if r.gen {
+				st.Generated++
+			}
 			keep := make(map[string]bool, len(r.frags))
 			for _, fr := range r.frags {
 				keep[fr] = true
@@ -372,7 +383,9 @@ func readListed(f File) ([]byte, error) {
 // run in parallel).
 func prepare(f File, old *FileEntry, absRoot string, o Options) prepared {
 	r := prepared{f: f}
-	if old != nil && old.Size == f.Size && old.MTimeNS == f.ModTime.UnixNano() && old.Chunker == Chunker(f.Path) {
+	// A file an older run skipped as generated is read again: generated
+	// files are indexed now.
+	if old != nil && old.Size == f.Size && old.MTimeNS == f.ModTime.UnixNano() && old.Chunker == Chunker(f.Path) && old.Skip != SkipGenerated {
 		return r
 	}
 	data, err := readListed(f)
@@ -381,7 +394,9 @@ func prepare(f File, old *FileEntry, absRoot string, o Options) prepared {
 		return r
 	}
 	r.read, r.nbytes = true, int64(len(data))
-	if r.skip = Classify(data); r.skip != "" {
+	if r.skip = Classify(data); r.skip == SkipGenerated {
+		r.skip, r.gen = "", true
+	} else if r.skip != "" {
 		return r
 	}
 	if !utf8.ValidString(f.Path) {
@@ -435,6 +450,9 @@ func prepare(f File, old *FileEntry, absRoot string, o Options) prepared {
 		if len(c.Names) > 0 {
 			meta[MetaNames] = contract.Strings(c.Names...)
 		}
+		if r.gen {
+			meta[MetaGenerated] = contract.Bool(true)
+		}
 		content := header + string(span)
 		if !valid {
 			content = strings.ToValidUTF8(content, "\uFFFD") // the hash stays on the raw bytes
@@ -487,65 +505,4 @@ func SymbolNames(text string) []string {
 		}
 	}
 	return out
-}
-
-// Search is lexical code search with definitions first: when the query
-// names identifiers (SymbolNames), the chunks declaring one of them
-// (metadata "names" contains it — an exact keyword filter the engine
-// applies while generating BM25 candidates) are ranked first, in BM25
-// order, followed by the plain BM25 hits of the same query, without
-// duplicates, up to TopK. So "EqualFold" puts strings.EqualFold's and
-// bytes.EqualFold's definitions above the tests and callers that mention
-// the name more often. Each envelope keeps the score of the search that
-// found it (both searches run the same text, so scores are on one scale),
-// hence scores need not decrease down the list. Without identifier-like
-// words it is exactly col.Search(q). Result.Epoch is the second search's.
-// In hybrid mode the declaration lookup is lexical and the rest of the
-// list is the hybrid result (so its scores are hybrid scores); dense
-// queries (and queries with a vector and no mode) are exactly
-// col.Search(q).
-func Search(ctx context.Context, col *engine.Collection, q contract.Query) (contract.Result, error) {
-	names := SymbolNames(q.Text)
-	if len(names) == 0 || q.Mode == contract.Dense || (q.Mode == "" && len(q.Vector) > 0) || q.Filter != nil {
-		return col.Search(ctx, q)
-	}
-	vals := make([]contract.Value, len(names))
-	for i, n := range names {
-		vals[i] = contract.String(n)
-	}
-	fq := q
-	f := contract.In(MetaNames, vals...)
-	fq.Filter = &f
-	// The declarations are looked up lexically, in hybrid mode too (a
-	// name is matched by its words, not its meaning).
-	fq.Mode, fq.Vector = contract.Lexical, nil
-	defs, err := col.Search(ctx, fq)
-	if err != nil {
-		return contract.Result{}, err
-	}
-	res, err := col.Search(ctx, q)
-	if err != nil {
-		return contract.Result{}, err
-	}
-	k := q.TopK
-	if k == 0 {
-		k = contract.DefaultTopK
-	}
-	seen := map[string]bool{}
-	out := make([]contract.Envelope, 0, k)
-	for _, list := range [][]contract.Envelope{defs.Hits, res.Hits} {
-		for _, h := range list {
-			if len(out) < k && !seen[h.DocID] {
-				seen[h.DocID] = true
-				out = append(out, h)
-			}
-		}
-	}
-	res.Hits = out
-	res.Dropped = append(defs.Dropped, res.Dropped...)
-	res.Partial = res.Partial || defs.Partial
-	if defs.Partial && res.Reason == "" {
-		res.Reason = defs.Reason
-	}
-	return res, nil
 }

@@ -20,7 +20,7 @@ const (
 	SkipVendored  = "vendored"   // under a SkipDirs directory (vendor/, node_modules/, third_party/)
 	SkipOversized = "oversized"  // larger than MaxFileBytes
 	SkipBinary    = "binary"     // a NUL byte in the first 8000 bytes
-	SkipGenerated = "generated"  // a "// Code generated ... DO NOT EDIT." line
+	SkipGenerated = "generated"  // a "// Code generated ... DO NOT EDIT." line (Classify's class; Index indexes such files, marked MetaGenerated)
 	SkipIrregular = "irregular"  // not a regular file (symlink, device, ...)
 	SkipError     = "unreadable" // stat or read failed
 	SkipBadName   = "bad_name"   // the path is not valid UTF-8 (ids and URIs must be)
@@ -199,9 +199,10 @@ func Walk(root string, o Options) ([]File, Skips, error) {
 // (https://go.dev/s/generatedcode), accepted in any file.
 var generatedRE = regexp.MustCompile(`(?m)^// Code generated .* DO NOT EDIT\.\r?$`)
 
-// Classify returns the content-based skip reason of a file's bytes:
-// SkipBinary (a NUL byte in the first 8000 bytes, as git sniffs),
-// SkipGenerated, or "" to index it.
+// Classify returns the content class of a file's bytes: SkipBinary (a NUL
+// byte in the first 8000 bytes, as git sniffs; Index skips it),
+// SkipGenerated (Index indexes it with metadata generated = true), or ""
+// (hand-written text).
 func Classify(data []byte) string {
 	head := data
 	if len(head) > 8000 {

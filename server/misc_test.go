@@ -162,9 +162,12 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 			f.SetBool(true)
 		case f.Kind() == reflect.Slice:
 			e := reflect.New(f.Type().Elem()).Elem()
-			if e.Kind() == reflect.String {
+			switch e.Kind() {
+			case reflect.String:
 				e.SetString("hot")
-			} else {
+			case reflect.Struct: // contract.WeightedTerm
+				e.Set(reflect.ValueOf(contract.WeightedTerm{Term: "x", Weight: 0.5}))
+			default:
 				e.SetFloat(1)
 			}
 			f.Set(reflect.Append(f, e))

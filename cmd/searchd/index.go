@@ -82,26 +82,28 @@ func runIndex(args []string) error {
 	watch := fl.Bool("watch", false, "after indexing, keep watching PATH (fsnotify) until interrupted: tombstone changed files at once, re-index in the background")
 	noProgress := fl.Bool("no-progress", false, "no progress bar (also off when stdout is not a terminal)")
 	withGraph := fl.Bool("graph", false, "also build the code graph (expand, callers, callees, ranked repo_map) into DATA/ingest/COLLECTION.graph")
+	bridge := fl.Bool("bridge", true, "after indexing, learn the vocabulary bridge (doc-comment words → identifier terms) that search --expand uses (--bridge=false: skip)")
 	embFlags := addEmbedderFlags(fl) // embedder.go: --embedder builtin|none|URL, --embedder-model, --embedder-batch
 	fl.Usage = func() {
-		fmt.Fprintf(fl.Output(), "usage: searchd index PATH [flags]\n\nIndex a directory tree (incremental on re-runs).\n\n")
+		fmt.Fprintf(fl.Output(), "usage: searchd index PATH... [flags]\n\nIndex directory trees (incremental on re-runs).\n\n")
 		fl.PrintDefaults()
 	}
 	pos, err := parseArgs(fl, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
+	if len(pos) == 0 {
 		fl.Usage()
-		return errors.New("index: want exactly one PATH")
+		return errors.New("index: want at least one PATH")
 	}
-	root, err := filepath.Abs(pos[0])
+	if len(pos) > 1 && *watch {
+		return errors.New("index: --watch takes exactly one PATH")
+	}
+	roots, err := indexRoots(pos) // searchopts.go
 	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(root); err != nil {
-		return fmt.Errorf("index: %w", err)
-	}
+	root := strings.Join(roots, ", ")
 	// The store's own directory is never indexed, even when it lies inside
 	// the tree (the default ./strata-data under `searchd index .`).
 	o := ingest.Options{MaxFileBytes: *maxFile, ChunkBytes: *chunkBytes, OverlapLines: *overlap, ExcludePaths: []string{*data}}
@@ -195,20 +197,32 @@ func runIndex(args []string) error {
 	}
 	ix, ierr := ingest.NewIndexer(col, manifestPath(*data, *colName), o)
 	var st ingest.Stats
-	if ierr == nil {
-		st, ierr = ix.Index(ctx, root, prog)
+	for _, r := range roots {
+		if ierr != nil {
+			break
+		}
+		var rs ingest.Stats
+		rs, ierr = ix.Index(ctx, r, prog)
+		st = addStats(st, rs) // searchopts.go
 	}
 	if bar != nil {
 		bar.Finish()
 	}
 	if ierr == nil && *withGraph {
-		ierr = writeGraph(ctx, out, *data, *colName, root, o)
+		if len(roots) > 1 {
+			ierr = fmt.Errorf("searchd index: --graph builds the graph of one tree; give one PATH")
+		} else {
+			ierr = writeGraph(ctx, out, *data, *colName, roots[0], o)
+		}
+	}
+	if ierr == nil && *bridge {
+		ierr = buildBridge(ctx, out, col, bridgePath(*data, *colName)) // searchopts.go
 	}
 	if ierr == nil && *watch {
 		size, _ := dirSize(*data)
 		printIndexSummary(out, st, size, openTime, 0)
 		fmt.Fprintf(out, "watching %s (Ctrl-C to stop; the store stays locked meanwhile)\n", root)
-		ierr = ingest.Watch(ctx, ix, root, 200*time.Millisecond, func(e ingest.WatchEvent) {
+		ierr = ingest.Watch(ctx, ix, roots[0], 200*time.Millisecond, func(e ingest.WatchEvent) {
 			switch {
 			case e.Err != nil:
 				fmt.Fprintln(os.Stderr, "searchd:", e.Err)
@@ -254,8 +268,11 @@ func printIndexSummary(w io.Writer, st ingest.Stats, size int64, openTime, close
 		fmt.Fprintln(w, "skipped: 0")
 	}
 	fmt.Fprintf(w, "chunks:  %d written, %d deleted, %d engine write batches\n", st.Chunks, st.Deleted, st.Batches)
-	fmt.Fprintf(w, "bytes:   %.1f MiB read in %v: %.1f MB/s, %.0f files/s\n",
-		float64(st.Bytes)/(1<<20), st.Elapsed.Round(time.Millisecond), float64(st.Bytes)/1e6/secs, float64(st.Read)/secs)
+	fmt.Fprintf(w, "bytes:   %.1f MiB read in %v: %s, %.0f files/s\n",
+		float64(st.Bytes)/(1<<20), st.Elapsed.Round(time.Millisecond), rate(st.Bytes, st.Elapsed), float64(st.Read)/secs)
+	if st.Generated > 0 {
+		fmt.Fprintf(w, "generated: %d files indexed with metadata generated=true (ranked below hand-written code)\n", st.Generated)
+	}
 	fmt.Fprintf(w, "time:    walk %v, engine writes %v, read+chunk+hash the rest (%d cores)\n",
 		st.WalkTime.Round(time.Millisecond), st.WriteTime.Round(time.Millisecond), runtime.GOMAXPROCS(0))
 	if st.Embedded > 0 {

@@ -2,8 +2,8 @@
 //
 // Subcommands:
 //
-//	searchd index PATH [--data DIR] [--collection C] [--embedder builtin|none|URL] [--watch]   walk, chunk and index a tree (incremental)
-//	searchd search "query" [--data DIR] [--top-k 5] [--mode lexical|dense|hybrid] [--fusion METHOD] [--scope PREFIX] [--json]
+//	searchd index PATH... [--data DIR] [--collection C] [--embedder builtin|none|URL] [--graph] [--watch]   walk, chunk and index trees (incremental)
+//	searchd search "query" [--data DIR] [--top-k 5] [--mode lexical|dense|hybrid] [--fusion METHOD] [--scope PREFIX] [--json] [--syntax text|operators] [--priors=false] [--definitions auto|always|off] [--expand]
 //	searchd serve [--data DIR] [--addr 127.0.0.1:7700] [--api-keys FILE] [--embedder URL]   the HTTP/JSON API (and MCP at /mcp)
 //	searchd mcp [--data DIR] [--root DIR] [--principal NAME] [--describe]   the MCP tools over stdio
 //	searchd loadtest [--duration 30s] [--clients 8] [--url URL]   loopback load test of the API
@@ -38,6 +38,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 )
@@ -89,6 +91,9 @@ func main() {
 		fmt.Fprintf(os.Stderr, "searchd: unknown command %q\n", os.Args[1])
 		usage()
 		os.Exit(2)
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return // -h printed the command's usage: not an error
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "searchd:", err)

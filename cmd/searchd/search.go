@@ -36,8 +36,12 @@ func runSearch(args []string) error {
 	verify := fl.Bool("verify", true, "re-read every hit's source span and drop stale hits (--verify=false to skip)")
 	budget := fl.Duration("budget", 0, "search deadline (0 = none)")
 	batch := fl.Bool("batch", false, "each argument is a separate query, answered from one store opening (--json: an array of results)")
-	plain := fl.Bool("plain", false, "plain BM25 order (no definitions-first for identifier-like query words)")
+	plain := fl.Bool("plain", false, "the engine's order: no definitions-first, no path priors")
+	defs := fl.String("definitions", "auto", "definitions first: auto (only when the query looks like an identifier: EqualFold, strings.EqualFold, read_full) | always (any identifier-like word) | off")
+	expand := fl.Bool("expand", false, "vocabulary bridging: add down-weighted identifier terms associated with the query's prose words (the table index learns; shown by --explain)")
+	priors := fl.Bool("priors", true, "path priors: rank tests, testdata, examples, .txt, generated files and cmd/ and internal/ copies below the public implementation (--priors=false: off)")
 	explain := fl.Bool("explain", false, "print each hit's retriever ranks (lexical rank, dense rank, fused score)")
+	syntax := fl.String("syntax", "text", `query syntax: text (quotes and +/- are plain characters) | operators ("phrase", +required, -excluded, prefix*)`)
 	embFlags := addEmbedderFlags(fl) // embedder.go
 	fl.Usage = func() {
 		fmt.Fprintf(fl.Output(), "usage: searchd search \"query\" [flags]\n       searchd search --batch \"query 1\" \"query 2\" ... [flags]\n\n")
@@ -77,7 +81,18 @@ func runSearch(args []string) error {
 	}
 	defer db.Close()
 	openTime := time.Since(t0)
-	search := ingest.Search
+	so, err := searchOptions(*defs, *priors) // searchopts.go
+	if err != nil {
+		return err
+	}
+	if *expand {
+		if so.Bridge, err = loadBridge(*data, *colName); err != nil {
+			return err
+		}
+	}
+	search := func(ctx context.Context, c *engine.Collection, q contract.Query) (contract.Result, error) {
+		return ingest.SearchWith(ctx, c, q, so)
+	}
 	if *plain {
 		search = func(ctx context.Context, c *engine.Collection, q contract.Query) (contract.Result, error) {
 			return c.Search(ctx, q)
@@ -87,9 +102,9 @@ func runSearch(args []string) error {
 	if qmode == "" {
 		qmode = defaultSearchMode(col, emb, *embFlags.url == embedderNone && embFlags.explicit())
 	}
-	var results []contract.Result
+	var results []jsonResult // searchopts.go
 	for i, text := range texts {
-		q := contract.Query{Text: text, TopK: *topK, Mode: qmode, Verify: *verify, Budget: *budget}
+		q := contract.Query{Text: text, TopK: *topK, Mode: qmode, Verify: *verify, Budget: *budget, Syntax: contract.Syntax(*syntax)}
 		q.Fusion.Method, q.Fusion.K, q.Fusion.Window = *fusionFlag, *fusionK, *fusionWindow
 		if q.Fusion.Weights, err = parseWeights(*fusionWeights); err != nil {
 			return err
@@ -107,7 +122,7 @@ func runSearch(args []string) error {
 			return err
 		}
 		if *asJSON {
-			results = append(results, res)
+			results = append(results, jsonResult{Result: res, Timings: jsonTimings{OpenMS: ms(openTime), SearchMS: ms(searchTime)}})
 			continue
 		}
 		if *batch {
@@ -118,6 +133,9 @@ func runSearch(args []string) error {
 		}
 		printHits(os.Stdout, text, res)
 		if *explain {
+			if len(res.Hits) > 0 && res.Hits[0].Explain.Expansion != "" {
+				fmt.Printf("expansion (term^weight): %s\n", res.Hits[0].Explain.Expansion)
+			}
 			fmt.Println("explain ranks (1-based; — = not in that retriever's list):")
 			for i, h := range res.Hits {
 				fmt.Printf("  %d. ", i+1)

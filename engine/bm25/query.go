@@ -34,6 +34,10 @@ type Query struct {
 	// first in byte order) dictionary terms starting with them; each
 	// expansion is an optional term with its own IDF.
 	Prefixes []string
+	// Weights scales terms: a term listed here has its weight qtf·idf
+	// multiplied by the factor (down-weighted query expansions). Terms
+	// not listed, and factors that are not finite and > 0, keep factor 1.
+	Weights map[string]float64
 }
 
 // Terms returns every scored term of q in first-appearance order (Should,
@@ -61,7 +65,34 @@ func (q *Query) Terms() []string {
 	return out
 }
 
-// ParseQuery parses the query syntax: whitespace-separated words;
+// ParseText reads q as plain text: every token a analyses is an optional
+// (Should) term, or with conjunctive true a required (Must) term for whole
+// tokens (identifier parts stay optional). Quotes, leading + and -, and a
+// trailing * are ordinary characters, which the analyzer drops: "mkdir -p"
+// scores "mkdir" and "p", and a quoted sentence matches its words. The
+// result has no phrases, exclusions or prefixes.
+func ParseText(q string, a *text.Analyzer, conjunctive bool) Query {
+	var out Query
+	for _, t := range a.Analyze(q) {
+		if conjunctive && !t.Part {
+			out.Must = append(out.Must, t.Term)
+		} else {
+			out.Should = append(out.Should, t.Term)
+		}
+	}
+	return out
+}
+
+// Parse reads q with ParseQuery when operators is true, else with
+// ParseText.
+func Parse(q string, a *text.Analyzer, conjunctive, operators bool) Query {
+	if operators {
+		return ParseQuery(q, a, conjunctive)
+	}
+	return ParseText(q, a, conjunctive)
+}
+
+// ParseQuery parses the operator syntax: whitespace-separated words;
 // "quoted phrases"; +word (required); -word (excluded); word* (prefix, on
 // the lower-cased word, not stemmed). A plain word becomes Should terms; with
 // conjunctive true, Must terms (identifier parts stay optional). For a

@@ -373,6 +373,9 @@ func planQuery(views []View, q Query, p SearchParams, st *Stats) (*plan, error) 
 		t := &pl.terms[i]
 		idf := IDF(p.IDF, st.N, st.DF[t.term])
 		t.w = float64(t.qtf) * math.Max(0, idf)
+		if f, ok := q.Weights[t.term]; ok && f > 0 && !math.IsInf(f, 1) {
+			t.w *= f
+		}
 	}
 	return pl, nil
 }

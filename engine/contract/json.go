@@ -25,6 +25,8 @@ type queryWire struct {
 	Cursor          string          `json:"cursor,omitempty"`
 	Collapse        int             `json:"collapse,omitempty"`
 	Highlight       bool            `json:"highlight,omitempty"`
+	Syntax          Syntax          `json:"syntax,omitempty"`
+	Expansion       []WeightedTerm  `json:"expansion,omitempty"`
 }
 
 // maxMS is the largest millisecond count a time.Duration holds.
@@ -45,7 +47,7 @@ func (q Query) MarshalJSON() ([]byte, error) {
 		Text: q.Text, Vector: vectorWire(q.Vector), FreshnessMS: msPtr(q.Freshness), TopK: q.TopK,
 		BudgetMS: msPtr(q.Budget), Mode: q.Mode, Tiers: q.Tiers, MinScore: q.MinScore,
 		TokenBudget: q.TokenBudget, MaxTokensPerHit: q.MaxTokensPerHit, Verify: q.Verify,
-		Cursor: q.Cursor, Collapse: q.Collapse, Highlight: q.Highlight,
+		Cursor: q.Cursor, Collapse: q.Collapse, Highlight: q.Highlight, Syntax: q.Syntax, Expansion: q.Expansion,
 	}
 	if q.Scope != (Scope{}) {
 		b, err := json.Marshal(q.Scope)
@@ -82,7 +84,7 @@ func (q *Query) UnmarshalJSON(data []byte) error {
 	out := Query{
 		Text: w.Text, Vector: []float32(w.Vector), TopK: w.TopK, Mode: w.Mode, Tiers: w.Tiers,
 		MinScore: w.MinScore, TokenBudget: w.TokenBudget, MaxTokensPerHit: w.MaxTokensPerHit, Verify: w.Verify,
-		Cursor: w.Cursor, Collapse: w.Collapse, Highlight: w.Highlight,
+		Cursor: w.Cursor, Collapse: w.Collapse, Highlight: w.Highlight, Syntax: w.Syntax, Expansion: w.Expansion,
 	}
 	if len(w.Scope) > 0 {
 		if err := strictUnmarshal(w.Scope, &out.Scope); err != nil {

@@ -48,6 +48,23 @@ const (
 // Valid reports whether m is lexical, dense or hybrid.
 func (m Mode) Valid() bool { return m == Lexical || m == Dense || m == Hybrid }
 
+// Syntax selects how Query.Text is read by the lexical retriever.
+type Syntax string
+
+const (
+	// SyntaxText matches the text as text: every word the analyzer keeps
+	// is an optional term; quotes, leading + and - and a trailing * are
+	// ordinary characters (the analyzer drops them). The default ("").
+	SyntaxText Syntax = "text"
+	// SyntaxOperators reads the operator syntax: "quoted phrase"
+	// (required phrase; one word: a required term), +word (required),
+	// -word (excluded), word* (prefix).
+	SyntaxOperators Syntax = "operators"
+)
+
+// Valid reports whether s is "", text or operators.
+func (s Syntax) Valid() bool { return s == "" || s == SyntaxText || s == SyntaxOperators }
+
 // Tier names a storage tier (DESIGN.md "Write path").
 type Tier string
 
@@ -452,7 +469,29 @@ type Query struct {
 	// Highlight asks for Envelope.Highlights: the byte spans of the
 	// query's terms in each hit's Content. JSON: highlight.
 	Highlight bool
+	// Syntax is how Text is read: "" or SyntaxText (plain text, the
+	// default) or SyntaxOperators (phrases, +required, -excluded,
+	// prefix*). JSON: syntax.
+	Syntax Syntax
+	// Expansion adds optional lexical terms, each scaled by its Weight:
+	// index terms as the collection's analyzer emits them (lower-case),
+	// used verbatim; a term the text already scores is not added again.
+	// At most MaxExpansionTerms, each 1..MaxTermBytes bytes, weights in
+	// (0, 1]. JSON: expansion, [{"term": …, "weight": …}].
+	Expansion []WeightedTerm
 }
+
+// WeightedTerm is one expansion term of a Query.
+type WeightedTerm struct {
+	Term   string  `json:"term"`
+	Weight float64 `json:"weight"`
+}
+
+// Query.Expansion bounds.
+const (
+	MaxExpansionTerms = 64
+	MaxTermBytes      = 128
+)
 
 // MaxCursorBytes bounds Query.Cursor (a cursor records up to MaxTopK
 // returned hits in 8 bytes each, base64url).
@@ -568,6 +607,13 @@ type Explain struct {
 	DenseScore float64 `json:"dense_score,omitempty"`
 	// FusedScore is the raw fused score before normalisation into [0,1].
 	FusedScore float64 `json:"fused_score,omitempty"`
+	// Prior is the factor a re-ranking layer multiplied Score by (code
+	// search's path priors, ingest.Prior; 0 = none applied).
+	Prior float64 `json:"prior,omitempty"`
+	// Expansion lists the terms a query expansion added to the lexical
+	// query (Query.Expansion), space-separated "term^weight" (code
+	// search's vocabulary bridging, ingest.Bridge; empty = none).
+	Expansion string `json:"expansion,omitempty"`
 }
 
 // Envelope is one verified hit: ⟨DocID, Content, SourceURI, VersionHash,

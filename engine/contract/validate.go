@@ -123,6 +123,20 @@ func (q *Query) Validate(dim int, opts ValidateOptions) error {
 		c.add(at(root, "max_tokens_per_hit"), q.MaxTokensPerHit, ErrTypeOutOfRange, "max_tokens_per_hit must not be negative", "integer ≥ 0 (0 = no limit)")
 	}
 
+	if len(q.Expansion) > MaxExpansionTerms {
+		c.add(at(root, "expansion"), len(q.Expansion), ErrTypeOutOfRange, "too many expansion terms", "at most 64 terms")
+	}
+	for i, e := range q.Expansion {
+		if e.Term == "" || len(e.Term) > MaxTermBytes || !utf8.ValidString(e.Term) {
+			c.add(at(root, "expansion", i, "term"), e.Term, ErrTypeOutOfRange, "expansion term must be 1..128 bytes of UTF-8", "an index term, 1..128 bytes")
+		}
+		if !(e.Weight > 0 && e.Weight <= 1) {
+			c.add(at(root, "expansion", i, "weight"), safeNumber(e.Weight), ErrTypeOutOfRange, "expansion weight must be in (0,1]", "number in (0,1]")
+		}
+	}
+	if !q.Syntax.Valid() {
+		c.add(at(root, "syntax"), string(q.Syntax), ErrTypeUnknownValue, "unknown syntax "+strconvQuote(string(q.Syntax)), "text | operators (empty = text)")
+	}
 	if q.Collapse < 0 || q.Collapse > MaxTopK {
 		c.add(at(root, "collapse"), q.Collapse, ErrTypeOutOfRange, "collapse out of range", "integer 0..1000 (0 = off)")
 	}

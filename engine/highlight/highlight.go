@@ -20,11 +20,17 @@ type Highlighter struct {
 }
 
 // New collects the scored terms of query as a lexical search parses it
-// (bm25.ParseQuery with analyzer an, the collection's: should and must
-// terms, identifier parts, phrase slots, prefix* patterns; not -excluded
-// terms).
+// in the operator syntax (bm25.ParseQuery with analyzer an, the
+// collection's: should and must terms, identifier parts, phrase slots,
+// prefix* patterns; not -excluded terms).
 func New(an *text.Analyzer, query string) *Highlighter {
-	bq := bm25.ParseQuery(query, an, false)
+	return NewSyntax(an, query, true)
+}
+
+// NewSyntax is New for a query read as plain text (operators false,
+// bm25.ParseText: every analysed token) or in the operator syntax.
+func NewSyntax(an *text.Analyzer, query string, operators bool) *Highlighter {
+	bq := bm25.Parse(query, an, false, operators)
 	h := &Highlighter{an: an, terms: map[string]bool{}, prefixes: bq.Prefixes}
 	for _, t := range bq.Terms() {
 		h.terms[t] = true

@@ -1,0 +1,48 @@
+package codeq
+
+// intent holds hand-written intent queries over the Go standard library:
+// what a developer types to find a function, written from the task (not
+// from the answer's doc comment, which was not read), each with the file
+// and symbol of the declaration that answers it.
+var intent = []struct{ text, file, symbol string }{
+	{"make every letter capital", "strings/strings.go", "ToUpper"},
+	{"remove whitespace from both ends of a string", "strings/strings.go", "TrimSpace"},
+	{"compare two strings ignoring case", "strings/strings.go", "EqualFold"},
+	{"cut a string into pieces around a separator", "strings/strings.go", "Split"},
+	{"glue a list of strings together with a separator between them", "strings/strings.go", "Join"},
+	{"check whether a string begins with some text", "strings/strings.go", "HasPrefix"},
+	{"substitute every occurrence of a substring", "strings/strings.go", "ReplaceAll"},
+	{"duplicate a string n times", "strings/strings.go", "Repeat"},
+	{"load a whole file into memory", "os/file.go", "ReadFile"},
+	{"save bytes to a file creating it if needed", "os/file.go", "WriteFile"},
+	{"fill a buffer completely from a stream or fail", "io/io.go", "ReadFull"},
+	{"pipe data from a reader into a writer until the end", "io/io.go", "Copy"},
+	{"turn an int into decimal text", "strconv/number.go", "Itoa"},
+	{"convert decimal text to an int", "strconv/number.go", "Atoi"},
+	{"parse a floating point number from text", "strconv/number.go", "ParseFloat"},
+	{"sort a slice with a custom less function", "sort/slice.go", "Slice"},
+	{"reverse the order of elements of a slice", "slices/slices.go", "Reverse"},
+	{"check whether a slice has a given element", "slices/slices.go", "Contains"},
+	{"absolute value of a float", "math/abs.go", "Abs"},
+	{"square root of a number", "math/sqrt.go", "Sqrt"},
+	{"round a float to the nearest whole number", "math/floor.go", "Round"},
+	{"turn bytes into hexadecimal text", "encoding/hex/hex.go", "EncodeToString"},
+	{"serialize a Go value to JSON", "encoding/json/encode.go", "Marshal"},
+	{"decode JSON text into a Go value", "encoding/json/decode.go", "Unmarshal"},
+	{"sha256 checksum of some data", "crypto/sha256/sha256.go", "Sum256"},
+	{"pause the current goroutine for a while", "time/sleep.go", "Sleep"},
+	{"how much time has passed since a moment", "time/time.go", "Since"},
+	{"render a time as text with a layout", "time/format.go", "Time.Format"},
+	{"block until a group of goroutines is done", "sync/waitgroup.go", "WaitGroup.Wait"},
+	{"run some initialization exactly one time", "sync/once.go", "Once.Do"},
+	{"start a web server on a port", "net/http/server.go", "ListenAndServe"},
+	{"open a network connection to a remote address", "net/dial.go", "Dial"},
+	{"combine path segments into one path", "path/filepath/path.go", "Join"},
+	{"file name extension of a path", "path/filepath/path.go", "Ext"},
+	{"visit every file in a directory tree", "path/filepath/path.go", "WalkDir"},
+	{"read an environment variable", "os/env.go", "Getenv"},
+	{"create a directory along with any missing parents", "os/path.go", "MkdirAll"},
+	{"compile a regular expression pattern", "regexp/regexp.go", "Compile"},
+	{"count the characters of a utf-8 string", "unicode/utf8/utf8.go", "RuneCountInString"},
+	{"test whether a rune is a letter", "unicode/graphic.go", "IsLetter"},
+}

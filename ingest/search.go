@@ -1,0 +1,297 @@
+package ingest
+
+import (
+	"context"
+	"path"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/stratasearch/strata/engine"
+	"github.com/stratasearch/strata/engine/contract"
+)
+
+// SearchOptions configures what Search adds to the engine's ranking. The
+// zero value is: definitions first for identifier-shaped queries only,
+// path priors on, no vocabulary bridging (set Bridge).
+type SearchOptions struct {
+	// Definitions selects the definitions-first lookup: DefsAuto (the
+	// default, ""), DefsAlways or DefsOff.
+	Definitions string
+	// NoPriors turns the path priors off (Priors): hits keep the engine's
+	// order and score.
+	NoPriors bool
+	// Bridge, when not nil, expands prose queries with associated
+	// identifier terms (Bridge.Expand) in lexical and hybrid mode; nil =
+	// no expansion.
+	Bridge *Bridge
+}
+
+// Definitions-first modes (SearchOptions.Definitions).
+const (
+	// DefsAuto looks declarations up only when the whole query looks
+	// like code (LooksLikeIdentifier).
+	DefsAuto = ""
+	// DefsAlways looks up every identifier-like word (SymbolNames), in
+	// prose queries too.
+	DefsAlways = "always"
+	// DefsOff never looks declarations up.
+	DefsOff = "off"
+)
+
+// LooksLikeIdentifier reports whether the query text is code, not prose:
+// 1 to 3 words, each a (possibly qualified) identifier (identRE), each
+// either code-shaped — an underscore ("read_full"), a qualifier
+// ("strings.EqualFold"), or a lower-to-upper case change ("EqualFold",
+// "parseHTTP") — or capitalised ("Grow" in "bytes.Buffer Grow"), and at
+// least one code-shaped or the query a single capitalised word ("Copy").
+// "returns the number of bytes", "Reader reads data" and "UTF-8 decoder"
+// are prose.
+func LooksLikeIdentifier(text string) bool {
+	words := strings.Fields(text)
+	if len(words) == 0 || len(words) > 3 {
+		return false
+	}
+	shaped := false
+	for _, w := range words {
+		if !identRE.MatchString(w) {
+			return false
+		}
+		cs := codeShaped(w)
+		shaped = shaped || cs
+		if !cs && !unicode.IsUpper(rune(w[0])) {
+			return false
+		}
+	}
+	return shaped || len(words) == 1
+}
+
+// codeShaped: an underscore, a dot, or a lower-case letter or digit
+// followed by an upper-case letter.
+func codeShaped(w string) bool {
+	if strings.ContainsAny(w, "_.") {
+		return true
+	}
+	for i := 1; i < len(w); i++ {
+		p, c := w[i-1], w[i]
+		if (p >= 'a' && p <= 'z' || p >= '0' && p <= '9') && c >= 'A' && c <= 'Z' {
+			return true
+		}
+	}
+	return false
+}
+
+// Path prior factors (Prior). A hit's score is multiplied by the product
+// of the factors its path and metadata match.
+const (
+	PriorGenerated = 0.75 // metadata generated = true (a "Code generated ... DO NOT EDIT." file)
+	PriorTest      = 0.5  // a test file (isTestFile: _test.go, test_*.py, *.test.ts, …) or under a test/, tests/ or __tests__/ directory (not an example)
+	PriorTestdata  = 0.4  // under a testdata/ directory
+	PriorExample   = 0.6  // example_test.go, example_*.go, or under an example/ or examples/ directory
+	PriorTxt       = 0.6  // a .txt file (test scripts, golden output)
+	PriorCmd       = 0.75 // under a cmd/ directory (tools and their private copies of packages)
+	PriorInternal  = 0.75 // under an internal/ directory (copies and helpers below the public API)
+)
+
+// Prior returns the path prior of a chunk: 1 for hand-written public
+// implementation code, less for the classes of PriorGenerated..PriorInternal
+// (their product when several apply). rel is the slash-separated path
+// relative to the indexed root (metadata path).
+func Prior(rel string, generated bool) float64 {
+	f := 1.0
+	if generated {
+		f *= PriorGenerated
+	}
+	rel = strings.TrimPrefix(path.Clean("/"+rel), "/")
+	dirs := strings.Split(rel, "/")
+	base := dirs[len(dirs)-1]
+	dirs = dirs[:len(dirs)-1]
+	has := func(names ...string) bool {
+		return slices.ContainsFunc(dirs, func(d string) bool { return slices.Contains(names, d) })
+	}
+	example := base == "example_test.go" || strings.HasPrefix(base, "example_") || has("example", "examples")
+	switch {
+	case example:
+		f *= PriorExample
+	case isTestFile(base) || has("test", "tests", "__tests__"):
+		f *= PriorTest
+	}
+	if has("testdata") {
+		f *= PriorTestdata
+	}
+	if strings.HasSuffix(base, ".txt") {
+		f *= PriorTxt
+	}
+	if has("cmd") {
+		f *= PriorCmd
+	}
+	if has("internal") {
+		f *= PriorInternal
+	}
+	return f
+}
+
+// isTestFile reports whether a file name is a test by its language's
+// convention: Go name_test.go; Python test_name.py, name_test.py and
+// conftest.py; JavaScript and TypeScript name.test.js / name.spec.ts (and
+// .jsx, .tsx, .mjs); Rust and C/C++ name_test.rs / name_test.cc.
+func isTestFile(base string) bool {
+	ext := path.Ext(base)
+	stem := strings.TrimSuffix(base, ext)
+	switch ext {
+	case ".go", ".rs", ".c", ".cc", ".cpp":
+		return strings.HasSuffix(stem, "_test")
+	case ".py":
+		return strings.HasPrefix(stem, "test_") || strings.HasSuffix(stem, "_test") || stem == "conftest"
+	case ".js", ".jsx", ".mjs", ".ts", ".tsx":
+		return strings.HasSuffix(stem, ".test") || strings.HasSuffix(stem, ".spec")
+	}
+	return false
+}
+
+// hitPrior is Prior of an envelope (metadata path and generated; 1 when
+// the path is absent).
+func hitPrior(h *contract.Envelope) float64 {
+	p, ok := h.Metadata[MetaPath].Str()
+	if !ok {
+		return 1
+	}
+	g, _ := h.Metadata[MetaGenerated].Boolean()
+	return Prior(p, g)
+}
+
+// Search is SearchWith with the default options.
+func Search(ctx context.Context, col *engine.Collection, q contract.Query) (contract.Result, error) {
+	return SearchWith(ctx, col, q, SearchOptions{})
+}
+
+// SearchWith is code search over an Index-ed collection: col.Search with
+// three additions.
+//
+// Vocabulary bridging (o.Bridge): the query's Expansion gets the
+// down-weighted associated terms of Bridge.Expand (prose queries only;
+// up to contract.MaxExpansionTerms in all); every hit's
+// Explain.Expansion lists them.
+//
+// Definitions first: when the query looks like an identifier
+// (LooksLikeIdentifier; with DefsAlways, when it has any identifier-like
+// word, SymbolNames), the chunks declaring one of the names (metadata
+// "names" contains it — an exact keyword filter the engine applies while
+// generating BM25 candidates) are ranked first, followed by the other
+// hits of the query, without duplicates, up to TopK. So "EqualFold" puts
+// strings.EqualFold's and bytes.EqualFold's definitions above the tests
+// and callers that mention the name more often. The declaration lookup is
+// lexical in hybrid mode too; dense queries (and queries with a vector
+// and no mode) and queries with a filter get no lookup.
+//
+// Path priors (unless o.NoPriors): each list (declarations, then the
+// rest) is re-ranked by score × Prior, over the top max(3·TopK, 30)
+// hits the engine returns, so a test, testdata file, example, .txt
+// script, generated file or cmd/ or internal/ copy ranks below the public
+// implementation of equal score. Envelope.Score is then score × prior
+// and Explain.Prior the factor. Scores need not decrease down the list
+// when declarations come first. Result.Epoch is the last search's.
+func SearchWith(ctx context.Context, col *engine.Collection, q contract.Query, o SearchOptions) (contract.Result, error) {
+	k := q.TopK
+	if k == 0 {
+		k = contract.DefaultTopK
+	}
+	lq := q
+	if !o.NoPriors {
+		lq.TopK = min(contract.MaxTopK, max(3*k, 30))
+	}
+	var expansion string
+	if o.Bridge != nil && q.Mode != contract.Dense && !(q.Mode == "" && len(q.Vector) > 0) {
+		if ex := o.Bridge.Expand(q.Text); len(ex) > 0 {
+			ex = ex[:max(0, min(len(ex), contract.MaxExpansionTerms-len(q.Expansion)))]
+			lq.Expansion = append(slices.Clone(q.Expansion), ex...)
+			expansion = FormatExpansion(ex)
+		}
+	}
+	var names []string
+	switch o.Definitions {
+	case DefsAuto:
+		if LooksLikeIdentifier(q.Text) {
+			names = SymbolNames(q.Text)
+		}
+	case DefsAlways:
+		names = SymbolNames(q.Text)
+	}
+	if q.Mode == contract.Dense || (q.Mode == "" && len(q.Vector) > 0) || q.Filter != nil {
+		names = nil
+	}
+	var lists []contract.Result
+	if len(names) > 0 {
+		vals := make([]contract.Value, len(names))
+		for i, n := range names {
+			vals[i] = contract.String(n)
+		}
+		fq := lq
+		f := contract.In(MetaNames, vals...)
+		fq.Filter = &f
+		// A name is matched by its words, not its meaning.
+		fq.Mode, fq.Vector, fq.Expansion = contract.Lexical, nil, q.Expansion
+		defs, err := col.Search(ctx, fq)
+		if err != nil {
+			return contract.Result{}, err
+		}
+		lists = append(lists, defs)
+	}
+	res, err := col.Search(ctx, lq)
+	if err != nil {
+		return contract.Result{}, err
+	}
+	lists = append(lists, res)
+	seen := map[string]bool{}
+	out := make([]contract.Envelope, 0, k)
+	var dropped []contract.Dropped
+	for _, l := range lists {
+		hits := l.Hits
+		if !o.NoPriors {
+			hits = rerank(hits)
+		}
+		for _, h := range hits {
+			if len(out) < k && !seen[h.DocID] {
+				seen[h.DocID] = true
+				out = append(out, h)
+			}
+		}
+		dropped = append(dropped, l.Dropped...)
+		if l.Partial {
+			res.Partial = true
+			if res.Reason == "" {
+				res.Reason = l.Reason
+			}
+		}
+	}
+	for i := range out {
+		out[i].Explain.Expansion = expansion
+	}
+	res.Hits, res.Dropped = out, dropped
+	if !o.NoPriors || expansion != "" {
+		// The engine's cursor continues the engine's list, not this one.
+		res.NextCursor = ""
+	}
+	return res, nil
+}
+
+// rerank returns hits ordered by score × Prior (stable: equal products
+// keep the engine's order), with Score and Explain.Prior set.
+func rerank(hits []contract.Envelope) []contract.Envelope {
+	out := slices.Clone(hits)
+	for i := range out {
+		p := hitPrior(&out[i])
+		out[i].Score *= p
+		out[i].Explain.Prior = p
+	}
+	slices.SortStableFunc(out, func(a, b contract.Envelope) int {
+		switch {
+		case a.Score > b.Score:
+			return -1
+		case a.Score < b.Score:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
