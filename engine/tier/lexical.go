@@ -33,7 +33,8 @@ type LexicalSets struct {
 // of a warm segment or MemTable are cached per segment for the last
 // epoch asked, so with a nil keep a repeated query at one epoch costs
 // O(#segments); the Allow bitmaps are then shared and must not be
-// modified. Errors: a set the snapshot does not have.
+// modified, and a view whose every row is live has a nil Allow (bm25: no
+// restriction). Errors: a set the snapshot does not have.
 func (sn *Snapshot) LexicalViews(ls LexicalSets, keep func(view int, row uint32) bool) ([]bm25.View, error) {
 	if len(ls.Warm) > len(sn.v.segs) || len(ls.Hot) > len(sn.v.frozen)+1 || len(ls.Cold) > len(sn.v.cold) {
 		return nil, fmt.Errorf("tier: lexical sets %d warm / %d hot / %d cold, snapshot has %d / %d / %d",
@@ -46,7 +47,11 @@ func (sn *Snapshot) LexicalViews(ls LexicalSets, keep func(view int, row uint32)
 		i := len(views)
 		n := uint64(seg.NumDocs())
 		if keep == nil && (live.IsEmpty() || uint64(live.Maximum()) < n) {
-			views = append(views, bm25.View{Seg: seg, Allow: live})
+			allow := live
+			if live.GetCardinality() == n {
+				allow = nil // every row: no per-candidate check
+			}
+			views = append(views, bm25.View{Seg: seg, Allow: allow})
 			return
 		}
 		allow := roaring.New()

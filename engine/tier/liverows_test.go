@@ -15,7 +15,8 @@ import (
 // hands out with a nil keep equal, at every pinned snapshot of a seeded
 // workload (overwrites and deletes of flushed rows, three flushes, a
 // growing MemTable), the row-by-row reference (VisibleRow / VisibleHot)
-// and the keep-everything path; snapshots are revisited out of epoch
+// and the keep-everything path (a nil Allow, every row live, included);
+// snapshots are revisited out of epoch
 // order, so a segment's cache switches epochs back and forth.
 func TestLexicalViewsLiveCache(t *testing.T) {
 	an, err := text.New(text.Options{})
@@ -80,7 +81,7 @@ func TestLexicalViewsLiveCache(t *testing.T) {
 		return out
 	}
 	keepAll := func(int, uint32) bool { return true }
-	warmSeen, deadSeen := false, false
+	warmSeen, deadSeen, nilSeen := false, false, false
 	// Forward, backward, then forward again: every step changes the
 	// epoch the shared segments were last asked for.
 	var order []int
@@ -107,7 +108,15 @@ func TestLexicalViewsLiveCache(t *testing.T) {
 		}
 		for v := range want {
 			name := fmt.Sprintf("step %d (epoch %d) view %d", step, p.sn.Epoch(), v)
-			if !shared[v].Allow.Equals(want[v]) {
+			if shared[v].Allow == nil {
+				// Documented: nil = every row of the view is live.
+				all := roaring.New()
+				all.AddRange(0, uint64(shared[v].Seg.NumDocs()))
+				if !all.Equals(want[v]) {
+					t.Fatalf("%s: nil Allow, but the reference allows %v of %d rows", name, want[v].ToArray(), shared[v].Seg.NumDocs())
+				}
+				nilSeen = true
+			} else if !shared[v].Allow.Equals(want[v]) {
 				t.Fatalf("%s: nil keep allows %v, reference %v", name, shared[v].Allow.ToArray(), want[v].ToArray())
 			}
 			if !kept[v].Allow.Equals(want[v]) {
@@ -121,7 +130,7 @@ func TestLexicalViewsLiveCache(t *testing.T) {
 			}
 		}
 	}
-	if !warmSeen || !deadSeen {
-		t.Fatalf("workload covered warm views %v, dead warm rows %v: the test needs both", warmSeen, deadSeen)
+	if !warmSeen || !deadSeen || !nilSeen {
+		t.Fatalf("workload covered warm views %v, dead warm rows %v, all-live views %v: the test needs all", warmSeen, deadSeen, nilSeen)
 	}
 }
