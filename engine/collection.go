@@ -39,6 +39,7 @@ type Collection struct {
 	closed  atomic.Bool
 	shape   shapeState         // shape.go: cursor key, retained snapshots
 	emb     collectionEmbedder // embedding.go: the live embedder
+	keys    keySpaceCache      // keyspace.go: the last search key space
 
 	// testHookRetriever, if set, runs at the start of each retriever
 	// ("lexical", "dense") in Search, and testHookRetrieverDone when its

@@ -91,21 +91,19 @@ func (c *Collection) newPlan(ctx context.Context, q contract.Query, pin *pinnedS
 		return nil, err
 	}
 	nW := uint32(len(wc.Rows))
-	infos := wc.Rows[:len(wc.Rows):len(wc.Rows)]
 	hotSegs := make([]*bm25.Segment, len(hots))
 	hotBase := make([]uint32, len(hots))
+	hotInfos := make([][]verInfo, len(hots))
+	next := nW
 	for i, h := range hots {
 		seg, memInfos, err := h.view()
 		if err != nil {
 			return nil, err
 		}
-		hotSegs[i], hotBase[i] = seg, uint32(len(infos))
-		if len(infos) == 0 {
-			infos = memInfos
-		} else {
-			infos = append(infos[:len(infos):len(infos)], memInfos...)
-		}
+		hotSegs[i], hotBase[i], hotInfos[i] = seg, next, memInfos
+		next += uint32(len(memInfos))
 	}
+	infos := c.keys.get(wc, hotInfos)
 	keyOf := func(d *tier.Document) (uint32, bool) {
 		for i, h := range hots {
 			if v, ok := h.versionOf(d); ok {
@@ -166,20 +164,25 @@ func (c *Collection) newPlan(ctx context.Context, q contract.Query, pin *pinnedS
 	var views []bm25.View
 	if q.Mode != contract.Dense || pred != nil {
 		// The tier knows which rows are live at the epoch; keep sees each
-		// of them once.
-		views, err = sn.LexicalViews(tier.LexicalSets{Warm: wc.Segs, Hot: hotSegs}, func(p int, local uint32) bool {
-			k := bases[p] + local
-			if statsAllow != nil && (tenancy == nil || tenancy(&infos[k])) {
-				statsAllow[p].Add(local)
+		// of them once. With nothing to restrict or count, the tier's
+		// cached live-row bitmaps are the Allow bitmaps (shared).
+		var keep func(int, uint32) bool
+		if pred != nil || statsAllow != nil {
+			keep = func(p int, local uint32) bool {
+				k := bases[p] + local
+				if statsAllow != nil && (tenancy == nil || tenancy(&infos[k])) {
+					statsAllow[p].Add(local)
+				}
+				if pred != nil && !pred(&infos[k], k) {
+					return false
+				}
+				if pred != nil {
+					allowDoc[infos[k].Doc] = struct{}{}
+				}
+				return true
 			}
-			if pred != nil && !pred(&infos[k], k) {
-				return false
-			}
-			if pred != nil {
-				allowDoc[infos[k].Doc] = struct{}{}
-			}
-			return true
-		})
+		}
+		views, err = sn.LexicalViews(tier.LexicalSets{Warm: wc.Segs, Hot: hotSegs}, keep)
 		if err != nil {
 			return nil, err
 		}

@@ -267,7 +267,7 @@ func (v Value) jsonable() any {
 func (v Value) MarshalJSON() ([]byte, error) {
 	switch v.kind {
 	case KindString:
-		return marshalNoHTML(v.s)
+		return appendJSONString(make([]byte, 0, len(v.s)+2), v.s), nil
 	case KindNumber:
 		if math.IsNaN(v.n) || math.IsInf(v.n, 0) {
 			return nil, fmt.Errorf("contract: metadata number %v is not finite", v.n)
@@ -276,10 +276,7 @@ func (v Value) MarshalJSON() ([]byte, error) {
 	case KindBool:
 		return json.Marshal(v.b)
 	case KindStrings:
-		if v.ss == nil {
-			return []byte("[]"), nil
-		}
-		return marshalNoHTML(v.ss)
+		return appendJSONStrings(nil, v.ss), nil // nil: "[]"
 	}
 	return nil, fmt.Errorf("contract: cannot encode an invalid (zero) Value")
 }
@@ -311,19 +308,6 @@ func AppendNumber(dst []byte, f float64) []byte {
 		return append(dst, exp...)
 	}
 	return append(dst, plain...)
-}
-
-// marshalNoHTML is json.Marshal without HTML escaping: '<', '>' and '&'
-// stay one byte each instead of six (\u003c), so a stored string is never
-// longer than its JSON input.
-func marshalNoHTML(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // UnmarshalJSON decodes a JSON string, number, boolean or array of strings.

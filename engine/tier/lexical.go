@@ -29,14 +29,44 @@ type LexicalSets struct {
 // Hot, then Cold, whose Allow bitmap holds the rows live at the snapshot
 // for which keep returns true (nil keep: every live row). keep is called
 // once per live row, view by view, rows ascending, with the view's index
-// in the result; the rows of a segment are 0..NumDocs()-1. Errors: a set
-// the snapshot does not have.
+// in the result; the rows of a segment are 0..NumDocs()-1. The live rows
+// of a warm segment or MemTable are cached per segment for the last
+// epoch asked, so with a nil keep a repeated query at one epoch costs
+// O(#segments); the Allow bitmaps are then shared and must not be
+// modified, and a view whose every row is live has a nil Allow (bm25: no
+// restriction). Errors: a set the snapshot does not have.
 func (sn *Snapshot) LexicalViews(ls LexicalSets, keep func(view int, row uint32) bool) ([]bm25.View, error) {
 	if len(ls.Warm) > len(sn.v.segs) || len(ls.Hot) > len(sn.v.frozen)+1 || len(ls.Cold) > len(sn.v.cold) {
 		return nil, fmt.Errorf("tier: lexical sets %d warm / %d hot / %d cold, snapshot has %d / %d / %d",
 			len(ls.Warm), len(ls.Hot), len(ls.Cold), len(sn.v.segs), len(sn.v.frozen)+1, len(sn.v.cold))
 	}
 	views := make([]bm25.View, 0, len(ls.Warm)+len(ls.Hot)+len(ls.Cold))
+	// addLive adds the view of seg over its live rows: shared when keep
+	// is nil and every live row is a row of seg, else a new bitmap.
+	addLive := func(seg *bm25.Segment, live *roaring.Bitmap) {
+		i := len(views)
+		n := uint64(seg.NumDocs())
+		if keep == nil && (live.IsEmpty() || uint64(live.Maximum()) < n) {
+			allow := live
+			if live.GetCardinality() == n {
+				allow = nil // every row: no per-candidate check
+			}
+			views = append(views, bm25.View{Seg: seg, Allow: allow})
+			return
+		}
+		allow := roaring.New()
+		it := live.Iterator()
+		for it.HasNext() {
+			r := it.Next()
+			if uint64(r) >= n {
+				break
+			}
+			if keep == nil || keep(i, r) {
+				allow.Add(r)
+			}
+		}
+		views = append(views, bm25.View{Seg: seg, Allow: allow})
+	}
 	add := func(seg *bm25.Segment, visible func(uint32) bool) {
 		i := len(views)
 		allow := roaring.New()
@@ -48,10 +78,14 @@ func (sn *Snapshot) LexicalViews(ls LexicalSets, keep func(view int, row uint32)
 		views = append(views, bm25.View{Seg: seg, Allow: allow})
 	}
 	for i, seg := range ls.Warm {
-		add(seg, func(r uint32) bool { return sn.VisibleRow(i, r) })
+		addLive(seg, sn.v.segs[i].liveRows(sn.epoch))
 	}
 	for i, seg := range ls.Hot {
-		add(seg, func(v uint32) bool { return sn.VisibleHot(i, v) })
+		m := sn.v.mem
+		if i < len(sn.v.frozen) {
+			m = sn.v.frozen[i]
+		}
+		addLive(seg, m.liveSet(sn.epoch))
 	}
 	for i, seg := range ls.Cold {
 		add(seg, func(r uint32) bool { return sn.VisibleColdRow(i, r) })

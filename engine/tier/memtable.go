@@ -100,6 +100,8 @@ type memTable struct {
 	bytes    int64
 
 	skipTombstone bool // mutation-check hook (Options.TestingSkipTombstone)
+	// live caches the versions visible at the last epoch asked (liveRows).
+	live liveCache
 }
 
 func newMemTable(dim int, metric Metric, lex LexicalIndexer) *memTable {

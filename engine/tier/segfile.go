@@ -202,6 +202,8 @@ type warmSegment struct {
 	// (appended under the store's apply lock, read under deadMu).
 	deadMu sync.RWMutex
 	dead   []uint32
+	// live caches the rows visible at the last epoch asked (liveRows).
+	live liveCache
 	// vecRows is the set of all HNSW ids (rows with a vector); vecRow maps
 	// an HNSW id back to its row.
 	vecRows *roaring.Bitmap

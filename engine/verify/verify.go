@@ -166,7 +166,7 @@ func Span(data []byte, from, to int) ([]byte, bool) {
 // link found there now was swapped in since). The limit is enforced on
 // the bytes read too, so a file that grows cannot exceed it.
 func ReadSource(path string) ([]byte, error) {
-	f, _, err := vfs.OpenRegular(path, nil)
+	f, fi, err := vfs.OpenRegular(path, nil)
 	if err != nil {
 		if errors.Is(err, vfs.ErrNotRegular) {
 			return nil, fmt.Errorf("verify: source %s is not a regular file", path)
@@ -174,9 +174,24 @@ func ReadSource(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxSourceFileBytes+1))
-	if err != nil {
-		return nil, err
+	// One buffer of the size the file had when opened (+1 to see EOF
+	// without growing), grown only if it grew since.
+	data := make([]byte, 0, min(max(fi.Size(), 0), MaxSourceFileBytes)+1)
+	for {
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(data) > MaxSourceFileBytes {
+			break
+		}
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
 	}
 	if len(data) > MaxSourceFileBytes {
 		return nil, fmt.Errorf("verify: source %s is larger than %d bytes", path, MaxSourceFileBytes)
