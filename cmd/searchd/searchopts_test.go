@@ -73,7 +73,9 @@ func TestCLISearchJSONTimingsAndSyntax(t *testing.T) {
 	if n := hits(`"blue widgets turns"`); n != 1 {
 		t.Errorf("quoted sentence as text: %d hits, want 1", n)
 	}
-	if n := hits(`"blue widgets turns"`, "--syntax", "operators"); n != 0 {
+	// The phrase operator is lexical: the default hybrid search would add
+	// the dense neighbour.
+	if n := hits(`"blue widgets turns"`, "--syntax", "operators", "--mode", "lexical"); n != 0 {
 		t.Errorf("quoted sentence as a phrase: %d hits, want 0", n)
 	}
 }
