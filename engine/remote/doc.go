@@ -21,9 +21,15 @@
 // lease has a TTL; OpenWriter takes a free or expired lease (If-Match on
 // the old one's etag) and at once publishes a fence manifest (the newest
 // state under its own token at the next version), so a previous holder's
-// next publication collides with it; a writer whose renewal fails, or
-// that paused past LeaseTTL/2 since renewing, gets ErrLeaseLost. Both
-// errors are final for that Writer. A crash at any point leaves either
+// next publication collides with it; a writer whose renewal finds the
+// lease replaced (its If-Match fails and the object holds another
+// token), or that paused past LeaseTTL/2 between renewing and
+// publishing, gets ErrLeaseLost. Both errors are final for that Writer.
+// A pause or an outage longer than the TTL alone is not: the If-Match
+// still holding proves nobody took the lease. A write whose answer was
+// lost (a timeout after the server applied it) is recognised by the
+// writer's own token: a lease or a manifest version carrying it is
+// adopted as the writer's. A crash at any point leaves either
 // the old newest manifest (uploads without a manifest are orphans that
 // Collect removes after Grace) or the new one; never a half-published
 // version, since readers only follow manifests, written in one PUT.
@@ -56,7 +62,8 @@
 // unreachable the reader keeps serving its view and reports degraded
 // (Status, GET /healthz 503) until a refresh succeeds again.
 //
-// Garbage (Writer.Collect, never a reader): objects no live manifest
-// references (the newest, any younger than Grace, any a reader pinned
-// within Grace), once older than Grace, then the dead manifests.
+// Garbage (Writer.Collect, never a reader, after renewing the lease):
+// objects no live manifest references (the newest, any replaced by a
+// newer version less than Grace ago, any a reader pinned within Grace),
+// once older than Grace, then the dead manifests.
 package remote

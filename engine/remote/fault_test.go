@@ -279,7 +279,7 @@ func TestCollect(t *testing.T) {
 	if reflect.DeepEqual(k1, k2) {
 		t.Fatal("compaction changed no object")
 	}
-	time.Sleep(grace + 50*time.Millisecond)
+	time.Sleep(grace + time.Second + 50*time.Millisecond) // listings give modification times to the second
 	if _, err := old.Refresh(ctx); err != nil { // heartbeat: still pins... the newest now
 		t.Fatal(err)
 	}

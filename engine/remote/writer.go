@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/stratasearch/strata/engine"
+	"github.com/stratasearch/strata/internal/base"
 	"github.com/stratasearch/strata/vfs/objstore"
 )
 
@@ -54,7 +55,8 @@ type WriterOptions struct {
 	// uploaded. Default DB dir/remote-staging.
 	Staging string
 	// Grace is how long garbage collection keeps manifests and objects
-	// that a reader may still use: manifests newer than Grace, manifests
+	// that a reader may still use: manifests replaced by a newer version
+	// less than Grace ago, manifests
 	// pinned by a reader heartbeat younger than Grace, and any object
 	// younger than Grace (an upload not yet published). Default 1m.
 	Grace time.Duration
@@ -189,30 +191,44 @@ func (w *Writer) acquire(ctx context.Context, newest uint64) error {
 	return nil
 }
 
-// renewLocked extends the lease (If-Match its etag); a conflict fences
-// the writer off (ErrLeaseLost). w.lmu is held.
+// renewLocked extends the lease (If-Match its etag). The If-Match is
+// what proves that nobody took the lease over, however long ago the last
+// renewal was (a pause or an outage past the TTL is harmless when it
+// still holds). A conflict fences the writer off (ErrLeaseLost), unless
+// the lease object still carries this writer's token: then an earlier
+// renewal was applied but its answer lost, and the writer adopts that
+// object's etag and renews again. w.lmu is held.
 func (w *Writer) renewLocked(ctx context.Context) error {
 	if w.fenced != nil {
 		return w.fenced
 	}
-	t := w.now()
-	if t.Sub(w.renewed) >= w.o.LeaseTTL {
-		w.fenced = fmt.Errorf("%w: not renewed for %s (TTL %s)", ErrLeaseLost, t.Sub(w.renewed), w.o.LeaseTTL)
-		return w.fenced
+	for attempt := 0; ; attempt++ {
+		t := w.now()
+		ls := w.lease
+		ls.Expires = t.Add(w.o.LeaseTTL)
+		b, _ := json.Marshal(ls)
+		etag, err := w.st.PutIfMatch(ctx, leaseKey, b, w.leaseETag)
+		if errors.Is(err, objstore.ErrConflict) && attempt == 0 {
+			cur, curETag, gerr := w.st.Get(ctx, leaseKey)
+			var held Lease
+			if gerr == nil && json.Unmarshal(cur, &held) == nil && held.Token == w.lease.Token {
+				w.leaseETag = curETag
+				continue
+			}
+			if gerr != nil && !errors.Is(gerr, objstore.ErrNotFound) {
+				return gerr // cannot tell yet; the next renewal asks again
+			}
+		}
+		if errors.Is(err, objstore.ErrConflict) || errors.Is(err, objstore.ErrNotFound) {
+			w.fenced = fmt.Errorf("%w: %w", ErrLeaseLost, err)
+			return w.fenced
+		}
+		if err != nil {
+			return err
+		}
+		w.lease, w.leaseETag, w.renewed = ls, etag, t
+		return nil
 	}
-	ls := w.lease
-	ls.Expires = t.Add(w.o.LeaseTTL)
-	b, _ := json.Marshal(ls)
-	etag, err := w.st.PutIfMatch(ctx, leaseKey, b, w.leaseETag)
-	if errors.Is(err, objstore.ErrConflict) || errors.Is(err, objstore.ErrNotFound) {
-		w.fenced = fmt.Errorf("%w: %w", ErrLeaseLost, err)
-		return w.fenced
-	}
-	if err != nil {
-		return err
-	}
-	w.lease, w.leaseETag, w.renewed = ls, etag, t
-	return nil
 }
 
 // Renew extends the lease. Run calls it every LeaseTTL/3.
@@ -329,40 +345,65 @@ var testHookUpload func(key string)
 var testHookBeforePut func()
 
 // put renews the lease and writes version+1 with cols (If-None-Match: *).
+// When that version exists under this writer's own lease token, an
+// earlier put was stored but its answer lost: the writer adopts it as
+// published and, if it holds other collections than cols, writes cols
+// on top of it.
 func (w *Writer) put(ctx context.Context, cols []CollectionManifest) error {
 	if testHookBeforePut != nil {
 		testHookBeforePut()
 	}
 	w.lmu.Lock()
 	defer w.lmu.Unlock()
-	if err := w.renewLocked(ctx); err != nil {
-		return err
+	if cols == nil {
+		cols = []CollectionManifest{}
 	}
-	m := Manifest{FormatVersion: FormatVersion, Version: w.version + 1, Parent: w.version, Writer: w.o.Owner,
-		LeaseToken: w.lease.Token, Created: w.now().UTC(), Collections: cols}
-	if m.Collections == nil {
-		m.Collections = []CollectionManifest{}
-	}
-	b, err := json.Marshal(&m)
+	want, err := json.Marshal(cols)
 	if err != nil {
 		return err
 	}
-	// The lease was renewed just now; refuse if the renewal is already
-	// older than half the TTL (a pause between renew and put).
-	if w.now().Sub(w.renewed) > w.o.LeaseTTL/2 {
-		w.fenced = fmt.Errorf("%w: paused %s between renewal and publication", ErrLeaseLost, w.now().Sub(w.renewed))
-		return w.fenced
-	}
-	if _, err := w.st.PutIfAbsent(ctx, ManifestKey(m.Version), b); err != nil {
-		if errors.Is(err, objstore.ErrConflict) {
+	for {
+		if err := w.renewLocked(ctx); err != nil {
+			return err
+		}
+		m := Manifest{FormatVersion: FormatVersion, Version: w.version + 1, Parent: w.version, Writer: w.o.Owner,
+			LeaseToken: w.lease.Token, Created: w.now().UTC(), Collections: cols}
+		b, err := json.Marshal(&m)
+		if err != nil {
+			return err
+		}
+		// The lease was renewed just now; refuse if the renewal is already
+		// older than half the TTL (a pause between renew and put).
+		if w.now().Sub(w.renewed) > w.o.LeaseTTL/2 {
+			w.fenced = fmt.Errorf("%w: paused %s between renewal and publication", ErrLeaseLost, w.now().Sub(w.renewed))
+			return w.fenced
+		}
+		_, err = w.st.PutIfAbsent(ctx, ManifestKey(m.Version), b)
+		if err == nil {
+			w.version, w.last = m.Version, cols
+			w.stats.Published++
+			return nil
+		}
+		if !errors.Is(err, objstore.ErrConflict) {
+			return err
+		}
+		there, rerr := readManifest(ctx, w.st, m.Version)
+		if rerr != nil && !errors.Is(rerr, objstore.ErrNotFound) {
+			var ce *base.CorruptError
+			if !errors.As(rerr, &ce) {
+				return rerr // cannot tell whose it is yet; retry later
+			}
+		}
+		if rerr != nil || there.LeaseToken != w.lease.Token {
 			w.fenced = fmt.Errorf("%w: version %d: %w", ErrPublishConflict, m.Version, err)
 			return w.fenced
 		}
-		return err
+		w.version, w.last = there.Version, there.Collections
+		w.stats.Published++
+		if got, _ := json.Marshal(there.Collections); string(got) == string(want) {
+			return nil
+		}
 	}
-	w.version, w.last = m.Version, cols
-	w.stats.Published++
-	return nil
 }
 
 // upload puts the file at path (named file in the store) under its
@@ -415,16 +456,21 @@ func (w *Writer) upload(ctx context.Context, col, path, file string) (Object, er
 }
 
 // Collect deletes what no live manifest references (garbage
-// collection; only the writer calls it, never a reader). Live manifests:
-// the newest, those created within Grace, and those a reader heartbeat
-// younger than Grace pins (readers/<id>). Objects under data/ that no
-// live manifest references and that are older than Grace (so an upload
-// of the next version is never taken) are deleted, then the manifests
-// that are not live. It returns the number of objects deleted.
+// collection; only the writer calls it, never a reader). It first renews
+// the lease, so a writer that lost it deletes nothing. Live manifests:
+// the newest, those replaced by a newer version less than Grace ago (a
+// reader that read one while it was the newest may still be fetching its
+// objects), and those a reader heartbeat younger than Grace pins
+// (readers/<id>; the heartbeat's age is the younger of its own time
+// stamp and the pin object's modification time, so a reader whose clock
+// lags is not dropped). Objects under data/ that no live manifest
+// references and that are older than Grace (so an upload of the next
+// version is never taken) are deleted, then the manifests that are not
+// live. It returns the number of objects deleted.
 func (w *Writer) Collect(ctx context.Context) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if err := w.fencedErr(); err != nil {
+	if err := w.Renew(ctx); err != nil {
 		return 0, err
 	}
 	now := w.now()
@@ -443,7 +489,7 @@ func (w *Writer) Collect(ctx context.Context) (int, error) {
 			continue
 		}
 		var p readerPin
-		if json.Unmarshal(b, &p) == nil && now.Sub(p.Heartbeat) < w.o.Grace {
+		if json.Unmarshal(b, &p) == nil && (now.Sub(p.Heartbeat) < w.o.Grace || storedAge(now, r.LastModified) < w.o.Grace) {
 			pinned[p.Version] = true
 		} else if now.Sub(r.LastModified) > 10*w.o.Grace {
 			_ = w.st.Delete(ctx, r.Key) // a long-gone reader
@@ -459,8 +505,7 @@ func (w *Writer) Collect(ctx context.Context) (int, error) {
 	if len(versions) == 0 {
 		return 0, nil
 	}
-	live := map[string]bool{}
-	var dead []uint64
+	mans := make([]*Manifest, len(versions))
 	for i, v := range versions {
 		m, err := readManifest(ctx, w.st, v)
 		if err != nil {
@@ -471,18 +516,29 @@ func (w *Writer) Collect(ctx context.Context) (int, error) {
 			if i == len(versions)-1 {
 				return 0, err
 			}
-			dead = append(dead, v)
 			continue
 		}
-		if i == len(versions)-1 || now.Sub(m.Created) < w.o.Grace || pinned[v] {
+		mans[i] = m
+	}
+	live := map[string]bool{}
+	var dead []uint64
+	var replaced time.Time // Created of the next readable version
+	for i := len(versions) - 1; i >= 0; i-- {
+		m := mans[i]
+		if m == nil {
+			dead = append(dead, versions[i])
+			continue
+		}
+		if i == len(versions)-1 || now.Sub(replaced) < w.o.Grace || pinned[versions[i]] {
 			for _, c := range m.Collections {
 				for _, o := range c.Objects {
 					live[o.Key] = true
 				}
 			}
 		} else {
-			dead = append(dead, v)
+			dead = append(dead, versions[i])
 		}
+		replaced = m.Created
 	}
 	objs, err := w.st.List(ctx, dataDir, "")
 	if err != nil {
@@ -490,7 +546,7 @@ func (w *Writer) Collect(ctx context.Context) (int, error) {
 	}
 	n := 0
 	for _, o := range objs {
-		if live[o.Key] || now.Sub(o.LastModified) < w.o.Grace {
+		if live[o.Key] || storedAge(now, o.LastModified) < w.o.Grace {
 			continue
 		}
 		if err := w.st.Delete(ctx, o.Key); err != nil {
@@ -513,6 +569,11 @@ func (w *Writer) Collect(ctx context.Context) (int, error) {
 	w.stats.Deleted += int64(n)
 	return n, nil
 }
+
+// storedAge is how long ago, at the latest, an object listed with
+// modification time lm was written: S3 listings truncate it to the
+// second, so the age is counted from the end of that second.
+func storedAge(now, lm time.Time) time.Duration { return now.Sub(lm) - time.Second }
 
 // Run renews the lease every LeaseTTL/3, publishes every interval and
 // collects garbage every 10 intervals, until ctx is done or the writer is
