@@ -280,7 +280,7 @@ func TestCollect(t *testing.T) {
 		t.Fatal("compaction changed no object")
 	}
 	time.Sleep(grace + time.Second + 50*time.Millisecond) // listings give modification times to the second
-	if _, err := old.Refresh(ctx); err != nil { // heartbeat: still pins... the newest now
+	if _, err := old.Refresh(ctx); err != nil {           // heartbeat: still pins... the newest now
 		t.Fatal(err)
 	}
 	// Pin v1 explicitly as a reader that has not refreshed yet would.
