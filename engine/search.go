@@ -270,21 +270,14 @@ func compilePredicate(q *contract.Query, withFilter bool) func(*verInfo, uint32)
 	}
 }
 
-// lexical runs one BM25 search (tier.Snapshot.SearchLexical) over every
-// tier's segment (warm segments' BM25 sections and the MemTable's sealed
-// builder), each restricted to its Allow bitmap during traversal, with global statistics (CollectStats over
-// all of them, so a score does not depend on how rows are split into
-// segments). Hit keys are bases[view] + local doc id.
-//
-// statsAllow, when not nil (MultiTenant collections, queries with a
-// principal), restricts the statistics to the rows it marks per view
-// (tenantStats); views past its end (cold archives) use their Allow
-// bitmap.
-//
-// The BM25 traversal stops when ctx is done; r.err is then ctx's error.
-func (c *Collection) lexical(ctx context.Context, sn *tier.Snapshot, views []bm25.View, bases []uint32, statsAllow []*roaring.Bitmap, q *contract.Query, k int) retrieved {
-	r := retrieved{name: retrieverLexical}
-	bq := bm25.Parse(q.Text, c.an, false, q.Syntax == contract.SyntaxOperators)
+// lexicalQuery parses q's lexical side: the BM25 query (text and
+// expansion terms), every prefix's expansion as bm25 plans it (for a
+// tenant-scoped query, already moved into bq.Should), the search
+// parameters and the views' segments; ok is false when q has no lexical
+// terms.
+func (c *Collection) lexicalQuery(views []bm25.View, statsAllow []*roaring.Bitmap, q *contract.Query) (bq bm25.Query, expanded []string, p bm25.SearchParams, segs []*bm25.Segment, ok bool) {
+	p = bm25.DefaultSearchParams()
+	bq = bm25.Parse(q.Text, c.an, false, q.Syntax == contract.SyntaxOperators)
 	if len(q.Expansion) > 0 {
 		// Expansion terms: optional, scaled by their weights; a term the
 		// text already scores keeps its own weight.
@@ -304,18 +297,15 @@ func (c *Collection) lexical(ctx context.Context, sn *tier.Snapshot, views []bm2
 		}
 	}
 	if len(bq.Terms()) == 0 && len(bq.Prefixes) == 0 {
-		return r
+		return bq, nil, p, nil, false
 	}
-	p := bm25.DefaultSearchParams()
-	p.K = k
-	segs := make([]*bm25.Segment, len(views))
+	segs = make([]*bm25.Segment, len(views))
 	for i := range views {
 		segs[i] = views[i].Seg
 	}
 	// The df of every term a prefix may expand to is collected too (the
 	// expansion itself happens inside bm25.Search, which scores each
 	// expanded term with st.DF).
-	var expanded []string // every prefix's expansion, as bm25 plans it
 	if statsAllow != nil {
 		// MultiTenant: a prefix expands only to terms the tenant's own
 		// rows hold (the first MaxExpansions of them in byte order), and
@@ -339,11 +329,42 @@ func (c *Collection) lexical(ctx context.Context, sn *tier.Snapshot, views []bm2
 			expanded = append(expanded, exp...)
 		}
 	}
+	return bq, expanded, p, segs, true
+}
+
+// lexical runs one BM25 search (tier.Snapshot.SearchLexical) over every
+// tier's segment (warm segments' BM25 sections and the MemTable's sealed
+// builder), each restricted to its Allow bitmap during traversal, with global statistics (CollectStats over
+// all of them, so a score does not depend on how rows are split into
+// segments), or q.LexicalStats when set (a shard scoring with its
+// collection's global statistics). Hit keys are bases[view] + local doc
+// id.
+//
+// statsAllow, when not nil (MultiTenant collections, queries with a
+// principal), restricts the statistics to the rows it marks per view
+// (tenantStats); views past its end (cold archives) use their Allow
+// bitmap.
+//
+// The BM25 traversal stops when ctx is done; r.err is then ctx's error.
+func (c *Collection) lexical(ctx context.Context, sn *tier.Snapshot, views []bm25.View, bases []uint32, statsAllow []*roaring.Bitmap, q *contract.Query, k int) retrieved {
+	r := retrieved{name: retrieverLexical}
+	bq, expanded, p, segs, ok := c.lexicalQuery(views, statsAllow, q)
+	if !ok {
+		return r
+	}
+	p.K = k
 	terms := append(bq.Terms(), expanded...)
 	var st *bm25.Stats
-	if statsAllow != nil {
+	switch ls := q.LexicalStats; {
+	case statsAllow != nil:
 		st = tenantStats(views, statsAllow, terms)
-	} else {
+	case ls != nil:
+		// A sharded collection's global statistics (LexicalStats).
+		st = &bm25.Stats{N: ls.Docs, SumDL: ls.SumDocLen, DF: ls.DocFreq}
+		if st.DF == nil {
+			st.DF = map[string]int64{}
+		}
+	default:
 		st = bm25.CollectStats(segs, terms)
 	}
 	hits, err := sn.SearchLexical(ctx, views, bq, p, st)

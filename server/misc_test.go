@@ -152,6 +152,8 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		case f.Type() == reflect.TypeFor[*contract.Filter]():
 			f.Set(reflect.ValueOf(ptr(contract.Exists("x"))))
 		case f.Type() == reflect.TypeFor[*contract.Principal]():
+		case f.Type() == reflect.TypeFor[*contract.LexicalStats]():
+			f.Set(reflect.ValueOf(&contract.LexicalStats{Docs: 1}))
 		case f.Kind() == reflect.String:
 			f.SetString("x")
 		case f.Kind() == reflect.Int || f.Kind() == reflect.Int64:

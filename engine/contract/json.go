@@ -27,6 +27,7 @@ type queryWire struct {
 	Highlight       bool            `json:"highlight,omitempty"`
 	Syntax          Syntax          `json:"syntax,omitempty"`
 	Expansion       []WeightedTerm  `json:"expansion,omitempty"`
+	LexicalStats    *LexicalStats   `json:"lexical_stats,omitempty"`
 }
 
 // maxMS is the largest millisecond count a time.Duration holds.
@@ -48,6 +49,7 @@ func (q Query) MarshalJSON() ([]byte, error) {
 		BudgetMS: msPtr(q.Budget), Mode: q.Mode, Tiers: q.Tiers, MinScore: q.MinScore,
 		TokenBudget: q.TokenBudget, MaxTokensPerHit: q.MaxTokensPerHit, Verify: q.Verify,
 		Cursor: q.Cursor, Collapse: q.Collapse, Highlight: q.Highlight, Syntax: q.Syntax, Expansion: q.Expansion,
+		LexicalStats: q.LexicalStats,
 	}
 	if q.Scope != (Scope{}) {
 		b, err := json.Marshal(q.Scope)
@@ -85,6 +87,7 @@ func (q *Query) UnmarshalJSON(data []byte) error {
 		Text: w.Text, Vector: []float32(w.Vector), TopK: w.TopK, Mode: w.Mode, Tiers: w.Tiers,
 		MinScore: w.MinScore, TokenBudget: w.TokenBudget, MaxTokensPerHit: w.MaxTokensPerHit, Verify: w.Verify,
 		Cursor: w.Cursor, Collapse: w.Collapse, Highlight: w.Highlight, Syntax: w.Syntax, Expansion: w.Expansion,
+		LexicalStats: w.LexicalStats,
 	}
 	if len(w.Scope) > 0 {
 		if err := strictUnmarshal(w.Scope, &out.Scope); err != nil {

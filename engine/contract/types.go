@@ -463,6 +463,39 @@ type Query struct {
 	// At most MaxExpansionTerms, each 1..MaxTermBytes bytes, weights in
 	// (0, 1]. JSON: expansion, [{"term": …, "weight": …}].
 	Expansion []WeightedTerm
+	// LexicalStats, if set, are the BM25 collection statistics the lexical
+	// retriever scores with (hot and warm tiers) instead of the
+	// collection's own: a query fanned out to the shards of a collection
+	// carries the sum of their Collection.LexicalStats, so each shard
+	// scores its documents as one collection holding every shard's would.
+	// Terms it lacks count df 0. Not for a tenant-scoped query of a
+	// MultiTenant collection. Nil = the collection's own. JSON:
+	// lexical_stats.
+	LexicalStats *LexicalStats
+}
+
+// LexicalStats are BM25 collection statistics: the number of documents,
+// the sum of their lengths (tokens) and each term's document frequency.
+type LexicalStats struct {
+	Docs      int64            `json:"docs"`
+	SumDocLen int64            `json:"sum_doc_len"`
+	DocFreq   map[string]int64 `json:"doc_freq,omitempty"`
+}
+
+// MaxLexicalStatsTerms bounds LexicalStats.DocFreq in a Query.
+const MaxLexicalStatsTerms = 4096
+
+// Add adds o's counts to s (the statistics of the union of two disjoint
+// document sets).
+func (s *LexicalStats) Add(o LexicalStats) {
+	s.Docs += o.Docs
+	s.SumDocLen += o.SumDocLen
+	if len(o.DocFreq) > 0 && s.DocFreq == nil {
+		s.DocFreq = make(map[string]int64, len(o.DocFreq))
+	}
+	for t, n := range o.DocFreq {
+		s.DocFreq[t] += n
+	}
 }
 
 // WeightedTerm is one expansion term of a Query.

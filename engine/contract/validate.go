@@ -2,6 +2,7 @@ package contract
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -132,6 +133,28 @@ func (q *Query) Validate(dim int, opts ValidateOptions) error {
 		}
 		if !(e.Weight > 0 && e.Weight <= 1) {
 			c.add(at(root, "expansion", i, "weight"), safeNumber(e.Weight), ErrTypeOutOfRange, "expansion weight must be in (0,1]", "number in (0,1]")
+		}
+	}
+	if ls := q.LexicalStats; ls != nil {
+		if ls.Docs < 0 || ls.SumDocLen < 0 {
+			c.add(at(root, "lexical_stats"), ls.Docs, ErrTypeOutOfRange, "lexical_stats counts must not be negative", "docs ≥ 0, sum_doc_len ≥ 0")
+		}
+		if len(ls.DocFreq) > MaxLexicalStatsTerms {
+			c.add(at(root, "lexical_stats", "doc_freq"), len(ls.DocFreq), ErrTypeOutOfRange, "too many lexical_stats terms", "at most 4096 terms")
+		} else {
+			terms := make([]string, 0, len(ls.DocFreq))
+			for t := range ls.DocFreq {
+				terms = append(terms, t)
+			}
+			slices.Sort(terms)
+			for _, t := range terms {
+				if n := ls.DocFreq[t]; n < 0 || n > ls.Docs {
+					c.add(at(root, "lexical_stats", "doc_freq", t), n, ErrTypeOutOfRange, "document frequency out of range", "integer 0..docs")
+				}
+			}
+		}
+		if opts.MultiTenant {
+			c.add(at(root, "lexical_stats"), nil, ErrTypeConflict, "lexical_stats with tenant-scoped statistics", "omitted in a MultiTenant collection")
 		}
 	}
 	if !q.Syntax.Valid() {

@@ -7,7 +7,9 @@ import (
 	"hash/fnv"
 	"sort"
 
+	"github.com/stratasearch/strata/engine/catalog"
 	"github.com/stratasearch/strata/engine/contract"
+	"github.com/stratasearch/strata/engine/fusion"
 	"github.com/stratasearch/strata/vfs/objstore"
 )
 
@@ -44,9 +46,31 @@ func PublishShardMap(ctx context.Context, st *objstore.Store, m ShardMap) error 
 	return err
 }
 
+// MergeLexicalTopK merges per-shard lexical hit lists (each sorted best
+// first, scored with the global Query.LexicalStats) into the best k as
+// one collection's BM25 search orders them: raw BM25 score
+// (Explain.LexicalScore), higher first, ties by the document's external
+// id (catalog.ExtID, FNV-1a-64 of the id), ascending.
+func MergeLexicalTopK(lists [][]contract.Envelope, k int) []contract.Envelope {
+	var all []contract.Envelope
+	for _, l := range lists {
+		all = append(all, l...)
+	}
+	sort.SliceStable(all, func(i, j int) bool {
+		if a, b := all[i].Explain.LexicalScore, all[j].Explain.LexicalScore; a != b {
+			return a > b
+		}
+		return catalog.ExtID(all[i].DocID) < catalog.ExtID(all[j].DocID)
+	})
+	if len(all) > k {
+		all = all[:k]
+	}
+	return all
+}
+
 // MergeTopK merges per-shard hit lists (each sorted best first) into the
 // best k: by score, higher first, ties by document id, as one
-// collection orders them. Shards are disjoint by id, so no hit repeats.
+// collection orders dense hits (lexical ones: MergeLexicalTopK). Shards are disjoint by id, so no hit repeats.
 func MergeTopK(lists [][]contract.Envelope, k int) []contract.Envelope {
 	var all []contract.Envelope
 	for _, l := range lists {
@@ -62,4 +86,97 @@ func MergeTopK(lists [][]contract.Envelope, k int) []contract.Envelope {
 		all = all[:k]
 	}
 	return all
+}
+
+// HybridRRFDepth is how deep one collection's hybrid RRF search reads
+// each retriever's list for q: Fusion.Window, else max(100, TopK), and
+// never less than TopK. A fan-out asks every shard for this many lexical
+// and dense hits before MergeHybridRRF.
+func HybridRRFDepth(q contract.Query) int {
+	q.EnsureDefaults()
+	d := q.Fusion.Window
+	if d == 0 {
+		d = max(100, q.TopK)
+	}
+	return max(d, q.TopK)
+}
+
+// MergeHybridRRF fuses the shards' lexical and dense hit lists as one
+// collection's hybrid search under RRF (q.Fusion.Method "rrf") does, so
+// that the result is exact: each kind is merged to its depth
+// (MergeLexicalTopK and MergeTopK, depth HybridRRFDepth(q)), and the two lists are fused by
+// weighted RRF (fusion.Fuse with q's k, weights and window) into the top
+// q.TopK, ties by document id. lexical[s] and dense[s] are shard s's own
+// Lexical and Dense results at that depth, the lexical ones scored with
+// the global Query.LexicalStats (sum of the shards' Collection.LexicalStats).
+// Each hit's Score is contract.HybridScore of its fused score; Explain
+// holds its ranks in the merged lists, raw scores and the fused score.
+// A fusion of scores rather than ranks (minmax, zscore, maxnorm, and the
+// rerank-maxnorm hybrid default) normalises by each list's extremes and is
+// not reproduced here.
+func MergeHybridRRF(q contract.Query, lexical, dense [][]contract.Envelope) ([]contract.Envelope, error) {
+	q.EnsureDefaults()
+	if m, err := fusion.ParseMethod(q.Fusion.Method); err != nil || m != fusion.RRF {
+		return nil, fmt.Errorf("remote: MergeHybridRRF needs fusion method rrf, got %q", q.Fusion.Method)
+	}
+	k := q.Fusion.K
+	if k == 0 {
+		k = fusion.DefaultK
+	}
+	depth := HybridRRFDepth(q)
+	byID := map[string]contract.Envelope{}
+	raws := map[string]map[string]float64{"lexical": {}, "dense": {}}
+	var lists []fusion.List[string]
+	var weights []float64
+	for _, in := range []struct {
+		name  string
+		lists [][]contract.Envelope
+	}{{"lexical", lexical}, {"dense", dense}} {
+		w := q.Fusion.Weight(in.name)
+		if w == 0 {
+			continue
+		}
+		weights = append(weights, w)
+		merged := MergeTopK(in.lists, depth)
+		if in.name == "lexical" {
+			merged = MergeLexicalTopK(in.lists, depth)
+		}
+		l := fusion.List[string]{Name: in.name, Weight: w}
+		for _, e := range merged {
+			l.Hits = append(l.Hits, fusion.Hit[string]{Key: e.DocID, Score: e.Score})
+			if in.name == "lexical" {
+				raws[in.name][e.DocID] = e.Explain.LexicalScore
+			} else {
+				raws[in.name][e.DocID] = e.Explain.DenseScore
+			}
+			if _, ok := byID[e.DocID]; !ok {
+				byID[e.DocID] = e
+			}
+		}
+		lists = append(lists, l)
+	}
+	if len(lists) == 0 {
+		return nil, nil
+	}
+	fused, err := fusion.Fuse(lists, fusion.Options{Method: fusion.RRF, K: k, TopK: q.TopK, Window: q.Fusion.Window})
+	if err != nil {
+		return nil, fmt.Errorf("remote: fuse: %w", err)
+	}
+	out := make([]contract.Envelope, 0, len(fused))
+	for _, f := range fused {
+		e := byID[f.Key]
+		e.Explain = contract.Explain{FusedScore: f.Score}
+		e.Score = contract.HybridScore(f.Score, k, weights...)
+		for _, ct := range f.Explain {
+			switch {
+			case ct.Rank == 0:
+			case ct.List == "lexical":
+				e.Explain.LexicalRank, e.Explain.LexicalScore = ct.Rank, raws["lexical"][f.Key]
+			case ct.List == "dense":
+				e.Explain.DenseRank, e.Explain.DenseScore = ct.Rank, raws["dense"][f.Key]
+			}
+		}
+		out = append(out, e)
+	}
+	return out, nil
 }

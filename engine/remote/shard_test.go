@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,11 +16,13 @@ import (
 
 // TestShardFanOut: 16 shards (documents split by ShardOf), each
 // published by its own writer under its own prefix of one gateway and
-// served by its own reader; a dense query fanned out to all 16 and
-// merged (MergeTopK) returns exactly the hits, ids and scores, of one
-// collection holding every document. Segments below IVFMinRows vectors
-// are scanned exactly (SegmentIndex "ivfpq" → flat), so both sides are
-// exact.
+// served by its own reader. Fanned out to all 16 and merged, a query
+// returns exactly the hits, ids and scores, of one collection holding
+// every document: dense (MergeTopK; segments below IVFMinRows vectors
+// are scanned exactly, SegmentIndex "ivfpq" → flat, so both sides are
+// exact), lexical (with the summed Collection.LexicalStats of the shards
+// in Query.LexicalStats; shard-local statistics are shown to differ) and
+// hybrid RRF (MergeHybridRRF over the shards' lexical and dense lists).
 func TestShardFanOut(t *testing.T) {
 	g := s3gw.Start(t)
 	ctx := context.Background()
@@ -95,6 +98,120 @@ func TestShardFanOut(t *testing.T) {
 	if err != nil || json.Unmarshal(b, &got) != nil || len(got.Prefixes) != shards {
 		t.Fatalf("root manifest: %v", err)
 	}
+	// search runs q on every shard at the root's versions.
+	search := func(q contract.Query) [][]contract.Envelope {
+		t.Helper()
+		var lists [][]contract.Envelope
+		for s, r := range readers {
+			v := r.Acquire()
+			if v.Version != got.Epochs[s] {
+				t.Fatalf("shard %d serves version %d, root says %d", s, v.Version, got.Epochs[s])
+			}
+			res, err := mustCol(t, v.DB, "docs").Search(ctx, q)
+			v.Release()
+			if err != nil {
+				t.Fatal(err)
+			}
+			lists = append(lists, res.Hits)
+		}
+		return lists
+	}
+	// globalStats is the distributed-frequency phase: the sum of every
+	// shard's statistics for q's terms.
+	globalStats := func(q contract.Query) *contract.LexicalStats {
+		t.Helper()
+		var sum contract.LexicalStats
+		for _, r := range readers {
+			v := r.Acquire()
+			st, err := mustCol(t, v.DB, "docs").LexicalStats(ctx, q)
+			v.Release()
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum.Add(st)
+		}
+		return &sum
+	}
+	same := func(a, b []contract.Envelope) bool {
+		if len(a) != len(b) {
+			return false
+		}
+		for i := range a {
+			if a[i].DocID != b[i].DocID || a[i].Score != b[i].Score {
+				return false
+			}
+		}
+		return true
+	}
+	check := func(what string, qi int, merged, want []contract.Envelope) {
+		t.Helper()
+		if len(merged) != len(want) {
+			t.Fatalf("%s query %d: %d merged hits, %d from one collection", what, qi, len(merged), len(want))
+		}
+		for i := range merged {
+			if merged[i].DocID != want[i].DocID || merged[i].Score != want[i].Score {
+				t.Fatalf("%s query %d rank %d: merged %s %v, one collection %s %v", what, qi, i, merged[i].DocID,
+					merged[i].Score, want[i].DocID, want[i].Score)
+			}
+		}
+	}
+
+	// Lexical: with the global statistics the merge is exact; with each
+	// shard's own it is not (the check can fail).
+	localDiffers := 0
+	for qi := 0; qi < 10; qi++ {
+		w := strings.Fields(doc(6000+qi, 5).Content)
+		q := contract.Query{Text: w[0] + " " + w[1], Mode: contract.Lexical, TopK: k}
+		want, err := wc.Search(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole, err := wc.LexicalStats(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gs := globalStats(q)
+		if fmt.Sprint(*gs) != fmt.Sprint(whole) || gs.Docs != docs {
+			t.Fatalf("query %d: summed shard statistics %+v, one collection's %+v", qi, *gs, whole)
+		}
+		if !same(MergeLexicalTopK(search(q), k), want.Hits) {
+			localDiffers++
+		}
+		gq := q
+		gq.LexicalStats = gs
+		check("lexical", qi, MergeLexicalTopK(search(gq), k), want.Hits)
+	}
+	if localDiffers == 0 {
+		t.Fatal("shard-local statistics merged exactly on every query: the lexical check cannot fail")
+	}
+
+	// Hybrid (RRF): each shard's lexical (global statistics) and dense
+	// lists at the fusion depth, merged, then fused once.
+	for qi := 0; qi < 10; qi++ {
+		d := doc(7000+qi, 5)
+		w := strings.Fields(d.Content)
+		q := contract.Query{Text: w[0] + " " + w[1], Vector: d.Vector, Mode: contract.Hybrid, TopK: k,
+			Fusion: contract.FusionParams{Method: "rrf"}}
+		want, err := wc.Search(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		depth := HybridRRFDepth(q)
+		lq := contract.Query{Text: q.Text, Mode: contract.Lexical, TopK: depth, LexicalStats: globalStats(q)}
+		dq := contract.Query{Vector: q.Vector, Mode: contract.Dense, TopK: depth}
+		merged, err := MergeHybridRRF(q, search(lq), search(dq))
+		if err != nil {
+			t.Fatal(err)
+		}
+		check("hybrid", qi, merged, want.Hits)
+		for i := range merged {
+			if merged[i].Explain.LexicalRank != want.Hits[i].Explain.LexicalRank ||
+				merged[i].Explain.DenseRank != want.Hits[i].Explain.DenseRank {
+				t.Fatalf("hybrid query %d rank %d: explain %+v, one collection %+v", qi, i, merged[i].Explain, want.Hits[i].Explain)
+			}
+		}
+	}
+
 	for qi := 0; qi < 10; qi++ {
 		q := contract.Query{Vector: doc(5000+qi, 3).Vector, Mode: contract.Dense, TopK: k}
 		want, err := wc.Search(ctx, q)
