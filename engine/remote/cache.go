@@ -79,6 +79,9 @@ func (c *cache) get(ctx context.Context, o Object) (string, error) {
 			c.entries[o.Key] = e
 			c.misses++
 			c.mu.Unlock()
+			if testHookFetch != nil {
+				testHookFetch(o.Key)
+			}
 			err := c.download(ctx, o)
 			c.mu.Lock()
 			e.err = err
@@ -112,6 +115,9 @@ func (c *cache) get(ctx context.Context, o Object) (string, error) {
 		return c.path(o.Key), nil
 	}
 }
+
+// testHookFetch, if set, runs before each object download.
+var testHookFetch func(key string)
 
 func (c *cache) download(ctx context.Context, o Object) error {
 	p := c.path(o.Key)

@@ -53,7 +53,10 @@
 // per version (tier.WriteStoreDir) opened as a read-only engine.DB
 // (Options.Replica: no background compaction). Segments are then mmapped
 // from the cache as from local disk, so a warm query costs what a local
-// one does. Every object of a version is fetched before it is served: a
+// one does. While it fetches a version the reader's pin names that
+// version and is rewritten every PinInterval, so garbage collection keeps
+// its objects however long the fetch takes (the view being served is
+// local and needs no pin). Every object of a version is fetched before it is served: a
 // segment is validated section by section and its doc store decoded when
 // it opens, so fetching only the sections a query touches would need
 // segments that open lazily. A view is swapped

@@ -43,6 +43,11 @@ type ReaderOptions struct {
 	NewHandler func(db *engine.DB, dir string) (http.Handler, io.Closer, error)
 	// Logf receives poll errors. Default none.
 	Logf func(format string, args ...any)
+	// PinInterval is how often a reader fetching a new version rewrites
+	// its pin (readers/<ID>) naming that version, so the writer's garbage
+	// collection keeps its objects however long the fetch takes. It must
+	// be well under the writer's Grace. Default 10s.
+	PinInterval time.Duration
 }
 
 // Reader serves the newest published manifest of a bucket prefix,
@@ -98,6 +103,9 @@ func OpenReader(ctx context.Context, st *objstore.Store, o ReaderOptions) (*Read
 	}
 	if o.ID == "" {
 		o.ID = newToken()[:12]
+	}
+	if o.PinInterval <= 0 {
+		o.PinInterval = 10 * time.Second
 	}
 	if o.Engine.FS != nil && o.Engine.FS != vfs.Default {
 		return nil, errors.New("remote: reader views need the OS file system")
@@ -159,7 +167,14 @@ func (r *Reader) refresh(ctx context.Context) (uint64, error) {
 		if err != nil {
 			return have, err
 		}
+		// Pin the version being fetched for as long as the fetch runs:
+		// the view being served is local already, its objects need no pin.
+		stop, err := r.pinWhile(ctx, newest)
+		if err != nil {
+			return have, err
+		}
 		nv, err := r.openView(ctx, m)
+		stop()
 		if err != nil {
 			return have, err
 		}
@@ -177,6 +192,38 @@ func (r *Reader) refresh(ctx context.Context) (uint64, error) {
 		return have, err
 	}
 	return have, nil
+}
+
+// pinWhile writes the reader's pin for version v now and every
+// PinInterval until the returned stop is called.
+func (r *Reader) pinWhile(ctx context.Context, v uint64) (stop func(), err error) {
+	put := func() error {
+		pin, _ := json.Marshal(readerPin{Version: v, Heartbeat: time.Now().UTC()})
+		_, err := r.st.Put(ctx, readersDir+r.o.ID, pin)
+		return err
+	}
+	if err := put(); err != nil {
+		return nil, err
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(r.o.PinInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				_ = put() // a failure shows in the fetch itself
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }, nil
 }
 
 // sharedCursorKey returns the prefix's shared cursor key (object cursor.key,

@@ -387,3 +387,74 @@ func TestCollectPinLaggingClock(t *testing.T) {
 		}
 	}
 }
+
+// TestFetchLongerThanGrace: a reader fetches version v2 for longer than
+// the writer's Grace while v2 is replaced (compaction) and the writer
+// collects. The reader's pin names the version it is fetching, renewed
+// during the fetch, so v2's objects stay and the fetch completes.
+func TestFetchLongerThanGrace(t *testing.T) {
+	g := s3gw.Start(t)
+	st := newStore(t, g)
+	ctx := context.Background()
+	d := newDBT(t)
+	c := createCol(t, d.db, "docs")
+	upsert(t, c, 0, 20, 0)
+	const grace = 300 * time.Millisecond
+	w, err := OpenWriter(ctx, st, d.db, WriterOptions{LeaseTTL: time.Hour, Grace: grace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Publish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r, err := OpenReader(ctx, st, ReaderOptions{CacheDir: t.TempDir(), PinInterval: grace / 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for i := 1; i < 10; i++ { // more than CompactMaxSegments (8)
+		upsert(t, c, i*20, i*20+20, 0)
+	}
+	v2, err := w.Publish(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k2 := m1Keys(t, st, v2)
+	paused, resume := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	testHookFetch = func(string) {
+		once.Do(func() { close(paused); <-resume })
+	}
+	defer func() { testHookFetch = nil }()
+	type res struct {
+		v   uint64
+		err error
+	}
+	done := make(chan res, 1)
+	go func() { v, err := r.Refresh(ctx); done <- res{v, err} }()
+	<-paused
+	if err := c.Compact(ctx); err != nil {
+		t.Fatal(err)
+	}
+	v3, err := w.Publish(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reflect2(k2, m1Keys(t, st, v3)) {
+		t.Fatal("compaction changed no object")
+	}
+	// v2 replaced, and its objects stored, longer than Grace ago
+	// (listings give modification times to the second).
+	time.Sleep(grace + time.Second + 100*time.Millisecond)
+	if _, err := w.Collect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	close(resume)
+	got := <-done
+	if got.err != nil || got.v != v2 {
+		t.Fatalf("refresh fetching v%d across a collection = %d, %v", v2, got.v, got.err)
+	}
+	if gotRes, _ := viewResults(t, r, "docs"); fmt.Sprint(gotRes) != fmt.Sprint(results(t, c)) {
+		t.Fatal("reader at v2 differs from the writer")
+	}
+}
