@@ -227,3 +227,9 @@ func rerankParams(f contract.FusionParams) (window int, alpha float64) {
 	}
 	return
 }
+
+// RerankParams returns the window N and dense weight α the rerank-maxnorm
+// hybrid uses for f: RerankWindow and RerankDenseWeight, unless f selects
+// rerank-maxnorm with a Window or Weights (a sharded router reproducing
+// the strategy over merged lists reads them here).
+func RerankParams(f contract.FusionParams) (window int, alpha float64) { return rerankParams(f) }

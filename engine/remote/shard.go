@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"sort"
 
+	"github.com/stratasearch/strata/engine"
 	"github.com/stratasearch/strata/engine/catalog"
 	"github.com/stratasearch/strata/engine/contract"
 	"github.com/stratasearch/strata/engine/fusion"
@@ -177,6 +178,108 @@ func MergeHybridRRF(q contract.Query, lexical, dense [][]contract.Envelope) ([]c
 			}
 		}
 		out = append(out, e)
+	}
+	return out, nil
+}
+
+// MergeHybridRerank merges the shards' results of a hybrid query under
+// the rerank-maxnorm strategy (engine.FusionRerankMaxNorm, the default
+// hybrid) as one collection computes it, so that the result is exact:
+// the global lexical top N (N, α = engine.RerankParams(q.Fusion)) is
+// fused with the candidates' exact dense scores by fusion.MaxNorm
+// (weights 1−α and α, window N), and while fewer than q.TopK hits result,
+// the merged dense list back-fills. heads[s] is shard s's result of q with
+// TopK = N and the global Query.LexicalStats (its lexical top N, each hit
+// with its raw BM25 and dense scores in Explain); dense[s] is shard s's
+// Dense result at q.TopK. metric is the collection's ("l2", "cosine",
+// "ip"). q.TopK must not exceed N: beyond the head, one collection lists
+// the lexical tail, which the heads do not carry.
+func MergeHybridRerank(q contract.Query, metric string, heads, dense [][]contract.Envelope) ([]contract.Envelope, error) {
+	q.EnsureDefaults()
+	window, alpha := engine.RerankParams(q.Fusion)
+	if q.TopK > window {
+		return nil, fmt.Errorf("remote: MergeHybridRerank: top_k %d beyond the rerank window %d", q.TopK, window)
+	}
+	wLex, wDen := 1-alpha, alpha
+	wsum := wLex + wDen
+	prev := 1.0
+	capped := func(s float64) float64 {
+		s = min(max(s, 0), prev)
+		prev = s
+		return s
+	}
+	lex := make([][]contract.Envelope, len(heads))
+	for s, h := range heads {
+		for _, e := range h {
+			if e.Explain.LexicalRank > 0 {
+				lex[s] = append(lex[s], e)
+			}
+		}
+	}
+	head := MergeLexicalTopK(lex, window)
+	var out []contract.Envelope
+	seen := map[string]bool{}
+	if len(head) > 0 {
+		byID := make(map[string]contract.Envelope, len(head))
+		ll := fusion.List[string]{Name: "lexical", Weight: wLex}
+		dl := fusion.List[string]{Name: "dense", Weight: wDen}
+		for _, e := range head {
+			byID[e.DocID] = e
+			ll.Hits = append(ll.Hits, fusion.Hit[string]{Key: e.DocID, Score: e.Explain.LexicalScore})
+			if e.Explain.DenseRank > 0 {
+				fs := e.Explain.DenseScore // similarity; 1/(1+d²) for l2
+				if metric == "l2" {
+					fs = 1 / (1 + fs)
+				}
+				dl.Hits = append(dl.Hits, fusion.Hit[string]{Key: e.DocID, Score: fs})
+			}
+		}
+		sort.SliceStable(dl.Hits, func(i, j int) bool {
+			if dl.Hits[i].Score != dl.Hits[j].Score {
+				return dl.Hits[i].Score > dl.Hits[j].Score
+			}
+			return dl.Hits[i].Key < dl.Hits[j].Key
+		})
+		fused, err := fusion.Fuse([]fusion.List[string]{ll, dl}, fusion.Options{Method: fusion.MaxNorm, Window: len(head)})
+		if err != nil {
+			return nil, fmt.Errorf("remote: fuse: %w", err)
+		}
+		for _, f := range fused {
+			if len(out) == q.TopK {
+				break
+			}
+			e := byID[f.Key]
+			src := e.Explain
+			e.Score = capped(f.Score / wsum)
+			e.Explain = contract.Explain{FusedScore: f.Score}
+			for _, ct := range f.Explain {
+				switch {
+				case ct.Rank == 0:
+				case ct.List == "lexical":
+					e.Explain.LexicalRank, e.Explain.LexicalScore = ct.Rank, src.LexicalScore
+				case ct.List == "dense":
+					e.Explain.DenseRank, e.Explain.DenseScore = ct.Rank, src.DenseScore
+				}
+			}
+			seen[f.Key] = true
+			out = append(out, e)
+		}
+	}
+	if len(out) < q.TopK {
+		for i, e := range MergeTopK(dense, q.TopK) {
+			if len(out) >= q.TopK {
+				break
+			}
+			if seen[e.DocID] {
+				continue
+			}
+			raw := e.Explain.DenseScore
+			fs := wDen * contract.DenseScore(metric, float32(raw))
+			e.Score = capped(fs / wsum)
+			e.Explain = contract.Explain{DenseRank: i + 1, DenseScore: raw, FusedScore: fs}
+			seen[e.DocID] = true
+			out = append(out, e)
+		}
 	}
 	return out, nil
 }

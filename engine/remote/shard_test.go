@@ -21,8 +21,10 @@ import (
 // every document: dense (MergeTopK; segments below IVFMinRows vectors
 // are scanned exactly, SegmentIndex "ivfpq" → flat, so both sides are
 // exact), lexical (with the summed Collection.LexicalStats of the shards
-// in Query.LexicalStats; shard-local statistics are shown to differ) and
-// hybrid RRF (MergeHybridRRF over the shards' lexical and dense lists).
+// in Query.LexicalStats; shard-local statistics are shown to differ),
+// hybrid RRF (MergeHybridRRF over the shards' lexical and dense lists)
+// and the default hybrid, rerank-maxnorm (MergeHybridRerank over the
+// shards' heads and dense lists, including the dense back-fill).
 func TestShardFanOut(t *testing.T) {
 	g := s3gw.Start(t)
 	ctx := context.Background()
@@ -208,6 +210,41 @@ func TestShardFanOut(t *testing.T) {
 			if merged[i].Explain.LexicalRank != want.Hits[i].Explain.LexicalRank ||
 				merged[i].Explain.DenseRank != want.Hits[i].Explain.DenseRank {
 				t.Fatalf("hybrid query %d rank %d: explain %+v, one collection %+v", qi, i, merged[i].Explain, want.Hits[i].Explain)
+			}
+		}
+	}
+
+	// Hybrid under the default (rerank-maxnorm): each shard's head (its
+	// lexical top RerankWindow with their dense scores, global statistics)
+	// and dense list, merged and fused once. The last query's text matches
+	// nothing, so its result is the dense back-fill alone.
+	for qi := 0; qi < 11; qi++ {
+		d := doc(8000+qi, 5)
+		w := strings.Fields(d.Content)
+		text := w[0] + " " + w[1]
+		if qi == 10 {
+			text = "unmatched"
+		}
+		q := contract.Query{Text: text, Vector: d.Vector, Mode: contract.Hybrid, TopK: k}
+		want, err := wc.Search(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := engine.RerankParams(q.Fusion)
+		hq := q
+		hq.TopK, hq.LexicalStats = n, globalStats(q)
+		dq := contract.Query{Vector: q.Vector, Mode: contract.Dense, TopK: k}
+		merged, err := MergeHybridRerank(q, "l2", search(hq), search(dq))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(want.Hits) != k || (qi == 10) != (want.Hits[0].Explain.LexicalRank == 0) {
+			t.Fatalf("hybrid rerank query %d: %d hits, first %+v: not the case it tests", qi, len(want.Hits), want.Hits[0].Explain)
+		}
+		check("hybrid rerank", qi, merged, want.Hits)
+		for i := range merged {
+			if merged[i].Explain != want.Hits[i].Explain {
+				t.Fatalf("hybrid rerank query %d rank %d: explain %+v, one collection %+v", qi, i, merged[i].Explain, want.Hits[i].Explain)
 			}
 		}
 	}
