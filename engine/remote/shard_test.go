@@ -183,6 +183,7 @@ func TestShardFanOut(t *testing.T) {
 		gq.LexicalStats = gs
 		check("lexical", qi, MergeLexicalTopK(search(gq), k), want.Hits)
 	}
+	t.Logf("lexical: shard-local statistics merged differently from one collection on %d of 10 queries", localDiffers)
 	if localDiffers == 0 {
 		t.Fatal("shard-local statistics merged exactly on every query: the lexical check cannot fail")
 	}
