@@ -56,9 +56,9 @@ type WriterOptions struct {
 	Staging string
 	// Grace is how long garbage collection keeps manifests and objects
 	// that a reader may still use: manifests replaced by a newer version
-	// less than Grace ago, manifests
-	// pinned by a reader heartbeat younger than Grace, and any object
-	// younger than Grace (an upload not yet published). Default 1m.
+	// less than Grace ago, manifests pinned by a reader heartbeat younger
+	// than Grace, and any object younger than Grace (an upload not yet
+	// published). Readers' PinInterval must be well under it. Default 1m.
 	Grace time.Duration
 }
 
