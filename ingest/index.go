@@ -50,6 +50,11 @@ type Progress struct {
 	// Embedded, if set, is called after each Embed call with the number
 	// of chunks and embedding-text bytes it embedded (Options.Embedder).
 	Embedded func(chunks int, bytes int64)
+	// Changed, if set, is called on Index's goroutine for each file
+	// whose chunks the pass rewrites (removed false) or drops (removed
+	// true: the file is gone, unreadable, or now skipped), as the pass
+	// decides; the writes are done when Index returns without error.
+	Changed func(path string, removed bool)
 }
 
 // Metadata fields written per chunk.
@@ -278,7 +283,7 @@ func (ix *Indexer) index(ctx context.Context, root string, p Progress) (Stats, e
 		case r.err != nil:
 			st.Skips[SkipError]++
 			if old != nil {
-				seen[r.f.Path] = false // drop its chunks below
+				seen[r.f.Path] = false // drop its chunks below (Changed is called there)
 			}
 		case !r.read && old.Skip != "":
 			st.Skips[old.Skip]++
@@ -289,6 +294,9 @@ func (ix *Indexer) index(ctx context.Context, root string, p Progress) (Stats, e
 			if old != nil {
 				for _, fr := range old.Chunks {
 					dels = append(dels, ChunkID(r.f.Path, fr))
+				}
+				if old.Skip == "" && p.Changed != nil {
+					p.Changed(r.f.Path, true)
 				}
 			}
 			m.Files[r.f.Path] = &FileEntry{Size: r.f.Size, MTimeNS: r.f.ModTime.UnixNano(), Skip: r.skip}
@@ -314,6 +322,9 @@ func (ix *Indexer) index(ctx context.Context, root string, p Progress) (Stats, e
 			docs = append(docs, r.docs...)
 			texts = append(texts, r.texts...)
 			m.Files[r.f.Path] = &FileEntry{Size: r.f.Size, MTimeNS: r.f.ModTime.UnixNano(), Hash: r.hash, Chunks: r.frags, Chunker: Chunker(r.f.Path)}
+			if p.Changed != nil {
+				p.Changed(r.f.Path, false)
+			}
 		}
 		if r.read {
 			st.Read++
@@ -335,6 +346,9 @@ func (ix *Indexer) index(ctx context.Context, root string, p Progress) (Stats, e
 		}
 		if e.Skip == "" {
 			st.Removed++
+			if p.Changed != nil {
+				p.Changed(path, true)
+			}
 		}
 		for _, fr := range e.Chunks {
 			dels = append(dels, ChunkID(path, fr))

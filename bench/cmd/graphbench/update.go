@@ -164,7 +164,7 @@ func runUpdate(args []string) error {
 		time.Sleep(5 * time.Millisecond)
 		c0 := cpuTime()
 		t0 := time.Now()
-		us, err := up.Update(ctx, edited)
+		us, err := up.Update(ctx, edited, ingest.Progress{})
 		if err != nil {
 			return err
 		}
