@@ -79,8 +79,9 @@ type UpdateStats struct {
 	Fragments, Rebuilt int
 	GraphEpoch         uint64
 	// IndexTime and GraphTime are the two halves, run concurrently;
-	// Elapsed is the whole.
-	IndexTime, GraphTime, Elapsed time.Duration
+	// ApplyTime is the part of GraphTime in Store.Apply (the new view's
+	// build and publication); Elapsed is the whole.
+	IndexTime, GraphTime, ApplyTime, Elapsed time.Duration
 }
 
 // Update brings the lexical index and the graph up to date. edited lists
@@ -163,7 +164,9 @@ func (u *Updater) Update(ctx context.Context, edited []string, p ingest.Progress
 		st.Rebuilt = len(rest)
 	}
 	if len(frags) > 0 {
+		ta := time.Now()
 		st.GraphEpoch = u.store.Apply(frags...)
+		st.ApplyTime = time.Since(ta)
 	} else {
 		st.GraphEpoch = u.store.View().Epoch()
 	}
