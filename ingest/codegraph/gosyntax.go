@@ -8,8 +8,11 @@ import (
 	"go/printer"
 	"go/token"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/stratasearch/strata/engine/graph"
 	"github.com/stratasearch/strata/ingest"
@@ -219,23 +222,35 @@ func syntaxBatch(files []syntaxFile, v *graph.View, chunk ingest.Options) []*gra
 	ps := make([]parsed, len(files))
 	frags := make([]*graph.Fragment, len(files))
 	view := viewKinds(v)
-	for i, sf := range files {
-		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, sf.path, sf.src, parser.ParseComments)
-		if err != nil {
-			frags[i] = &graph.Fragment{File: sf.path}
-			continue
-		}
-		missed := map[string]bool{}
-		ps[i] = parsed{fset, f, missed}
-		frags[i] = syntaxFragment(fset, f, sf.path, sf.src, sf.pkg, func(key string) (graph.NodeKind, bool) {
-			k, ok := view(key)
-			if !ok {
-				missed[key] = true
+	// The files are independent until the rebuild below: one goroutine
+	// per core.
+	var wg sync.WaitGroup
+	next := atomic.Int64{}
+	for w := min(runtime.GOMAXPROCS(0), len(files)); w > 0; w-- {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(files); i = int(next.Add(1) - 1) {
+				sf := files[i]
+				fset := token.NewFileSet()
+				f, err := parser.ParseFile(fset, sf.path, sf.src, parser.ParseComments)
+				if err != nil {
+					frags[i] = &graph.Fragment{File: sf.path}
+					continue
+				}
+				missed := map[string]bool{}
+				ps[i] = parsed{fset, f, missed}
+				frags[i] = syntaxFragment(fset, f, sf.path, sf.src, sf.pkg, func(key string) (graph.NodeKind, bool) {
+					k, ok := view(key)
+					if !ok {
+						missed[key] = true
+					}
+					return k, ok
+				}, chunk)
 			}
-			return k, ok
-		}, chunk)
+		}()
 	}
+	wg.Wait()
 	if len(files) < 2 {
 		return frags
 	}
