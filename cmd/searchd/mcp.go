@@ -176,7 +176,7 @@ func mountMCP(mf *mcpFlags, dataDir string, g *graph.Store, logger *slog.Logger)
 		if err != nil {
 			return fmt.Errorf("serve: mcp: %w", err)
 		}
-		o.Graph = g // the server's store, which its index jobs update
+		o.Graph = g  // the server's store, which its index jobs update
 		o.Jobs = srv // admin keys get the job tools
 		s, err := mcp.New(srv.DB(), o, logger)
 		if err != nil {
