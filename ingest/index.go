@@ -50,6 +50,11 @@ type Progress struct {
 	// Embedded, if set, is called after each Embed call with the number
 	// of chunks and embedding-text bytes it embedded (Options.Embedder).
 	Embedded func(chunks int, bytes int64)
+	// Changed, if set, is called on Index's goroutine for each file
+	// whose chunks the pass rewrites (removed false) or drops (removed
+	// true: the file is gone, unreadable, or now skipped), as the pass
+	// decides; the writes are done when Index returns without error.
+	Changed func(path string, removed bool)
 }
 
 // Metadata fields written per chunk.
@@ -60,7 +65,7 @@ const (
 	MetaReceiver = "receiver" // method receiver base type (Go), or a method's class
 	MetaNames    = "names"    // the bare names a declaration declares (a method: its name, without receiver)
 	MetaKind     = "kind"     // Chunk.Kind: func, method, type, const, var, package, class, …, decl, text
-	MetaMTime    = "mtime"    // file modification time, Unix seconds
+	MetaMTime    = "mtime"    // file modification time when the chunk's text was last written, Unix seconds
 	MetaOffset   = "content_offset"
 	// MetaGenerated is true on every chunk of a generated file (a
 	// "// Code generated ... DO NOT EDIT." line, Classify's
@@ -85,6 +90,7 @@ type prepared struct {
 	docs   []contract.Document
 	texts  []string // per doc: its EmbedText (Options.Embedder only)
 	frags  []string
+	sums   []string // per doc: chunkSum
 	err    error
 	nbytes int64
 }
@@ -94,8 +100,9 @@ type prepared struct {
 // run). Per file: unchanged size and mtime → skipped without reading;
 // otherwise read, classified (binary → skipped; generated → indexed with
 // metadata generated = true), hashed, and
-// when the content changed, chunked (ChunkFile) and written: the new
-// chunks are upserted and the old chunk ids not reused are deleted. Files
+// when the content changed, chunked (ChunkFile) and written: the chunks
+// whose id or document is new (FileEntry.ChunkSums) are upserted and the
+// old chunk ids not reused are deleted. Files
 // the manifest holds under root that the walk no longer yields lose their
 // chunks. Writes go in batches of BatchDocs chunks; the engine has no
 // mixed upsert+delete batch, so a batch is an Upsert epoch followed by a
@@ -172,13 +179,20 @@ func (ix *Indexer) Tombstone(ctx context.Context, path string) (int, error) {
 
 // Index runs one incremental pass over root (see the package func Index).
 // After a failed pass the in-memory manifest is reloaded from disk (the
-// last successful pass), so a retry re-reads whatever was not recorded.
+// last successful pass) without its chunk sums, so a retry re-reads
+// whatever was not recorded and rewrites every chunk of a changed file.
 func (ix *Indexer) Index(ctx context.Context, root string, p Progress) (Stats, error) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	st, err := ix.index(ctx, root, p)
 	if err != nil {
 		if m, lerr := LoadManifest(ix.manifestPath); lerr == nil {
+			// The failed pass may have written or deleted some of the
+			// chunks the reloaded entries list: their sums no longer
+			// vouch for what the collection holds.
+			for _, e := range m.Files {
+				e.ChunkSums = nil
+			}
 			ix.m = m
 		}
 	}
@@ -278,7 +292,7 @@ func (ix *Indexer) index(ctx context.Context, root string, p Progress) (Stats, e
 		case r.err != nil:
 			st.Skips[SkipError]++
 			if old != nil {
-				seen[r.f.Path] = false // drop its chunks below
+				seen[r.f.Path] = false // drop its chunks below (Changed is called there)
 			}
 		case !r.read && old.Skip != "":
 			st.Skips[old.Skip]++
@@ -289,6 +303,9 @@ func (ix *Indexer) index(ctx context.Context, root string, p Progress) (Stats, e
 			if old != nil {
 				for _, fr := range old.Chunks {
 					dels = append(dels, ChunkID(r.f.Path, fr))
+				}
+				if old.Skip == "" && p.Changed != nil {
+					p.Changed(r.f.Path, true)
 				}
 			}
 			m.Files[r.f.Path] = &FileEntry{Size: r.f.Size, MTimeNS: r.f.ModTime.UnixNano(), Skip: r.skip}
@@ -304,16 +321,33 @@ func (ix *Indexer) index(ctx context.Context, root string, p Progress) (Stats, e
 			for _, fr := range r.frags {
 				keep[fr] = true
 			}
+			var had map[string]string // frag → sum of the chunk stored under it
 			if old != nil {
 				for _, fr := range old.Chunks {
 					if !keep[fr] {
 						dels = append(dels, ChunkID(r.f.Path, fr))
 					}
 				}
+				if len(old.ChunkSums) == len(old.Chunks) && old.Chunker == Chunker(r.f.Path) {
+					had = make(map[string]string, len(old.Chunks))
+					for i, fr := range old.Chunks {
+						had[fr] = old.ChunkSums[i]
+					}
+				}
 			}
-			docs = append(docs, r.docs...)
-			texts = append(texts, r.texts...)
-			m.Files[r.f.Path] = &FileEntry{Size: r.f.Size, MTimeNS: r.f.ModTime.UnixNano(), Hash: r.hash, Chunks: r.frags, Chunker: Chunker(r.f.Path)}
+			for i := range r.docs {
+				if had != nil && had[r.frags[i]] == r.sums[i] {
+					continue // same id, same document: stored already
+				}
+				docs = append(docs, r.docs[i])
+				if r.texts != nil {
+					texts = append(texts, r.texts[i])
+				}
+			}
+			m.Files[r.f.Path] = &FileEntry{Size: r.f.Size, MTimeNS: r.f.ModTime.UnixNano(), Hash: r.hash, Chunks: r.frags, ChunkSums: r.sums, Chunker: Chunker(r.f.Path)}
+			if p.Changed != nil {
+				p.Changed(r.f.Path, false)
+			}
 		}
 		if r.read {
 			st.Read++
@@ -335,6 +369,9 @@ func (ix *Indexer) index(ctx context.Context, root string, p Progress) (Stats, e
 		}
 		if e.Skip == "" {
 			st.Removed++
+			if p.Changed != nil {
+				p.Changed(path, true)
+			}
 		}
 		for _, fr := range e.Chunks {
 			dels = append(dels, ChunkID(path, fr))
@@ -466,11 +503,25 @@ func prepare(f File, old *FileEntry, absRoot string, o Options) prepared {
 			VersionHash: engine.VersionHash(span),
 		})
 		r.frags = append(r.frags, frag)
+		r.sums = append(r.sums, chunkSum(lang, r.gen, content))
 		if o.Embedder != nil {
 			r.texts = append(r.texts, EmbedText(rel, c, span, o.EmbedTextBytes))
 		}
 	}
 	return r
+}
+
+// chunkSum identifies a chunk document's content for the manifest: 64
+// bits of its BLAKE3 over the language, the generated flag and the
+// content (header and source). Two chunks of a file with the same id and
+// sum are the same document except for MetaMTime, which therefore is the
+// file's modification time when the chunk's text was last written.
+func chunkSum(lang string, gen bool, content string) string {
+	g := "0"
+	if gen {
+		g = "1"
+	}
+	return engine.VersionHash([]byte(lang + "\x00" + g + "\x00" + content))[:16]
 }
 
 // Snippet returns a hit's source text without the header Index prepends

@@ -32,6 +32,10 @@ type FileEntry struct {
 	MTimeNS int64    `json:"mtime_ns"`
 	Hash    string   `json:"hash"`
 	Chunks  []string `json:"chunks"`
+	// ChunkSums[i] is chunkSum of the document written for Chunks[i]
+	// (absent in manifests written before it): a re-chunked file's chunk
+	// whose id and sum are unchanged is not written again.
+	ChunkSums []string `json:"chunk_sums,omitempty"`
 	// Skip is the content skip reason (binary, generated) of a file that
 	// was read and not indexed, so an unchanged one is not read again.
 	Skip string `json:"skip,omitempty"`

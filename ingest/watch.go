@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"sync"
 	"time"
 
@@ -38,9 +39,30 @@ type WatchEvent struct {
 // goroutine. The caller runs the initial Index pass first. Errors: the
 // watcher cannot start; later failures go to onEvent.
 func Watch(ctx context.Context, ix *Indexer, root string, debounce time.Duration, onEvent func(WatchEvent)) error {
+	return WatchWith(ctx, ix, root, WatchOptions{Debounce: debounce}, onEvent)
+}
+
+// WatchOptions configure WatchWith.
+type WatchOptions struct {
+	// Debounce is the quiet time after the last event before a re-index
+	// pass. Default 100 ms.
+	Debounce time.Duration
+	// Reindex, if set, runs each re-index pass in place of ix.Index(ctx,
+	// root, Progress{}). changed lists, sorted and without duplicates, the
+	// absolute paths events named since the previous pass began (files
+	// and directories, some of which may no longer exist). It must run an
+	// incremental pass of ix over root (codegraph.Updater.Update does,
+	// beside its graph update). Default nil.
+	Reindex func(ctx context.Context, changed []string) (Stats, error)
+}
+
+// WatchWith is Watch with options: a pass may be replaced by
+// o.Reindex, which learns the paths that changed.
+func WatchWith(ctx context.Context, ix *Indexer, root string, o WatchOptions, onEvent func(WatchEvent)) error {
 	if onEvent == nil {
 		onEvent = func(WatchEvent) {}
 	}
+	debounce := o.Debounce
 	if debounce <= 0 {
 		debounce = 100 * time.Millisecond
 	}
@@ -78,7 +100,30 @@ func Watch(ctx context.Context, ix *Indexer, root string, debounce time.Duration
 		running bool
 		again   bool
 		wg      sync.WaitGroup
+		changed = map[string]bool{} // paths named since the last pass began; under mu
 	)
+	pass := func() (Stats, error) {
+		if o.Reindex == nil {
+			return ix.Index(ctx, abs, Progress{})
+		}
+		mu.Lock()
+		paths := make([]string, 0, len(changed))
+		for p := range changed {
+			paths = append(paths, p)
+		}
+		clear(changed)
+		mu.Unlock()
+		sort.Strings(paths)
+		st, err := o.Reindex(ctx, paths)
+		if err != nil { // the next pass gets them again
+			mu.Lock()
+			for _, p := range paths {
+				changed[p] = true
+			}
+			mu.Unlock()
+		}
+		return st, err
+	}
 	var reindex func()
 	reindex = func() {
 		mu.Lock()
@@ -93,7 +138,7 @@ func Watch(ctx context.Context, ix *Indexer, root string, debounce time.Duration
 		go func() {
 			defer wg.Done()
 			for {
-				st, err := ix.Index(ctx, abs, Progress{})
+				st, err := pass()
 				if ctx.Err() != nil {
 					return
 				}
@@ -135,6 +180,11 @@ func Watch(ctx context.Context, ix *Indexer, root string, debounce time.Duration
 				if fi, err := os.Stat(ev.Name); err == nil && fi.IsDir() {
 					addTree(ev.Name)
 				}
+			}
+			if o.Reindex != nil {
+				mu.Lock()
+				changed[ev.Name] = true
+				mu.Unlock()
 			}
 			n, err := ix.Tombstone(ctx, ev.Name)
 			if n > 0 || err != nil {

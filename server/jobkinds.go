@@ -12,7 +12,9 @@ import (
 
 	"github.com/stratasearch/strata/engine"
 	"github.com/stratasearch/strata/engine/contract"
+	"github.com/stratasearch/strata/engine/graph"
 	"github.com/stratasearch/strata/ingest"
+	"github.com/stratasearch/strata/ingest/codegraph"
 	"github.com/stratasearch/strata/vfs"
 )
 
@@ -217,7 +219,7 @@ func (s *Server) indexJob(db *engine.DB, req JobRequest) (JobFunc, error) {
 			return err
 		}
 		var total, doneBytes int64
-		st, err := ix.Index(ctx, real, ingest.Progress{
+		prog := ingest.Progress{
 			Start: func(files int, bytes int64) {
 				total = bytes
 				p.Logf("indexing %s: %d files, %d bytes", real, files, bytes)
@@ -228,8 +230,23 @@ func (s *Server) indexJob(db *engine.DB, req JobRequest) (JobFunc, error) {
 					p.Set(float64(doneBytes) / float64(total))
 				}
 			},
-		})
-		if err != nil {
+		}
+		var st ingest.Stats
+		if gst := s.o.Graphs[req.Collection]; gst != nil {
+			// The collection's code graph follows the pass: the files it
+			// rewrote or dropped get new fragments, applied in one step.
+			us, err := codegraph.NewUpdater(ix, gst, real, nil, ingest.Options{ExcludePaths: []string{absData}}).Update(ctx, nil, prog)
+			if err != nil {
+				return err
+			}
+			st = us.Index
+			if us.Fragments > 0 {
+				if err := s.saveGraph(req.Collection, gst); err != nil {
+					return err
+				}
+				p.Logf("graph: %d files updated (epoch %d)", us.Fragments, us.GraphEpoch)
+			}
+		} else if st, err = ix.Index(ctx, real, prog); err != nil {
 			return err
 		}
 		p.Logf("indexed: files=%d read=%d indexed=%d unchanged=%d removed=%d chunks=%d deleted=%d skips=[%s] in %v",
@@ -237,4 +254,19 @@ func (s *Server) indexJob(db *engine.DB, req JobRequest) (JobFunc, error) {
 		p.Set(1)
 		return nil
 	}, nil
+}
+
+// saveGraph folds a collection's graph store into its base and writes it
+// to DataDir/ingest/<collection>.graph (where `searchd index --graph`
+// keeps it), one writer at a time.
+func (s *Server) saveGraph(col string, st *graph.Store) error {
+	s.graphMu.Lock()
+	defer s.graphMu.Unlock()
+	v := st.View()
+	g := v.Graph()
+	if _, err := graph.WriteFile(filepath.Join(s.o.DataDir, "ingest", col+".graph"), g); err != nil {
+		return fmt.Errorf("server: graph: %w", err)
+	}
+	st.SetBase(g, v.Epoch())
+	return nil
 }

@@ -95,7 +95,10 @@ type Options struct {
 	// Graphs maps a collection name to its code graph (built by
 	// ingest/codegraph), which POST /v1/collections/{name}/expand walks. A
 	// collection without one answers expand with its search hits alone
-	// (graph: false). Default none.
+	// (graph: false). An "index" job into a collection with a graph
+	// updates it for the files the pass rewrote or dropped
+	// (codegraph.Updater) and saves it to DataDir/ingest/<name>.graph.
+	// Default none.
 	Graphs map[string]*graph.Store
 }
 

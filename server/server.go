@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -39,6 +40,7 @@ type Server struct {
 	jobs    *jobRunner
 	m       *metrics
 	sem     chan struct{}
+	graphMu sync.Mutex // serialises saveGraph
 
 	// beforeHandler, when set (tests), runs after authentication, limits,
 	// body reading and the idempotency check, right before the route's

@@ -20,7 +20,9 @@ import (
 	"golang.org/x/term"
 
 	"github.com/stratasearch/strata/engine"
+	"github.com/stratasearch/strata/engine/graph"
 	"github.com/stratasearch/strata/ingest"
+	"github.com/stratasearch/strata/ingest/codegraph"
 )
 
 // defaultData is every subcommand's default --data directory.
@@ -81,7 +83,7 @@ func runIndex(args []string) error {
 	syncPolicy := fl.String("sync", "always", "WAL sync policy of a collection this creates: always | interval | none")
 	watch := fl.Bool("watch", false, "after indexing, keep watching PATH (fsnotify) until interrupted: tombstone changed files at once, re-index in the background")
 	noProgress := fl.Bool("no-progress", false, "no progress bar (also off when stdout is not a terminal)")
-	withGraph := fl.Bool("graph", false, "also build the code graph (expand, callers, callees, ranked repo_map) into DATA/ingest/COLLECTION.graph")
+	withGraph := fl.Bool("graph", false, "also build the code graph of every PATH (expand, callers, callees, ranked repo_map) into DATA/ingest/COLLECTION.graph; without it an existing graph is updated for the files that changed")
 	bridge := fl.Bool("bridge", true, "after indexing, learn the vocabulary bridge (doc-comment words → identifier terms) that search --expand uses (--bridge=false: skip)")
 	embFlags := addEmbedderFlags(fl) // embedder.go: --embedder builtin|none|URL, --embedder-model, --embedder-batch
 	fl.Usage = func() {
@@ -195,6 +197,20 @@ func runIndex(args []string) error {
 			}
 		}
 	}
+	// A collection with a code graph keeps it current: each pass updates
+	// the graph of the files it rewrote or dropped (codegraph.Updater,
+	// syntax-level for Go); --graph rebuilds it whole instead.
+	var gst *graph.Store
+	if !*withGraph {
+		if gst, err = loadGraph(*data, *colName); err != nil {
+			return fmt.Errorf("index: %w (rebuild it with --graph)", err)
+		}
+	}
+	var pkgs map[string]string
+	if gst != nil {
+		pkgs = codegraph.PkgOfDirOf(gst.View())
+	}
+	graphFiles := 0
 	ix, ierr := ingest.NewIndexer(col, manifestPath(*data, *colName), o)
 	var st ingest.Stats
 	for _, r := range roots {
@@ -202,17 +218,25 @@ func runIndex(args []string) error {
 			break
 		}
 		var rs ingest.Stats
-		rs, ierr = ix.Index(ctx, r, prog)
+		if gst != nil {
+			var us codegraph.UpdateStats
+			us, ierr = codegraph.NewUpdater(ix, gst, r, pkgs, o).Update(ctx, nil, prog)
+			rs, graphFiles = us.Index, graphFiles+us.Fragments
+		} else {
+			rs, ierr = ix.Index(ctx, r, prog)
+		}
 		st = addStats(st, rs) // searchopts.go
 	}
 	if bar != nil {
 		bar.Finish()
 	}
-	if ierr == nil && *withGraph {
-		if len(roots) > 1 {
-			ierr = fmt.Errorf("searchd index: --graph builds the graph of one tree; give one PATH")
-		} else {
-			ierr = writeGraph(ctx, out, *data, *colName, roots[0], o)
+	switch {
+	case ierr != nil:
+	case *withGraph:
+		gst, ierr = writeGraph(ctx, out, *data, *colName, roots, o)
+	case graphFiles > 0:
+		if ierr = saveGraph(*data, *colName, gst); ierr == nil {
+			fmt.Fprintf(out, "graph:   %d files updated (Go syntax-level until the next index --graph)\n", graphFiles)
 		}
 	}
 	if ierr == nil && *bridge {
@@ -222,17 +246,7 @@ func runIndex(args []string) error {
 		size, _ := dirSize(*data)
 		printIndexSummary(out, st, size, openTime, 0)
 		fmt.Fprintf(out, "watching %s (Ctrl-C to stop; the store stays locked meanwhile)\n", root)
-		ierr = ingest.Watch(ctx, ix, roots[0], 200*time.Millisecond, func(e ingest.WatchEvent) {
-			switch {
-			case e.Err != nil:
-				fmt.Fprintln(os.Stderr, "searchd:", e.Err)
-			case e.Stats != nil:
-				fmt.Fprintf(out, "re-indexed: %d files changed, %d removed, %d chunks written, %d deleted in %v\n",
-					e.Stats.Indexed, e.Stats.Removed, e.Stats.Chunks, e.Stats.Deleted, e.Stats.Elapsed.Round(time.Millisecond))
-			default:
-				fmt.Fprintf(out, "changed: %s (%d chunks tombstoned)\n", shortPath(e.Path), e.Tombstoned)
-			}
-		})
+		ierr = watchTree(ctx, out, ix, gst, *data, *colName, roots[0], o, 200*time.Millisecond)
 	}
 	tClose := time.Now()
 	if ierr == nil && !*watch && o.Embedder != nil && st.Chunks > 0 {
@@ -256,6 +270,40 @@ func runIndex(args []string) error {
 	size, _ := dirSize(*data)
 	printIndexSummary(out, st, size, openTime, closeTime)
 	return nil
+}
+
+// watchTree keeps root indexed (ingest.WatchWith) until ctx ends. With
+// a code graph (gst not nil) each re-index pass is a codegraph.Updater
+// update of the changed files, so expand, callers and callees see an
+// edit with its text, and the graph is saved (saveGraph) after each pass
+// that changed it.
+func watchTree(ctx context.Context, out io.Writer, ix *ingest.Indexer, gst *graph.Store, dataDir, col, root string, o ingest.Options, debounce time.Duration) error {
+	wo := ingest.WatchOptions{Debounce: debounce}
+	if gst != nil {
+		up := codegraph.NewUpdater(ix, gst, root, nil, o)
+		wo.Reindex = func(ctx context.Context, changed []string) (ingest.Stats, error) {
+			us, err := up.Update(ctx, changed, ingest.Progress{})
+			if err != nil || us.Fragments == 0 {
+				return us.Index, err
+			}
+			if err := saveGraph(dataDir, col, gst); err != nil {
+				return us.Index, err
+			}
+			fmt.Fprintf(out, "graph: %d files updated (epoch %d) in %v\n", us.Fragments, us.GraphEpoch, us.Elapsed.Round(time.Millisecond))
+			return us.Index, nil
+		}
+	}
+	return ingest.WatchWith(ctx, ix, root, wo, func(e ingest.WatchEvent) {
+		switch {
+		case e.Err != nil:
+			fmt.Fprintln(os.Stderr, "searchd:", e.Err)
+		case e.Stats != nil:
+			fmt.Fprintf(out, "re-indexed: %d files changed, %d removed, %d chunks written, %d deleted in %v\n",
+				e.Stats.Indexed, e.Stats.Removed, e.Stats.Chunks, e.Stats.Deleted, e.Stats.Elapsed.Round(time.Millisecond))
+		default:
+			fmt.Fprintf(out, "changed: %s (%d chunks tombstoned)\n", shortPath(e.Path), e.Tombstoned)
+		}
+	})
 }
 
 func printIndexSummary(w io.Writer, st ingest.Stats, size int64, openTime, closeTime time.Duration) {

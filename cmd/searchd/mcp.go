@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/stratasearch/strata/engine/contract"
+	"github.com/stratasearch/strata/engine/graph"
 	"github.com/stratasearch/strata/ingest"
 	"github.com/stratasearch/strata/mcp"
 	"github.com/stratasearch/strata/server"
@@ -51,8 +52,8 @@ func addMCPFlags(fl *flag.FlagSet, prefix string) *mcpFlags {
 	return f
 }
 
-// options builds mcp.Options; dataDir locates the ingest manifest for the
-// default roots.
+// options builds mcp.Options (Graph not set); dataDir locates the ingest
+// manifest for the default roots.
 func (f *mcpFlags) options(dataDir string) (mcp.Options, error) {
 	o := mcp.Options{Collection: *f.collection, Roots: f.roots, Namespace: *f.namespace, MaxTopK: *f.maxTopK,
 		TokenBudget: *f.tokenBudget, MaxTokensPerHit: *f.perHit, Deadline: *f.deadline}
@@ -61,11 +62,6 @@ func (f *mcpFlags) options(dataDir string) (mcp.Options, error) {
 			o.Roots = []string{r}
 		}
 	}
-	g, err := loadGraph(dataDir, o.Collection) // graph.go: `searchd index --graph`
-	if err != nil {
-		return o, err
-	}
-	o.Graph = g
 	return o, nil
 }
 
@@ -121,6 +117,9 @@ func runMCP(args []string) error {
 	if err != nil {
 		return fmt.Errorf("mcp: %w", err)
 	}
+	if o.Graph, err = loadGraph(*data, o.Collection); err != nil { // graph.go: `searchd index --graph`
+		return fmt.Errorf("mcp: %w", err)
+	}
 	if *principal != "" {
 		o.Principal = &contract.Principal{Name: *principal, Namespaces: splitList(*pns), Groups: splitList(*groups)}
 	}
@@ -171,12 +170,13 @@ func runMCP(args []string) error {
 
 // mountMCP is serve's setup hook: the MCP tools over streamable HTTP at
 // /mcp, behind the JSON API's keys (each key's principal is the caller).
-func mountMCP(mf *mcpFlags, dataDir string, logger *slog.Logger) func(*server.Server) error {
+func mountMCP(mf *mcpFlags, dataDir string, g *graph.Store, logger *slog.Logger) func(*server.Server) error {
 	return func(srv *server.Server) error {
 		o, err := mf.options(dataDir)
 		if err != nil {
 			return fmt.Errorf("serve: mcp: %w", err)
 		}
+		o.Graph = g  // the server's store, which its index jobs update
 		o.Jobs = srv // admin keys get the job tools
 		s, err := mcp.New(srv.DB(), o, logger)
 		if err != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/stratasearch/strata/engine/graph"
 	"log/slog"
 	"net"
 	"os"
@@ -78,6 +77,7 @@ func runServe(args []string) error {
 		fmt.Fprintf(fl.Output(), "usage: searchd serve [flags]\n\nServe the HTTP/JSON API over the store in --data (GET /v1/openapi.json describes it).\n\n")
 		fl.PrintDefaults()
 	}
+	var err error
 	if pos, err := parseArgs(fl, args); err != nil {
 		return err
 	} else if len(pos) != 0 {
@@ -101,10 +101,10 @@ func runServe(args []string) error {
 
 	o := server.Options{DataDir: *data, MaxBodyBytes: *maxBody, RequestTimeout: *reqTimeout, MaxConcurrency: *maxConc,
 		IdempotencyTTL: *idemTTL, ShutdownTimeout: *shutdown, IndexRoots: roots, VerifyRoots: vroots, Logger: logger, AllowedHosts: hosts}
-	if g, err := loadGraph(*data, *mf.collection); err != nil { // graph.go
+	// Every collection's code graph (graph.go); index jobs keep them
+	// current, and the MCP tools share the one of their collection.
+	if o.Graphs, err = loadGraphs(*data); err != nil {
 		return fmt.Errorf("serve: %w", err)
-	} else if g != nil {
-		o.Graphs = map[string]*graph.Store{*mf.collection: g}
 	}
 	if *apiKeys != "" {
 		keys, err := server.LoadAPIKeys(*apiKeys)
@@ -154,7 +154,7 @@ func runServe(args []string) error {
 	if *osf.readOnly {
 		return serveReplica(ctx, ln, osf, o, logger)
 	}
-	setup := []func(*server.Server) error{mountMemory(*memCol, *memDim, logger), mountMCP(mf, *data, logger)}
+	setup := []func(*server.Server) error{mountMemory(*memCol, *memDim, logger), mountMCP(mf, *data, o.Graphs[*mf.collection], logger)}
 	if *osf.url != "" {
 		setup = append(setup, osf.publisher(ctx, logger))
 	}

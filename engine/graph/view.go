@@ -365,3 +365,31 @@ func (v *View) Degree(id NodeID) int {
 	}
 	return d
 }
+
+// Graph returns the view as a graph of its own: its live nodes,
+// renumbered densely in view-id order, and their live edges. It is what
+// SetBase installs to fold the delta into the base, and what WriteFile
+// persists after live updates; NewView(v.Graph()) has v's nodes and
+// edges. Cost O(N + E) of the view.
+func (v *View) Graph() *Graph {
+	b := NewBuilder()
+	ids := make([]NodeID, v.N())
+	for id := range ids {
+		ids[id] = None
+		if n := v.Node(NodeID(id)); n != nil {
+			ids[id] = b.AddNode(*n)
+		}
+	}
+	for id := range ids {
+		if ids[id] == None {
+			continue
+		}
+		v.Out(NodeID(id), func(e Edge) bool {
+			if to := ids[e.To]; to != None {
+				b.AddEdgeCount(ids[id], to, e.Kind, int(e.Line), e.Count)
+			}
+			return true
+		})
+	}
+	return b.Build()
+}

@@ -170,7 +170,35 @@ func TestViewMatchesRebuild(t *testing.T) {
 		if a, b := fmt.Sprint(gotIn), fmt.Sprint(wantOut); a != b {
 			t.Fatalf("step %d: in-edges\n%s\nwant\n%s", step, a, b)
 		}
+		// The view folded into a graph of its own has the same nodes and
+		// edges, with the same lines and counts.
+		folded := NewView(v.Graph())
+		if a, b := fmt.Sprint(liveKeys(folded)), fmt.Sprint(liveKeys(want)); a != b {
+			t.Fatalf("step %d: folded nodes\n%s\nwant\n%s", step, a, b)
+		}
+		if a, b := fmt.Sprint(edgeSites(folded)), fmt.Sprint(edgeSites(want)); a != b {
+			t.Fatalf("step %d: folded edges\n%s\nwant\n%s", step, a, b)
+		}
+		if a, b := fmt.Sprint(edgeSites(v)), fmt.Sprint(edgeSites(want)); a != b {
+			t.Fatalf("step %d: edge sites\n%s\nwant\n%s", step, a, b)
+		}
+		if step%10 == 4 {
+			st.SetBase(v.Graph(), v.Epoch())
+		}
 	}
+}
+
+// edgeSites lists a view's live out-edges with their line and count.
+func edgeSites(v *View) []string {
+	var out []string
+	for id := NodeID(0); int(id) < v.N(); id++ {
+		v.Out(id, func(e Edge) bool {
+			out = append(out, fmt.Sprintf("%s %s %s @%d x%d", v.Node(e.From).Key, e.Kind, v.Node(e.To).Key, e.Line, e.Count))
+			return true
+		})
+	}
+	sort.Strings(out)
+	return out
 }
 
 // TestViewSnapshotIsolation: a view taken before an edit keeps its nodes

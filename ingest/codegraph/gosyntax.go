@@ -8,8 +8,11 @@ import (
 	"go/printer"
 	"go/token"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/stratasearch/strata/engine/graph"
 	"github.com/stratasearch/strata/ingest"
@@ -34,6 +37,28 @@ func SyntaxFragment(path string, src []byte, pkgPath string, v *graph.View, chun
 	if err != nil {
 		return nil, fmt.Errorf("codegraph: %w", err)
 	}
+	return syntaxFragment(fset, f, path, src, pkgPath, viewKinds(v), chunk), nil
+}
+
+// kindFunc tells the kind of the node with a key a file uses but does
+// not declare, false when it is unknown.
+type kindFunc func(key string) (graph.NodeKind, bool)
+
+// viewKinds looks keys up in v (nil: none known).
+func viewKinds(v *graph.View) kindFunc {
+	return func(key string) (graph.NodeKind, bool) {
+		if v != nil {
+			if id := v.Lookup(key); id != graph.None {
+				return v.Node(id).Kind, true
+			}
+		}
+		return 0, false
+	}
+}
+
+// syntaxFragment is SyntaxFragment over a parsed file (f is not
+// modified), with kinds for the names the file does not declare.
+func syntaxFragment(fset *token.FileSet, f *ast.File, path string, src []byte, pkgPath string, kinds kindFunc, chunk ingest.Options) *graph.Fragment {
 	line := func(p token.Pos) int { return fset.PositionFor(p, false).Line }
 	ch := chunksOf(path, ingest.ChunkGoFile(fset, f, ingest.NewLines(src), chunk))
 	fr := &graph.Fragment{File: path}
@@ -156,12 +181,7 @@ func SyntaxFragment(path string, src []byte, pkgPath string, v *graph.View, chun
 		if k, ok := local[key]; ok {
 			return k, true
 		}
-		if v != nil {
-			if id := v.Lookup(key); id != graph.None {
-				return v.Node(id).Kind, true
-			}
-		}
-		return 0, false
+		return kinds(key)
 	}
 	top := map[any]bool{}
 	for _, d := range f.Decls {
@@ -177,7 +197,86 @@ func SyntaxFragment(path string, src []byte, pkgPath string, v *graph.View, chun
 	for _, b := range bodies {
 		syntaxUses(fr, b.from, b.recv, b.rtyp, b.node, pkgPath, imports, top, kindOf, line)
 	}
-	return fr, nil
+	return fr
+}
+
+// syntaxFile is one Go file of a syntaxBatch.
+type syntaxFile struct {
+	path, pkg string
+	src       []byte
+}
+
+// syntaxBatch builds the fragments of several edited Go files at once,
+// as SyntaxFragment does one by one, except that a name one file uses
+// and another file of the batch newly declares resolves too (a file
+// whose lookups missed such a name is rebuilt from its parse with the
+// batch's declarations known). A file that does not parse gets an empty
+// fragment.
+func syntaxBatch(files []syntaxFile, v *graph.View, chunk ingest.Options) []*graph.Fragment {
+	chunk.EnsureDefaults()
+	type parsed struct {
+		fset   *token.FileSet
+		f      *ast.File
+		missed map[string]bool
+	}
+	ps := make([]parsed, len(files))
+	frags := make([]*graph.Fragment, len(files))
+	view := viewKinds(v)
+	// The files are independent until the rebuild below: one goroutine
+	// per core.
+	var wg sync.WaitGroup
+	next := atomic.Int64{}
+	for w := min(runtime.GOMAXPROCS(0), len(files)); w > 0; w-- {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(files); i = int(next.Add(1) - 1) {
+				sf := files[i]
+				fset := token.NewFileSet()
+				f, err := parser.ParseFile(fset, sf.path, sf.src, parser.ParseComments)
+				if err != nil {
+					frags[i] = &graph.Fragment{File: sf.path}
+					continue
+				}
+				missed := map[string]bool{}
+				ps[i] = parsed{fset, f, missed}
+				frags[i] = syntaxFragment(fset, f, sf.path, sf.src, sf.pkg, func(key string) (graph.NodeKind, bool) {
+					k, ok := view(key)
+					if !ok {
+						missed[key] = true
+					}
+					return k, ok
+				}, chunk)
+			}
+		}()
+	}
+	wg.Wait()
+	if len(files) < 2 {
+		return frags
+	}
+	declared := map[string]graph.NodeKind{}
+	for _, fr := range frags {
+		for _, n := range fr.Nodes {
+			if n.Kind != graph.Package && n.Kind != graph.File {
+				declared[n.Key] = n.Kind
+			}
+		}
+	}
+	both := func(key string) (graph.NodeKind, bool) {
+		if k, ok := declared[key]; ok {
+			return k, true
+		}
+		return view(key)
+	}
+	for i, p := range ps {
+		for key := range p.missed {
+			if _, ok := declared[key]; ok {
+				frags[i] = syntaxFragment(p.fset, p.f, files[i].path, files[i].src, files[i].pkg, both, chunk)
+				break
+			}
+		}
+	}
+	return frags
 }
 
 // reflectNil reports a typed nil node (a *ast.FieldList or *ast.BlockStmt

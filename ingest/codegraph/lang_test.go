@@ -2,6 +2,7 @@ package codegraph
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -75,5 +76,32 @@ func TestBuildTree(t *testing.T) {
 	g, st, err = BuildTree(context.Background(), root, GoOptions{}, ingest.Options{})
 	if err != nil || st.GoFiles != 0 || (lang.Available() && st.LangFiles != 7) || g.N() == 0 && lang.Available() {
 		t.Fatalf("lang tree: %v %+v", err, st)
+	}
+}
+
+// TestBuildTreesSyntax: without a go.mod the Go files are read at syntax
+// level, yet a call into another file of the package is an edge; and
+// BuildTrees merges several roots into one graph.
+func TestBuildTreesSyntax(t *testing.T) {
+	a, b := filepath.Join(t.TempDir(), "alpha"), filepath.Join(t.TempDir(), "beta")
+	for _, f := range []struct{ dir, name, src string }{
+		{a, "a.go", "package alpha\n\nfunc Entry() int { return helper() }\n"},
+		{a, "b.go", "package alpha\n\nfunc helper() int { return 1 }\n"},
+		{b, "c.go", "package beta\n\nfunc Other() {}\n"},
+	} {
+		os.MkdirAll(f.dir, 0o755)
+		if err := os.WriteFile(filepath.Join(f.dir, f.name), []byte(f.src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g, st, err := BuildTrees(context.Background(), []string{a, b}, GoOptions{}, ingest.Options{})
+	if err != nil || st.GoFiles != 3 || st.GoTyped {
+		t.Fatalf("BuildTrees: %v %+v", err, st)
+	}
+	if got := calleeNames(graph.NewView(g), "alpha.Entry"); got != "helper" {
+		t.Fatalf("callees of Entry: %q", got)
+	}
+	if g.Lookup("beta.Other") == graph.None {
+		t.Fatal("second root missing")
 	}
 }

@@ -30,6 +30,43 @@ type TreeStats struct {
 // are the chunk ids an index run of the same root writes. Errors: the
 // walk's, the context's, BuildGo's load error.
 func BuildTree(ctx context.Context, root string, o GoOptions, chunk ingest.Options) (*graph.Graph, TreeStats, error) {
+	return BuildTrees(ctx, []string{root}, o, chunk)
+}
+
+// BuildTrees is BuildTree over several trees (absolute roots) into one
+// graph, as one index run of the same roots writes one collection: each
+// root is built as BuildTree builds it (a go.mod or go.work at the root
+// type-checks its Go files), and the fragments are merged (a key two
+// roots define, such as a package both name alike, is one node). The
+// stats are summed; GoTyped says every root with Go files was
+// type-checked. Errors: as BuildTree's, for the first root that fails.
+func BuildTrees(ctx context.Context, roots []string, o GoOptions, chunk ingest.Options) (*graph.Graph, TreeStats, error) {
+	var st TreeStats
+	var frags []*graph.Fragment
+	typed, untyped := 0, 0
+	for _, root := range roots {
+		fr, rs, err := treeFragments(ctx, root, o, chunk)
+		if err != nil {
+			return nil, st, err
+		}
+		frags = append(frags, fr...)
+		st.GoFiles += rs.GoFiles
+		st.LangFiles += rs.LangFiles
+		st.SourceBytes += rs.SourceBytes
+		st.Errors = append(st.Errors, rs.Errors...)
+		switch {
+		case rs.GoTyped:
+			typed++
+		case rs.GoFiles > 0:
+			untyped++
+		}
+	}
+	st.GoTyped = typed > 0 && untyped == 0
+	return graph.FromFragments(frags), st, nil
+}
+
+// treeFragments builds the fragments of one tree for BuildTrees.
+func treeFragments(ctx context.Context, root string, o GoOptions, chunk ingest.Options) ([]*graph.Fragment, TreeStats, error) {
 	var st TreeStats
 	chunk.EnsureDefaults()
 	o.Chunk = chunk
@@ -58,6 +95,9 @@ func BuildTree(ctx context.Context, root string, o GoOptions, chunk ingest.Optio
 			st.Errors = append(st.Errors, r.Errors...)
 			frags = append(frags, r.Fragments...)
 		} else {
+			// One syntaxBatch, so a name one file declares resolves in
+			// the package's other files.
+			var batch []syntaxFile
 			for _, p := range goFiles {
 				if err := ctx.Err(); err != nil {
 					return nil, st, err
@@ -68,14 +108,15 @@ func BuildTree(ctx context.Context, root string, o GoOptions, chunk ingest.Optio
 					continue
 				}
 				rel, _ := filepath.Rel(root, filepath.Dir(p))
-				pkg := path.Join(filepath.Base(root), filepath.ToSlash(rel))
-				fr, err := SyntaxFragment(p, src, pkg, nil, chunk)
-				if err != nil {
-					st.Errors = append(st.Errors, err.Error())
+				batch = append(batch, syntaxFile{path: p, pkg: path.Join(filepath.Base(root), filepath.ToSlash(rel)), src: src})
+			}
+			for i, fr := range syntaxBatch(batch, nil, chunk) {
+				if len(fr.Nodes) == 0 {
+					st.Errors = append(st.Errors, fr.File+": does not parse")
 					continue
 				}
 				st.GoFiles++
-				st.SourceBytes += int64(len(src))
+				st.SourceBytes += int64(len(batch[i].src))
 				frags = append(frags, fr)
 			}
 		}
@@ -88,7 +129,7 @@ func BuildTree(ctx context.Context, root string, o GoOptions, chunk ingest.Optio
 	st.SourceBytes += lr.Bytes
 	st.Errors = append(st.Errors, lr.Errors...)
 	frags = append(frags, lr.Fragments...)
-	return graph.FromFragments(frags), st, nil
+	return frags, st, nil
 }
 
 func (s TreeStats) String() string {

@@ -65,8 +65,13 @@ func openCollection(dir string) (*engine.DB, *engine.Collection, error) {
 // openCollectionWith opens a collection; with emb, one of its dimension
 // recording its model (dense and hybrid queries embed through it).
 func openCollectionWith(dir string, emb embed.Embedder) (*engine.DB, *engine.Collection, error) {
+	return openCollectionSync(dir, emb, "none")
+}
+
+// openCollectionSync is openCollectionWith with a WAL sync policy.
+func openCollectionSync(dir string, emb embed.Embedder, sync string) (*engine.DB, *engine.Collection, error) {
 	var eo engine.Options
-	co := engine.CollectionOptions{Dim: 8, Sync: "none",
+	co := engine.CollectionOptions{Dim: 8, Sync: engine.SyncPolicy(sync),
 		IndexedFields: map[string]engine.FieldType{ingest.MetaNames: engine.FieldKeyword, ingest.MetaLang: engine.FieldKeyword}}
 	if emb != nil {
 		eo.Embedders = map[string]embed.Embedder{emb.Model(): emb}
@@ -92,6 +97,7 @@ func runUpdate(args []string) error {
 	pkgList := fs.String("pkgs", "go/ast,go/doc,text/template", "three std packages to copy and edit")
 	perPkg := fs.Int("files", 5, "files edited per package")
 	prof := fs.String("cpuprofile", "", "write a CPU profile of the timed rounds here")
+	syncPolicy := fs.String("sync", "none", "the collection's WAL sync policy: none | always (searchd index's default)")
 	fs.Parse(args)
 	ctx := context.Background()
 	tmp, err := os.MkdirTemp("", "graphbench-update-")
@@ -104,7 +110,7 @@ func runUpdate(args []string) error {
 	if err != nil {
 		return err
 	}
-	db, col, err := openCollection(filepath.Join(tmp, "db"))
+	db, col, err := openCollectionSync(filepath.Join(tmp, "db"), nil, *syncPolicy)
 	if err != nil {
 		return err
 	}
@@ -136,7 +142,7 @@ func runUpdate(args []string) error {
 	for _, f := range edited {
 		orig[f], _ = os.ReadFile(f)
 	}
-	var total, lex, gr, upd, check, cpu []time.Duration
+	var total, lex, gr, upd, check, cpu, cpuAll, walk, write, apply, search, expand []time.Duration
 	up := codegraph.NewUpdater(ix, store, root, r.PkgOfDir, ingest.Options{})
 	if *prof != "" {
 		f, err := os.Create(*prof)
@@ -164,7 +170,7 @@ func runUpdate(args []string) error {
 		time.Sleep(5 * time.Millisecond)
 		c0 := cpuTime()
 		t0 := time.Now()
-		us, err := up.Update(ctx, edited)
+		us, err := up.Update(ctx, edited, ingest.Progress{})
 		if err != nil {
 			return err
 		}
@@ -172,7 +178,9 @@ func runUpdate(args []string) error {
 		cpu = append(cpu, cpuTime()-c0)
 		// Visible: search finds the new functions, and expansion from
 		// them runs over the new nodes.
+		ts := time.Now()
 		res, err := ingest.Search(ctx, col, contract.Query{Text: word, Mode: contract.Lexical, TopK: 50})
+		tsd := time.Since(ts)
 		if err != nil {
 			return err
 		}
@@ -185,6 +193,7 @@ func runUpdate(args []string) error {
 				return fmt.Errorf("round %d: hit %s is no graph node", round, h.DocID)
 			}
 		}
+		te := time.Now()
 		ex, err := codegraph.Expand(ctx, col, v, contract.Query{Text: word, Mode: contract.Lexical}, codegraph.ExpandOptions{SeedK: 15, BudgetTokens: 2000})
 		if err != nil {
 			return err
@@ -193,11 +202,14 @@ func runUpdate(args []string) error {
 			return fmt.Errorf("round %d: expansion seeded %d of %d", round, len(ex.Seeds), len(edited))
 		}
 		t3 := time.Now()
+		cpuAll = append(cpuAll, cpuTime()-c0)
 		if round < 0 {
-			cpu = cpu[:0]
+			cpu, cpuAll = cpu[:0], cpuAll[:0]
 			continue
 		}
 		lex, gr, upd = append(lex, us.IndexTime), append(gr, us.GraphTime), append(upd, t2.Sub(t0))
+		walk, write, apply = append(walk, us.Index.WalkTime), append(write, us.Index.WriteTime), append(apply, us.ApplyTime)
+		search, expand = append(search, tsd), append(expand, t3.Sub(te))
 		check, total = append(check, t3.Sub(t2)), append(total, t3.Sub(t0))
 	}
 	for _, f := range edited {
@@ -207,10 +219,14 @@ func runUpdate(args []string) error {
 	for _, row := range []struct {
 		name string
 		d    []time.Duration
-	}{{"lexical (ingest incremental pass + upsert)", lex}, {"graph (15 SyntaxFragments + Store.Apply)", gr},
+	}{{"lexical (ingest incremental pass + upsert)", lex},
+		{"  of which walk (stat of every file)", walk}, {"  of which engine Upsert+Delete (WAL)", write},
+		{"graph (15 SyntaxFragments + Store.Apply)", gr}, {"  of which Store.Apply (view build+publish)", apply},
 		{"Updater.Update (the two side by side)", upd},
-		{"check (search + expand over the new view)", check}, {"end to end (update + check)", total},
-		{"process CPU time of Update", cpu}} {
+		{"check (search + expand over the new view)", check},
+		{"  of which the first search after the writes", search}, {"  of which expand", expand},
+		{"end to end (update + check)", total},
+		{"process CPU time of Update", cpu}, {"process CPU time of update + check", cpuAll}} {
 		p50, p99, mx := pct(row.d, 50), pct(row.d, 99), pct(row.d, 100)
 		fmt.Printf("  %-44s %7.2f %7.2f %7.2f\n", row.name, ms(p50), ms(p99), ms(mx))
 	}
