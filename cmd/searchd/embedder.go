@@ -21,14 +21,22 @@ import (
 // (tools/embed-server): the Universal Sentence Encoder Lite, 512-d.
 const defaultEmbedderModel = "use-lite-512"
 
-// builtinHybridDefault is the hybrid strategy of collections `index`
-// creates with the built-in embedder: rerank-maxnorm (the BM25 top 20
-// re-ranked with a dense weight of 0.35). On GOROOT/src
-// (bench/results/notes/embedder.md) it had the best intent success@5 of
-// every fusion (0.483, RRF 0.467, lexical 0.379) and was the only one not
-// below lexical on the doc-sentence queries (RRF: −0.095 MRR@10, CI
-// excluding 0), with identifier queries unchanged.
-const builtinHybridDefault = engine.HybridRerankMaxNorm
+// builtinHybridDefault, builtinRerankWindow and builtinRerankDenseWeight
+// are the hybrid strategy of collections `index` creates with the
+// built-in embedder: rerank-maxnorm over the BM25 top 100 with a dense
+// weight of 0.5 (the engine's default is the top 20 and 0.35, chosen on
+// prose collections). On GOROOT/src (bench/results/notes/embedder.md)
+// rerank-maxnorm had the best intent success@5 of every fusion and was
+// the only one not below lexical on the doc-sentence queries (RRF: −0.095
+// MRR@10, CI excluding 0); N = 100 and α = 0.5 were chosen on the even
+// half of the intent and doc-sentence sets (intent success@5 0.508 →
+// 0.600 there) and measured on the odd half (0.533 → 0.558, doc-sentence
+// 0.920 → 0.910), identifier queries unchanged.
+const (
+	builtinHybridDefault     = engine.HybridRerankMaxNorm
+	builtinRerankWindow      = 100
+	builtinRerankDenseWeight = 0.5
+)
 
 // embedderHybridDefault is the hybrid strategy of collections `index
 // --embedder URL` creates: RRF (k = 60) over the full lexical and dense lists.
@@ -144,6 +152,7 @@ func openStore(dir, name string, create bool, sync string, emb embed.Embedder) (
 			co.HybridDefault = embedderHybridDefault
 			if emb.Model() == static.BuiltinModel {
 				co.HybridDefault = builtinHybridDefault
+				co.HybridRerankWindow, co.HybridRerankDenseWeight = builtinRerankWindow, builtinRerankDenseWeight
 			}
 		}
 		col, err = db.CreateCollection(name, co)
