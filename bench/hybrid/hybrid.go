@@ -195,8 +195,8 @@ var fixedSpecs = []Spec{
 	// RerankWindow 20).
 	{Family: FamRerankX, Alpha: 0.35, Window: 20},
 	// The rerank-maxnorm setting of code collections `searchd index`
-	// creates with the built-in embedder (N 100, α 0.5).
-	{Family: FamRerankX, Alpha: 0.5, Window: 100},
+	// creates with the built-in embedder (N 100, α 0.35).
+	{Family: FamRerankX, Alpha: 0.35, Window: 100},
 }
 
 type evaluated struct {

@@ -5,6 +5,9 @@
 //	    resolve intent/queries.tsv into intent/answers.json and draw the
 //	    doc-sentence / identifier set into docsentence/queries.json (both
 //	    under bench/code, run from the repository root)
+//	strata-codebench resolve-py [-root /usr/lib/python3.11]
+//	    resolve intent-py/queries.tsv (file.py:Symbol answers) into
+//	    intent-py/answers.json against the Python library root
 //	strata-codebench eval -data DIR [-collection code] [-sets intent,docsentence,identifier]
 //	    [-modes lexical,plain,dense,hybrid,rrf,rerank-maxnorm,minmax,zscore,maxnorm] [-json FILE]
 //	    [-split all|dev|test] [-misses]
@@ -17,7 +20,10 @@
 //	    "rerank-maxnorm@30/0.5". -split dev keeps the queries of even
 //	    position in each set (0-based), test the odd ones: parameters are
 //	    chosen on dev and reported on test. -misses lists each query not
-//	    answered at rank 1 with its rank and top hit.
+//	    answered at rank 1 with its rank and top hit. The set intent-py
+//	    is evaluated against a store of the Python library
+//	    (`searchd index /usr/lib/python3.11`) with -root set to that
+//	    directory.
 //	strata-codebench recall -data DIR [-collection code] [-k 10]
 //	    dense recall@k of the collection's vector search (HNSW warm
 //	    segments at their efSearch, plus the MemTable) against exact
@@ -50,11 +56,14 @@ import (
 )
 
 const (
-	intentTSV   = "bench/code/intent/queries.tsv"
-	intentJSON  = "bench/code/intent/answers.json"
-	docSentJSON = "bench/code/docsentence/queries.json"
-	docSentN    = 200
-	docSentSeed = 1
+	intentTSV    = "bench/code/intent/queries.tsv"
+	intentJSON   = "bench/code/intent/answers.json"
+	docSentJSON  = "bench/code/docsentence/queries.json"
+	intentPyTSV  = "bench/code/intent-py/queries.tsv"
+	intentPyJSON = "bench/code/intent-py/answers.json"
+	pythonRoot   = "/usr/lib/python3.11"
+	docSentN     = 200
+	docSentSeed  = 1
 )
 
 func main() {
@@ -66,6 +75,8 @@ func main() {
 	switch os.Args[1] {
 	case "resolve":
 		err = resolve(os.Args[2:])
+	case "resolve-py":
+		err = resolvePy(os.Args[2:])
 	case "eval":
 		err = eval(os.Args[2:])
 	case "recall":
@@ -151,6 +162,32 @@ func resolve(args []string) error {
 	return nil
 }
 
+func resolvePy(args []string) error {
+	fl := flag.NewFlagSet("resolve-py", flag.ContinueOnError)
+	root := fl.String("root", pythonRoot, "Python library root the answers' files are relative to")
+	if err := fl.Parse(args); err != nil {
+		return err
+	}
+	qs, err := code.ReadTSV(intentPyTSV)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for i := range qs {
+		if err := code.ResolvePython(*root, &qs[i]); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if err := writeJSON(intentPyJSON, setFile{GoVersion: "python library " + *root, Method: "intent-py/README.md", Queries: qs}); err != nil {
+		return err
+	}
+	fmt.Printf("%s: %d queries resolved against %s\n", intentPyJSON, len(qs), *root)
+	return nil
+}
+
 // row is one (set, mode) result.
 type row struct {
 	Set     string     `json:"set"`
@@ -168,9 +205,13 @@ func loadSets(names []string) (map[string][]code.Query, error) {
 	sets := map[string][]code.Query{}
 	for _, n := range names {
 		switch n {
-		case "intent":
+		case "intent", "intent-py":
 			var f setFile
-			b, err := os.ReadFile(intentJSON)
+			p := intentJSON
+			if n == "intent-py" {
+				p = intentPyJSON
+			}
+			b, err := os.ReadFile(p)
 			if err != nil {
 				return nil, err
 			}
@@ -216,6 +257,7 @@ func eval(args []string) error {
 	goroot := fl.String("goroot", runtime.GOROOT(), "GOROOT the store indexed")
 	split := fl.String("split", "all", "queries: all | dev (even positions) | test (odd positions)")
 	misses := fl.Bool("misses", false, "list the queries not answered at rank 1 (rank, top hit)")
+	rootF := fl.String("root", "", "the directory the store indexed, answers' files are relative to (default GOROOT/src)")
 	if err := fl.Parse(args); err != nil {
 		return err
 	}
@@ -226,6 +268,9 @@ func eval(args []string) error {
 		return fmt.Errorf("eval: -split %q: want all, dev or test", *split)
 	}
 	src := filepath.Join(*goroot, "src")
+	if *rootF != "" {
+		src = *rootF
+	}
 	setNames := strings.Split(*setsF, ",")
 	sets, err := loadSets(setNames)
 	if err != nil {
