@@ -204,8 +204,11 @@
 // fusion.Options{Method: fusion.MaxNorm, Window: N}, weights lexical 0.65
 // and dense α = RerankDenseWeight = 0.35 (norm(s) = s / max|s| over the N;
 // a candidate without a vector gets dense 0); the BM25 list after rank N
-// follows unchanged. Measured nDCG@10 (binary gain; 95% paired bootstrap
-// CIs), lexical = stemmed BM25:
+// follows unchanged. A collection can set its own N and α
+// (CollectionOptions.HybridRerankWindow, HybridRerankDenseWeight; code
+// collections `searchd index` creates with the built-in embedder re-rank
+// the top 100, bench/results/notes/embedder.md). Measured nDCG@10 (binary
+// gain; 95% paired bootstrap CIs), lexical = stemmed BM25:
 //
 //	collection  lexical  rerank-maxnorm          Δ [95% CI]                  RRF k=60 (Δ)
 //	cranfield   0.3914   0.4014 (in-sample)      +0.0100 [+0.0022, +0.0180]  0.3185 (−0.0729)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stratasearch/strata/engine/catalog"
+	"github.com/stratasearch/strata/engine/contract"
 	"github.com/stratasearch/strata/engine/embed"
 	"github.com/stratasearch/strata/engine/tier"
 	"github.com/stratasearch/strata/engine/tier/wal"
@@ -232,6 +233,16 @@ type CollectionOptions struct {
 	// default". A query that sets any fusion parameter is fused exactly as
 	// it asks, whatever this option says.
 	HybridDefault HybridStrategy `json:"hybrid_default,omitempty"`
+	// HybridRerankWindow is N of the rerank-maxnorm strategy on this
+	// collection: the lexical top N re-ranked, 0..contract.MaxFusionWindow.
+	// Default (0) RerankWindow. A query that selects rerank-maxnorm with a
+	// Fusion.Window uses its own.
+	HybridRerankWindow int `json:"hybrid_rerank_window,omitempty"`
+	// HybridRerankDenseWeight is α of the rerank-maxnorm strategy on this
+	// collection (the lexical weight is 1 − α), in [0, 1]. Default (0)
+	// RerankDenseWeight. A query that selects rerank-maxnorm with
+	// Fusion.Weights uses its own.
+	HybridRerankDenseWeight float64 `json:"hybrid_rerank_dense_weight,omitempty"`
 	// MemTableSizeBytes: once the hot MemTable holds about this many bytes
 	// (ids + contents + vectors + 64 per version), a background flush
 	// turns it into a warm segment (HNSW + BM25 section + doc store), so
@@ -408,6 +419,12 @@ func (o *CollectionOptions) Validate() error {
 	}
 	if err := o.HybridDefault.Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if o.HybridRerankWindow < 0 || o.HybridRerankWindow > contract.MaxFusionWindow {
+		errs = append(errs, fmt.Errorf("engine: collection option HybridRerankWindow = %d, want 0..%d", o.HybridRerankWindow, contract.MaxFusionWindow))
+	}
+	if !(o.HybridRerankDenseWeight >= 0 && o.HybridRerankDenseWeight <= 1) {
+		errs = append(errs, fmt.Errorf("engine: collection option HybridRerankDenseWeight = %v, want a number in [0, 1]", o.HybridRerankDenseWeight))
 	}
 	if err := o.Redact.Validate(); err != nil {
 		errs = append(errs, err)

@@ -245,7 +245,7 @@ func (pl *plan) retrieve(ctx context.Context, depth int, budget time.Duration) (
 		// The lexical list supplies the RerankWindow candidates and the
 		// tail; the dense list (depth TopK) only back-fills a lexical list
 		// shorter than TopK.
-		w, _ := rerankParams(q.Fusion)
+		w, _ := c.rerankParams(q.Fusion)
 		lexDepth = max(w, q.TopK)
 	case q.Mode == contract.Hybrid:
 		lexDepth = q.Fusion.Window
@@ -301,7 +301,7 @@ func (pl *plan) retrieve(ctx context.Context, depth int, budget time.Duration) (
 				filter = func(d *tier.Document) bool { _, ok := pl.allowDoc[d]; return ok }
 			}
 			if pl.rerank {
-				w, _ := rerankParams(q.Fusion)
+				w, _ := c.rerankParams(q.Fusion)
 				ch <- c.denseRerank(ctx, pl.sn, pl.keyOf, <-lexCh, pl.infos, q.Vector, q.TopK, w, filter)
 				return
 			}

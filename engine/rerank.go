@@ -118,7 +118,7 @@ func (c *Collection) denseRerank(ctx context.Context, sn *tier.Snapshot, keyOf f
 //     Score capped the same way (Explain: dense rank and score). It covers
 //     text with no (or few) matching terms.
 func (c *Collection) rerankEnvelopes(q *contract.Query, infos []verInfo, got map[string]retrieved) ([]contract.Envelope, error) {
-	window, alpha := rerankParams(q.Fusion)
+	window, alpha := c.rerankParams(q.Fusion)
 	wLex, wDen := 1-alpha, alpha
 	wsum := wLex + wDen
 	var out []contract.Envelope
@@ -208,12 +208,20 @@ func (c *Collection) rerankEnvelopes(q *contract.Query, infos []verInfo, got map
 	return out, nil
 }
 
-// rerankParams returns N and α of the rerank strategy for f: RerankWindow
-// and RerankDenseWeight, unless f selects rerank-maxnorm explicitly with a
-// Window (N = Window) or Weights (α = w_dense / (w_lexical + w_dense),
-// a missing weight counting 1, as everywhere in FusionParams).
-func rerankParams(f contract.FusionParams) (window int, alpha float64) {
+// rerankParams returns N and α of the rerank strategy for f: the
+// collection's HybridRerankWindow and HybridRerankDenseWeight (RerankWindow
+// and RerankDenseWeight when unset), unless f selects rerank-maxnorm
+// explicitly with a Window (N = Window) or Weights (α = w_dense /
+// (w_lexical + w_dense), a missing weight counting 1, as everywhere in
+// FusionParams).
+func (c *Collection) rerankParams(f contract.FusionParams) (window int, alpha float64) {
 	window, alpha = RerankWindow, RerankDenseWeight
+	if c.o.HybridRerankWindow > 0 {
+		window = c.o.HybridRerankWindow
+	}
+	if c.o.HybridRerankDenseWeight > 0 {
+		alpha = c.o.HybridRerankDenseWeight
+	}
 	if f.Method != FusionRerankMaxNorm {
 		return
 	}

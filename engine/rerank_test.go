@@ -66,23 +66,33 @@ func refSimilarity(metric string, q, x []float32) float64 {
 // direct float64 implementation of the study's rule — the BM25 top 20
 // ordered by 0.65·s/max s + 0.35·sim/max|sim| (0 for a document without a
 // vector), then the BM25 list from rank 21 unchanged — for every metric.
-// Scores lie in [0,1] and never increase; Explain ranks are filled.
+// Scores lie in [0,1] and never increase; Explain ranks are filled. N and
+// α come from the collection's HybridRerankWindow and
+// HybridRerankDenseWeight when set, and from the query when it selects
+// rerank-maxnorm with its own.
 func TestHybridRerankAgainstReference(t *testing.T) {
+	explicit := contract.FusionParams{Method: FusionRerankMaxNorm, Window: 13, Weights: map[string]float64{"lexical": 0.2, "dense": 0.3}}
 	params := []struct {
-		name   string
-		n      int
-		alpha  float64
-		fusion contract.FusionParams
+		name      string
+		n         int
+		alpha     float64
+		fusion    contract.FusionParams
+		colWindow int
+		colAlpha  float64
 	}{
-		{"default", RerankWindow, RerankDenseWeight, contract.FusionParams{}},
+		{"default", RerankWindow, RerankDenseWeight, contract.FusionParams{}, 0, 0},
 		// Fusion.Method rerank-maxnorm with its own N and α.
-		{"explicit", 13, 0.6, contract.FusionParams{Method: FusionRerankMaxNorm, Window: 13, Weights: map[string]float64{"lexical": 0.2, "dense": 0.3}}},
+		{"explicit", 13, 0.6, explicit, 0, 0},
+		// The collection's N and α.
+		{"collection", 13, 0.6, contract.FusionParams{}, 13, 0.6},
+		// The query's own N and α over the collection's.
+		{"explicit-over-collection", 13, 0.6, explicit, 30, 0.1},
 	}
 	for _, metric := range []string{"cosine", "ip", "l2"} {
 		for _, pc := range params {
 			RerankWindow, RerankDenseWeight := pc.n, pc.alpha
 			t.Run(metric+"/"+pc.name, func(t *testing.T) {
-				c := newColl(t, CollectionOptions{Dim: 8, Metric: metric})
+				c := newColl(t, CollectionOptions{Dim: 8, Metric: metric, HybridRerankWindow: pc.colWindow, HybridRerankDenseWeight: pc.colAlpha})
 				vecs := rerankCorpus(t, c, 120, 7)
 				rng := rand.New(rand.NewPCG(99, 2))
 				qv := make([]float32, 8)
@@ -235,6 +245,11 @@ func TestHybridDefaultOption(t *testing.T) {
 	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "HybridDefault") {
 		t.Fatalf("bad HybridDefault: %v", err)
 	}
+	bad = CollectionOptions{Dim: 2, HybridRerankWindow: -1, HybridRerankDenseWeight: math.NaN()}
+	bad.EnsureDefaults()
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "HybridRerankWindow") || !strings.Contains(err.Error(), "HybridRerankDenseWeight") {
+		t.Fatalf("bad rerank window and weight: %v", err)
+	}
 	var def CollectionOptions
 	def.EnsureDefaults()
 	if def.HybridDefault != HybridRerankMaxNorm {
@@ -305,7 +320,7 @@ func TestHybridDefaultOption(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.CreateCollection("x", CollectionOptions{Dim: 2, Sync: "none", HybridDefault: HybridRRF}); err != nil {
+	if _, err := db.CreateCollection("x", CollectionOptions{Dim: 2, Sync: "none", HybridDefault: HybridRRF, HybridRerankWindow: 70, HybridRerankDenseWeight: 0.45}); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
@@ -315,7 +330,7 @@ func TestHybridDefaultOption(t *testing.T) {
 	}
 	defer db.Close()
 	x, err := db.Collection("x")
-	if err != nil || x.Options().HybridDefault != HybridRRF {
+	if err != nil || x.Options().HybridDefault != HybridRRF || x.Options().HybridRerankWindow != 70 || x.Options().HybridRerankDenseWeight != 0.45 {
 		t.Fatalf("reopened: %v %+v", err, x)
 	}
 }

@@ -178,7 +178,11 @@ func Search(ctx context.Context, col *engine.Collection, q contract.Query) (cont
 // word, SymbolNames), the chunks declaring one of the names (metadata
 // "names" contains it — an exact keyword filter the engine applies while
 // generating BM25 candidates) are ranked first, followed by the other
-// hits of the query, without duplicates, up to TopK. So "EqualFold" puts
+// hits of the query, without duplicates, up to TopK. Among the
+// declarations, those that match a qualified query word's qualifiers
+// come first (qualifierMatch: "os.Remove" puts package os's Remove above
+// syscall's, "xml.Encoder.Flush" Encoder.Flush above Writer.Flush in the
+// same package). So "EqualFold" puts
 // strings.EqualFold's and bytes.EqualFold's definitions above the tests
 // and callers that mention the name more often. The declaration lookup is
 // lexical in hybrid mode too; dense queries (and queries with a vector
@@ -245,10 +249,13 @@ func SearchWith(ctx context.Context, col *engine.Collection, q contract.Query, o
 	seen := map[string]bool{}
 	out := make([]contract.Envelope, 0, k)
 	var dropped []contract.Dropped
-	for _, l := range lists {
+	for i, l := range lists {
 		hits := l.Hits
 		if !o.NoPriors {
 			hits = rerank(hits)
+		}
+		if i == 0 && len(names) > 0 {
+			hits = byQualifier(hits, q.Text)
 		}
 		for _, h := range hits {
 			if len(out) < k && !seen[h.DocID] {
@@ -273,6 +280,78 @@ func SearchWith(ctx context.Context, col *engine.Collection, q contract.Query, o
 		res.NextCursor = ""
 	}
 	return res, nil
+}
+
+// byQualifier orders declaration hits by qualifierMatch against the
+// qualified words of text (stable: equal matches keep their order). hits
+// is returned as is when text has no qualified word.
+func byQualifier(hits []contract.Envelope, text string) []contract.Envelope {
+	var words [][]string
+	for _, w := range strings.Fields(text) {
+		w = strings.Trim(w, "\"'`+-*()")
+		if strings.Contains(w, ".") && identRE.MatchString(w) {
+			words = append(words, strings.Split(w, "."))
+		}
+	}
+	if len(words) == 0 {
+		return hits
+	}
+	score := make(map[string]int, len(hits))
+	for i := range hits {
+		h := &hits[i]
+		sym, _ := h.Metadata[MetaSymbol].Str()
+		rel, _ := h.Metadata[MetaPath].Str()
+		best := 0
+		for _, parts := range words {
+			best = max(best, qualifierMatch(parts, sym, rel))
+		}
+		score[h.DocID] = best
+	}
+	out := slices.Clone(hits)
+	slices.SortStableFunc(out, func(a, b contract.Envelope) int { return score[b.DocID] - score[a.DocID] })
+	return out
+}
+
+// qualifierMatch scores how well a declaration (symbol "Remove" or
+// "Encoder.Flush", file rel relative to the indexed root) matches a
+// qualified name split at its dots ("os", "Remove"; "xml", "Encoder",
+// "Flush"): 0 when the symbol's last part is not the name; otherwise 2
+// when the first qualifier is the file's package directory (its last
+// element, or the one before a major-version element: math/rand/v2 is
+// rand), plus 1 when the symbol is exactly the qualifiers left after the
+// package and the name ("Encoder.Flush"; "Remove" for "os.Remove", so a
+// function ranks above a same-named method); 1 in another package when
+// the symbol is exactly the qualified name with or without its first
+// qualifier (a type, or a package of another name: syscall's Remove for
+// "os.Remove").
+func qualifierMatch(parts []string, sym, rel string) int {
+	name, quals := parts[len(parts)-1], parts[:len(parts)-1]
+	if sym != name && !strings.HasSuffix(sym, "."+name) {
+		return 0
+	}
+	exact := func(qs []string) bool { return sym == strings.Join(append(slices.Clone(qs), name), ".") }
+	switch {
+	case len(quals) > 0 && quals[0] == packageDir(rel):
+		if exact(quals[1:]) {
+			return 3
+		}
+		return 2
+	case exact(quals) || len(quals) > 0 && exact(quals[1:]):
+		return 1
+	}
+	return 0
+}
+
+// packageDir is the package name a Go file's directory implies: the last
+// element of its directory, or the element before it when that is a
+// major version ("v2").
+func packageDir(rel string) string {
+	dirs := strings.Split(path.Dir(rel), "/")
+	d := dirs[len(dirs)-1]
+	if len(dirs) > 1 && len(d) > 1 && d[0] == 'v' && strings.Trim(d[1:], "0123456789") == "" {
+		d = dirs[len(dirs)-2]
+	}
+	return d
 }
 
 // rerank returns hits ordered by score × Prior (stable: equal products

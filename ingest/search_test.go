@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stratasearch/strata/engine/contract"
@@ -146,5 +147,68 @@ func TestReindexFormerlySkippedGenerated(t *testing.T) {
 	}
 	if st.Generated != 1 || len(search(t, col, "Quokka", 5)) == 0 {
 		t.Fatalf("stats %+v: the formerly skipped generated file is not indexed", st)
+	}
+}
+
+// TestSearchQualifiedIdentifier: a package-qualified identifier query
+// ranks the declaration in the named package (and, for Type.Method, on
+// the named type) above same-named declarations elsewhere that BM25
+// scores higher (they repeat the query's words).
+func TestSearchQualifiedIdentifier(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "os/file.go", "package os\n\n// Remove deletes a file.\nfunc Remove(name string) error { return nil }\n")
+	write(t, root, "os/root.go", "package os\n\n// Remove removes os os os remove remove.\nfunc (r *Root) Remove(name string) error { return nil }\n")
+	write(t, root, "syscall/os.go", "package syscall\n\n// Remove is the os remove os remove os os remove.\nfunc Remove(os string) error { return nil }\n")
+	write(t, root, "encoding/xml/xml.go", "package xml\n\n// Flush flushes the xml encoder encoder xml.\nfunc (w *Writer) Flush() error { return nil }\n\n// Flush writes.\nfunc (e *Encoder) Flush() error { return nil }\n")
+	write(t, root, "math/rand/v2/rand.go", "package rand\n\n// Int returns a number.\nfunc Int() int { return 4 }\n")
+	write(t, root, "math/big/int.go", "package big\n\n// Int is a rand rand rand int.\ntype Int struct{}\n")
+	col, mf := openTestCollection(t)
+	ctx := context.Background()
+	if _, err := Index(ctx, col, mf, root, Options{}, Progress{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ q, path, sym string }{
+		{"os.Remove", "os/file.go", "Remove"},
+		{"os.Root.Remove", "os/root.go", "Root.Remove"},
+		{"syscall.Remove", "syscall/os.go", "Remove"},
+		{"xml.Encoder.Flush", "encoding/xml/xml.go", "Encoder.Flush"},
+		{"Encoder.Flush", "encoding/xml/xml.go", "Encoder.Flush"},
+		{"rand.Int", "math/rand/v2/rand.go", "Int"},
+	} {
+		res, err := Search(ctx, col, contract.Query{Text: c.q, TopK: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Hits) == 0 {
+			t.Errorf("%s: no hits", c.q)
+			continue
+		}
+		p, _ := res.Hits[0].Metadata[MetaPath].Str()
+		s, _ := res.Hits[0].Metadata[MetaSymbol].Str()
+		if p != c.path || s != c.sym {
+			t.Errorf("%s: top hit %s %s, want %s %s", c.q, p, s, c.path, c.sym)
+		}
+	}
+}
+
+func TestQualifierMatch(t *testing.T) {
+	for _, c := range []struct {
+		q, sym, rel string
+		want        int
+	}{
+		{"os.Remove", "Remove", "os/file.go", 3},
+		{"os.Remove", "Root.Remove", "os/root.go", 2},
+		{"os.Remove", "Remove", "syscall/os.go", 1},
+		{"os.Remove", "RemoveAll", "os/path.go", 0},
+		{"xml.Encoder.Flush", "Encoder.Flush", "encoding/xml/marshal.go", 3},
+		{"xml.Encoder.Flush", "Writer.Flush", "encoding/xml/marshal.go", 2},
+		{"Encoder.Flush", "Encoder.Flush", "encoding/xml/marshal.go", 1},
+		{"rand.N", "N", "math/rand/v2/rand.go", 3},
+		{"v2.N", "N", "math/rand/v2/rand.go", 1},
+		{"x.N", "N", "n.go", 1},
+	} {
+		if got := qualifierMatch(strings.Split(c.q, "."), c.sym, c.rel); got != c.want {
+			t.Errorf("qualifierMatch(%q, %q, %q) = %d, want %d", c.q, c.sym, c.rel, got, c.want)
+		}
 	}
 }

@@ -9,6 +9,10 @@
 //   - identifier: the same 200 declarations queried as "pkg.Name" (or
 //     "pkg.Type.Method").
 //
+// A fourth set, intent-py (intent-py/queries.tsv), holds intent queries
+// over the Python standard library, answered by "file.py:Symbol" specs
+// that ResolvePython resolves with PythonSpan.
+//
 // Answers are "import/path:Symbol" or "import/path:Type.Method" specs,
 // resolved with go/parser against the GOROOT the command runs with into
 // (file relative to GOROOT/src, symbol, line span from the doc comment's

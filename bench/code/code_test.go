@@ -79,3 +79,38 @@ func TestCommittedAnswers(t *testing.T) {
 		}
 	}
 }
+
+func TestPythonSpan(t *testing.T) {
+	src := "import os\n\n@decorator\n@other(1)\ndef top(a,\n        b):\n    x = 1\n\n    # tail comment\n    return x\n\n# between\nclass Box:\n    \"\"\"A box.\"\"\"\n\n    def open(self):\n        pass\n\n    @property\n    def size(self):\n\treturn 2\n\ndef open():\n    pass\n"
+	for _, c := range []struct {
+		sym      string
+		from, to int
+	}{
+		{"top", 3, 10},
+		{"Box", 13, 21},
+		{"Box.open", 16, 17},
+		{"Box.size", 19, 21},
+		{"open", 23, 24},
+	} {
+		from, to, err := PythonSpan([]byte(src), c.sym)
+		if err != nil || from != c.from || to != c.to {
+			t.Errorf("PythonSpan(%s) = %d, %d, %v; want %d, %d", c.sym, from, to, err, c.from, c.to)
+		}
+	}
+	for _, sym := range []string{"missing", "Box.close", "top.x", ""} {
+		if _, _, err := PythonSpan([]byte(src), sym); err == nil {
+			t.Errorf("PythonSpan(%q): no error", sym)
+		}
+	}
+}
+
+func FuzzPythonSpan(f *testing.F) {
+	f.Add([]byte("class A:\n    def b(self):\n        pass\n"), "A.b")
+	f.Add([]byte("def f():\n\tpass\n  \n# c\n"), "f")
+	f.Fuzz(func(t *testing.T, src []byte, sym string) {
+		from, to, err := PythonSpan(src, sym)
+		if err == nil && (from < 1 || to < from) {
+			t.Fatalf("span %d..%d", from, to)
+		}
+	})
+}

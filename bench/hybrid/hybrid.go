@@ -194,6 +194,9 @@ var fixedSpecs = []Spec{
 	// The engine's HybridRerankMaxNorm (RerankDenseWeight 0.35,
 	// RerankWindow 20).
 	{Family: FamRerankX, Alpha: 0.35, Window: 20},
+	// The rerank-maxnorm setting of code collections `searchd index`
+	// creates with the built-in embedder (N 100, α 0.35).
+	{Family: FamRerankX, Alpha: 0.35, Window: 100},
 }
 
 type evaluated struct {

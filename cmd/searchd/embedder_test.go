@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/stratasearch/strata/engine"
 	"github.com/stratasearch/strata/engine/contract"
 	"github.com/stratasearch/strata/engine/embed"
 )
@@ -152,5 +153,41 @@ func TestCLIEmbedder(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(fresh, "collections", "code")); err == nil {
 		t.Fatal("a collection was created although the embedder is unreachable")
+	}
+}
+
+// TestBuiltinIndexHybridOptions: a collection index creates with the
+// built-in embedder records rerank-maxnorm with its code-search N and α;
+// one created with an embedder URL keeps the engine's rerank parameters.
+func TestBuiltinIndexHybridOptions(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "p.go"), []byte("package p\n\n// Paint colours the fence.\nfunc Paint() {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv, _ := fakeEmbedServer(t, "fake-bow", 16)
+	for _, c := range []struct {
+		args        []string
+		strategy    engine.HybridStrategy
+		window      int
+		denseWeight float64
+	}{
+		{nil, builtinHybridDefault, builtinRerankWindow, builtinRerankDenseWeight},
+		{[]string{"--embedder", srv.URL, "--embedder-model", "fake-bow"}, embedderHybridDefault, 0, 0},
+	} {
+		data := filepath.Join(t.TempDir(), "d")
+		if _, err := capture(t, func() error {
+			return runIndex(append([]string{root, "--data", data, "--no-progress"}, c.args...))
+		}); err != nil {
+			t.Fatal(err)
+		}
+		db, col, err := openCollection(data, "code", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := col.Options()
+		db.Close()
+		if o.HybridDefault != c.strategy || o.HybridRerankWindow != c.window || o.HybridRerankDenseWeight != c.denseWeight {
+			t.Errorf("index %v: hybrid %q N %d α %v, want %q %d %v", c.args, o.HybridDefault, o.HybridRerankWindow, o.HybridRerankDenseWeight, c.strategy, c.window, c.denseWeight)
+		}
 	}
 }

@@ -5,12 +5,25 @@
 //	    resolve intent/queries.tsv into intent/answers.json and draw the
 //	    doc-sentence / identifier set into docsentence/queries.json (both
 //	    under bench/code, run from the repository root)
+//	strata-codebench resolve-py [-root /usr/lib/python3.11]
+//	    resolve intent-py/queries.tsv (file.py:Symbol answers) into
+//	    intent-py/answers.json against the Python library root
 //	strata-codebench eval -data DIR [-collection code] [-sets intent,docsentence,identifier]
 //	    [-modes lexical,plain,dense,hybrid,rrf,rerank-maxnorm,minmax,zscore,maxnorm] [-json FILE]
+//	    [-split all|dev|test] [-misses]
 //	    run every query of each set in each mode against a store made by
 //	    `searchd index $(go env GOROOT)/src --data DIR` and print success@1,
 //	    success@5, MRR@10 and the paired bootstrap of RR@10 against the
-//	    first mode
+//	    first mode. A mode name ending in "+x" runs that mode with the
+//	    collection's vocabulary bridge (searchd search --expand); a fusion
+//	    mode takes "@N" (Window) and "/α" (dense weight α, lexical 1−α):
+//	    "rerank-maxnorm@30/0.5". -split dev keeps the queries of even
+//	    position in each set (0-based), test the odd ones: parameters are
+//	    chosen on dev and reported on test. -misses lists each query not
+//	    answered at rank 1 with its rank and top hit. The set intent-py
+//	    is evaluated against a store of the Python library
+//	    (`searchd index /usr/lib/python3.11`) with -root set to that
+//	    directory.
 //	strata-codebench recall -data DIR [-collection code] [-k 10]
 //	    dense recall@k of the collection's vector search (HNSW warm
 //	    segments at their efSearch, plus the MemTable) against exact
@@ -43,11 +56,14 @@ import (
 )
 
 const (
-	intentTSV   = "bench/code/intent/queries.tsv"
-	intentJSON  = "bench/code/intent/answers.json"
-	docSentJSON = "bench/code/docsentence/queries.json"
-	docSentN    = 200
-	docSentSeed = 1
+	intentTSV    = "bench/code/intent/queries.tsv"
+	intentJSON   = "bench/code/intent/answers.json"
+	docSentJSON  = "bench/code/docsentence/queries.json"
+	intentPyTSV  = "bench/code/intent-py/queries.tsv"
+	intentPyJSON = "bench/code/intent-py/answers.json"
+	pythonRoot   = "/usr/lib/python3.11"
+	docSentN     = 200
+	docSentSeed  = 1
 )
 
 func main() {
@@ -59,6 +75,8 @@ func main() {
 	switch os.Args[1] {
 	case "resolve":
 		err = resolve(os.Args[2:])
+	case "resolve-py":
+		err = resolvePy(os.Args[2:])
 	case "eval":
 		err = eval(os.Args[2:])
 	case "recall":
@@ -144,6 +162,32 @@ func resolve(args []string) error {
 	return nil
 }
 
+func resolvePy(args []string) error {
+	fl := flag.NewFlagSet("resolve-py", flag.ContinueOnError)
+	root := fl.String("root", pythonRoot, "Python library root the answers' files are relative to")
+	if err := fl.Parse(args); err != nil {
+		return err
+	}
+	qs, err := code.ReadTSV(intentPyTSV)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for i := range qs {
+		if err := code.ResolvePython(*root, &qs[i]); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if err := writeJSON(intentPyJSON, setFile{GoVersion: "python library " + *root, Method: "intent-py/README.md", Queries: qs}); err != nil {
+		return err
+	}
+	fmt.Printf("%s: %d queries resolved against %s\n", intentPyJSON, len(qs), *root)
+	return nil
+}
+
 // row is one (set, mode) result.
 type row struct {
 	Set     string     `json:"set"`
@@ -161,9 +205,13 @@ func loadSets(names []string) (map[string][]code.Query, error) {
 	sets := map[string][]code.Query{}
 	for _, n := range names {
 		switch n {
-		case "intent":
+		case "intent", "intent-py":
 			var f setFile
-			b, err := os.ReadFile(intentJSON)
+			p := intentJSON
+			if n == "intent-py" {
+				p = intentPyJSON
+			}
+			b, err := os.ReadFile(p)
 			if err != nil {
 				return nil, err
 			}
@@ -207,17 +255,37 @@ func eval(args []string) error {
 	modesF := fl.String("modes", "lexical,plain,dense,hybrid,plain-hybrid,rrf,rerank-maxnorm,minmax,zscore,maxnorm", "modes: lexical (definitions first, the CLI), plain (BM25), dense, hybrid (the collection's default fusion, definitions first), plain-hybrid (the same without definitions first), or a fusion method")
 	jsonOut := fl.String("json", "", "write the rows as JSON here")
 	goroot := fl.String("goroot", runtime.GOROOT(), "GOROOT the store indexed")
+	split := fl.String("split", "all", "queries: all | dev (even positions) | test (odd positions)")
+	misses := fl.Bool("misses", false, "list the queries not answered at rank 1 (rank, top hit)")
+	rootF := fl.String("root", "", "the directory the store indexed, answers' files are relative to (default GOROOT/src)")
 	if err := fl.Parse(args); err != nil {
 		return err
 	}
 	if *data == "" {
 		return errors.New("eval: -data is required")
 	}
+	if *split != "all" && *split != "dev" && *split != "test" {
+		return fmt.Errorf("eval: -split %q: want all, dev or test", *split)
+	}
 	src := filepath.Join(*goroot, "src")
+	if *rootF != "" {
+		src = *rootF
+	}
 	setNames := strings.Split(*setsF, ",")
 	sets, err := loadSets(setNames)
 	if err != nil {
 		return err
+	}
+	if *split != "all" {
+		for n, qs := range sets {
+			var keep []code.Query
+			for i, q := range qs {
+				if (i%2 == 0) == (*split == "dev") {
+					keep = append(keep, q)
+				}
+			}
+			sets[n] = keep
+		}
 	}
 	db, err := engine.Open(*data, engine.Options{Embedders: map[string]embed.Embedder{static.BuiltinModel: static.Lazy{}}})
 	if err != nil {
@@ -228,7 +296,9 @@ func eval(args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("collection %q: hybrid default %s, embedding %+v\n", *colName, col.Options().HybridDefault, col.Options().Embedding)
+	fmt.Printf("collection %q: hybrid default %s, embedding %+v, split %s\n", *colName, col.Options().HybridDefault, col.Options().Embedding, *split)
+	var bridge *ingest.Bridge // loaded for the first "+x" mode
+	var missLog []string
 	ctx := context.Background()
 	var rows []row
 	for _, sn := range setNames {
@@ -239,10 +309,26 @@ func eval(args []string) error {
 			r := row{Set: sn, Mode: m, Queries: len(qs)}
 			var rr []float64
 			t0 := time.Now()
+			base, expand := strings.CutSuffix(m, "+x")
+			so := ingest.SearchOptions{}
+			if expand {
+				if bridge == nil {
+					p := filepath.Join(*data, "ingest", *colName+".bridge")
+					if bridge, err = ingest.LoadBridge(p); err != nil {
+						return err
+					}
+					if bridge == nil {
+						return fmt.Errorf("mode %q: no vocabulary bridge at %s", m, p)
+					}
+				}
+				so.Bridge = bridge
+			}
 			for _, q := range qs {
 				cq := contract.Query{Text: q.Text, TopK: 10}
-				search := ingest.Search
-				switch m {
+				search := func(ctx context.Context, c *engine.Collection, q contract.Query) (contract.Result, error) {
+					return ingest.SearchWith(ctx, c, q, so)
+				}
+				switch base {
 				case "lexical":
 					cq.Mode = contract.Lexical
 				case "plain":
@@ -260,9 +346,18 @@ func eval(args []string) error {
 						return c.Search(ctx, q)
 					}
 				default:
-					// A fusion method, optionally "@N" (Fusion.Window).
-					meth, win, _ := strings.Cut(m, "@")
+					// A fusion method, optionally "@N" (Fusion.Window)
+					// and "/α" (dense weight).
+					spec, alpha, hasAlpha := strings.Cut(base, "/")
+					meth, win, _ := strings.Cut(spec, "@")
 					cq.Mode, cq.Fusion.Method = contract.Hybrid, meth
+					if hasAlpha {
+						a, err := strconv.ParseFloat(alpha, 64)
+						if err != nil || a < 0 || a > 1 {
+							return fmt.Errorf("mode %q: dense weight %q: want a number in [0, 1]", m, alpha)
+						}
+						cq.Fusion.Weights = map[string]float64{"lexical": 1 - a, "dense": a}
+					}
 					if win != "" {
 						if cq.Fusion.Window, err = strconv.Atoi(win); err != nil {
 							return fmt.Errorf("mode %q: %w", m, err)
@@ -287,6 +382,15 @@ func eval(args []string) error {
 				}
 				k := code.Match(q.Answers, hs)
 				r.Ranks = append(r.Ranks, k)
+				if *misses && k != 1 {
+					top := "(no hits)"
+					if len(res.Hits) > 0 {
+						sym, _ := res.Hits[0].Metadata[ingest.MetaSymbol].Str()
+						p, _ := res.Hits[0].Metadata[ingest.MetaPath].Str()
+						top = p + " " + sym
+					}
+					missLog = append(missLog, fmt.Sprintf("%s\t%s\t%2d  %-60q want %s  top %s", sn, m, k, q.Text, strings.Join(q.Specs, " "), top))
+				}
 				v := 0.0
 				if k > 0 {
 					v = 1 / float64(k)
@@ -317,6 +421,9 @@ func eval(args []string) error {
 			fmt.Printf("| %s | %.3f | %.3f | %.3f | %s | %.1f |\n", m, r.S1, r.S5, r.MRR10, ci, r.MeanMs)
 			rows = append(rows, r)
 		}
+	}
+	if len(missLog) > 0 {
+		fmt.Printf("\nnot at rank 1 (set, mode, rank (0 = not in the top 10), query, answers, top hit)\n%s\n", strings.Join(missLog, "\n"))
 	}
 	if *jsonOut != "" {
 		return writeJSON(*jsonOut, rows)
