@@ -237,7 +237,10 @@ func (c *Collection) rerankParams(f contract.FusionParams) (window int, alpha fl
 }
 
 // RerankParams returns the window N and dense weight α the rerank-maxnorm
-// hybrid uses for f: RerankWindow and RerankDenseWeight, unless f selects
-// rerank-maxnorm with a Window or Weights (a sharded router reproducing
-// the strategy over merged lists reads them here).
-func RerankParams(f contract.FusionParams) (window int, alpha float64) { return rerankParams(f) }
+// hybrid of c uses for f: the collection's HybridRerankWindow and
+// HybridRerankDenseWeight (or the engine defaults), unless f selects
+// rerank-maxnorm with a Window or Weights. A sharded router reproducing the
+// strategy over merged lists reads them here.
+func (c *Collection) RerankParams(f contract.FusionParams) (window int, alpha float64) {
+	return c.rerankParams(f)
+}

@@ -7,7 +7,6 @@ import (
 	"hash/fnv"
 	"sort"
 
-	"github.com/stratasearch/strata/engine"
 	"github.com/stratasearch/strata/engine/catalog"
 	"github.com/stratasearch/strata/engine/contract"
 	"github.com/stratasearch/strata/engine/fusion"
@@ -185,7 +184,8 @@ func MergeHybridRRF(q contract.Query, lexical, dense [][]contract.Envelope) ([]c
 // MergeHybridRerank merges the shards' results of a hybrid query under
 // the rerank-maxnorm strategy (engine.FusionRerankMaxNorm, the default
 // hybrid) as one collection computes it, so that the result is exact:
-// the global lexical top N (N, α = engine.RerankParams(q.Fusion)) is
+// the global lexical top N (window N and α as a shard's
+// engine.Collection.RerankParams(q.Fusion) gives them) is
 // fused with the candidates' exact dense scores by fusion.MaxNorm
 // (weights 1−α and α, window N), and while fewer than q.TopK hits result,
 // the merged dense list back-fills. heads[s] is shard s's result of q with
@@ -194,9 +194,8 @@ func MergeHybridRRF(q contract.Query, lexical, dense [][]contract.Envelope) ([]c
 // Dense result at q.TopK. metric is the collection's ("l2", "cosine",
 // "ip"). q.TopK must not exceed N: beyond the head, one collection lists
 // the lexical tail, which the heads do not carry.
-func MergeHybridRerank(q contract.Query, metric string, heads, dense [][]contract.Envelope) ([]contract.Envelope, error) {
+func MergeHybridRerank(q contract.Query, metric string, window int, alpha float64, heads, dense [][]contract.Envelope) ([]contract.Envelope, error) {
 	q.EnsureDefaults()
-	window, alpha := engine.RerankParams(q.Fusion)
 	if q.TopK > window {
 		return nil, fmt.Errorf("remote: MergeHybridRerank: top_k %d beyond the rerank window %d", q.TopK, window)
 	}

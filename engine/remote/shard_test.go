@@ -231,11 +231,11 @@ func TestShardFanOut(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n, _ := engine.RerankParams(q.Fusion)
+		n, alpha := wc.RerankParams(q.Fusion)
 		hq := q
 		hq.TopK, hq.LexicalStats = n, globalStats(q)
 		dq := contract.Query{Vector: q.Vector, Mode: contract.Dense, TopK: k}
-		merged, err := MergeHybridRerank(q, "l2", search(hq), search(dq))
+		merged, err := MergeHybridRerank(q, "l2", n, alpha, search(hq), search(dq))
 		if err != nil {
 			t.Fatal(err)
 		}
