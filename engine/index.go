@@ -24,7 +24,8 @@ type verInfo = catalog.Row
 
 // hotIndex implements tier.LexicalIndexer: every new MemTable version is
 // analysed and appended to an in-memory bm25.Builder (local id = version
-// number), and its decoded metadata is kept for filtering. Searches take
+// number); its metadata stays in the stored form, decoded field by field
+// when a filter or an envelope reads it (catalog.Row.Value). Searches take
 // the builder's sealed Segment, which bm25 caches until the next Add, so it
 // is re-serialised lazily, at most once per batch of writes between reads.
 //
@@ -60,7 +61,7 @@ func (h *hotIndex) filterBitmap(f *contract.Filter) (*roaring.Bitmap, bool) {
 func (h *hotIndex) Add(version uint32, doc *tier.Document) {
 	h.list.Add(doc)
 	toks := h.an.Analyze(doc.Content)
-	meta, merr := catalog.DecodeMeta(doc.Metadata)
+	merr := catalog.CheckMeta(doc.Metadata)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.err != nil {
@@ -82,9 +83,9 @@ func (h *hotIndex) Add(version uint32, doc *tier.Document) {
 		h.err = fmt.Errorf("engine: lexical index: %w", err)
 		return
 	}
-	h.infos = append(h.infos, verInfo{Doc: doc, Meta: meta})
+	h.infos = append(h.infos, verInfo{Doc: doc})
 	h.byDoc[doc] = version
-	h.fi.Add(version, meta)
+	h.fi.AddFunc(version, h.infos[len(h.infos)-1].Value)
 }
 
 // versionOf returns the version number of a stored document.

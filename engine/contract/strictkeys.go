@@ -22,12 +22,22 @@ import (
 //     number slice or array) is due; a pointer field takes null as absent.
 //
 // Values of types with their own UnmarshalJSON (Query, Document, Value,
-// Filter, json.RawMessage, time.Time) are skipped: those methods decode
-// through strictUnmarshal themselves, so the check runs there, on their
-// wire types. checkKeys assumes data is valid JSON (it runs after a
+// Filter, json.RawMessage, time.Time) are not checked against a schema:
+// those methods decode through strictUnmarshal themselves, so the check
+// runs there, on their wire types. Duplicate keys are still refused in
+// them, except in selfChecked types (Document, metadataWire), whose own
+// decoding refuses them. checkKeys assumes data is valid JSON (it runs after a
 // successful decode) and never allocates per number or per string value.
 
 var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+// selfChecked is implemented by types whose decoder checks its own keys
+// (Document, through strictUnmarshal) or refuses duplicates itself
+// (metadataWire): checkKeys moves past their values without collecting
+// keys.
+type selfChecked interface{ checksOwnKeys() }
+
+var selfCheckedType = reflect.TypeFor[selfChecked]()
 
 // jsonFields caches struct type → JSON field name → field type.
 var jsonFields sync.Map
@@ -177,6 +187,12 @@ func (s *keyScanner) value(t reflect.Type) error {
 			return nil
 		}
 		t = t.Elem()
+	}
+	if t != nil && (t.Implements(selfCheckedType) || reflect.PointerTo(t).Implements(selfCheckedType)) && !s.skipOnly {
+		s.skipOnly = true
+		err := s.value(nil)
+		s.skipOnly = false
+		return err
 	}
 	if t != nil && (t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType)) {
 		t = nil // its UnmarshalJSON checks itself
