@@ -217,15 +217,9 @@ func (c *Collection) Upsert(ctx context.Context, docs []contract.Document, opts 
 	}
 	var b tier.Batch
 	for i := range docs {
-		td, err := toTier(&docs[i])
+		td, err := toTier(&docs[i], wo.verifiable && docs[i].SourceURI != "")
 		if err != nil {
 			return 0, fmt.Errorf("engine: document %d: %w", i, err)
-		}
-		if wo.verifiable && td.SourceURI != "" {
-			if td.Metadata == nil {
-				td.Metadata = make(map[string]string, 1)
-			}
-			td.Metadata[metaVerifiable] = "true"
 		}
 		b.Upsert(td)
 	}

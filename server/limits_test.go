@@ -116,7 +116,7 @@ func TestUpsertMemoryBounded(t *testing.T) {
 	}{
 		{"vectors 0.123456", 64, 8192, "0.123456", 0, 4},
 		{"vectors 1", 64, 8192, "1", 0, 14},
-		{"metadata 1e20", 200, 0, "", 2000, 55},
+		{"metadata 1e20", 200, 0, "", 2000, 33},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -156,10 +156,10 @@ func (d *Document) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// checksOwnKeys marks Document as selfChecked: UnmarshalJSON checks the
+// ChecksOwnKeys marks Document a KeysChecker: UnmarshalJSON checks the
 // keys of its own input (strictUnmarshal on documentWire), so an
-// enclosing checkKeys need not collect them again.
-func (*Document) checksOwnKeys() {}
+// enclosing decoding need not collect them again.
+func (*Document) ChecksOwnKeys() {}
 
 // documentOut mirrors Document without its methods, for MarshalJSON.
 type documentOut Document

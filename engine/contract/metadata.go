@@ -18,7 +18,8 @@ func (m *metadataWire) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-func (metadataWire) checksOwnKeys() {}
+// ChecksOwnKeys marks metadataWire a KeysChecker.
+func (metadataWire) ChecksOwnKeys() {}
 
 // errMetadataType is a metadata field that is not a JSON object.
 var errMetadataType = &decodeError{loc: []any{"metadata"}, typ: ErrTypeJSONType,
@@ -51,26 +52,16 @@ func decodeMetadata(raw []byte) (map[string]Value, error) {
 	members(raw, func(k0, k1 int, escaped bool, v0, v1 int) bool {
 		k := str[k0+1 : k1-1]
 		if escaped || !utf8.ValidString(k) {
-			k = ""
-			if json.Unmarshal(raw[k0:k1], &k) != nil {
-				k = str[k0:k1]
-			}
+			k = unescapeKey(raw[k0:k1], str[k0:k1])
 		}
 		if _, dup := out[k]; dup {
-			err = &decodeError{loc: []any{"metadata", k}, input: k, typ: ErrTypeDuplicate,
-				msg: "key " + strconvQuote(k) + " appears twice in one object", domain: "each key at most once"}
+			err = metadataError(k, nil)
 			return false
 		}
 		v, ok := plainValue(str[v0:v1])
 		if !ok {
-			if e := v.UnmarshalJSON(raw[v0:v1]); e != nil {
-				if de, ok := e.(*decodeError); ok {
-					cp := *de
-					cp.loc = []any{"metadata", k}
-					err = &cp
-				} else {
-					err = &decodeError{loc: []any{"metadata", k}, typ: ErrTypeJSONType, msg: e.Error(), domain: errValue.domain}
-				}
+			if e := unmarshalValue(raw[v0:v1], &v); e != nil {
+				err = metadataError(k, e)
 				return false
 			}
 		}
@@ -151,4 +142,39 @@ func plainValue(s string) (Value, bool) {
 		return Number(f), true
 	}
 	return Value{}, false
+}
+
+// unmarshalValue is Value.UnmarshalJSON into *dst, through a variable of
+// its own so that decodeMetadata's per-member Value stays on the stack.
+func unmarshalValue(raw []byte, dst *Value) error {
+	var v Value
+	err := v.UnmarshalJSON(raw)
+	*dst = v
+	return err
+}
+
+// unescapeKey decodes the JSON string raw (quotes included) as
+// encoding/json decodes a map key; quoted, raw as a string, when it does
+// not decode.
+func unescapeKey(raw []byte, quoted string) string {
+	var k string
+	if json.Unmarshal(raw, &k) != nil {
+		return quoted
+	}
+	return k
+}
+
+// metadataError is the error at ["metadata", k]: k given twice when
+// cause is nil, otherwise cause (Value.UnmarshalJSON's) placed there.
+func metadataError(k string, cause error) error {
+	if cause == nil {
+		return &decodeError{loc: []any{"metadata", k}, input: k, typ: ErrTypeDuplicate,
+			msg: "key " + strconvQuote(k) + " appears twice in one object", domain: "each key at most once"}
+	}
+	if de, ok := cause.(*decodeError); ok {
+		cp := *de
+		cp.loc = []any{"metadata", k}
+		return &cp
+	}
+	return &decodeError{loc: []any{"metadata", k}, typ: ErrTypeJSONType, msg: cause.Error(), domain: errValue.domain}
 }

@@ -25,19 +25,20 @@ import (
 // Filter, json.RawMessage, time.Time) are not checked against a schema:
 // those methods decode through strictUnmarshal themselves, so the check
 // runs there, on their wire types. Duplicate keys are still refused in
-// them, except in selfChecked types (Document, metadataWire), whose own
-// decoding refuses them. checkKeys assumes data is valid JSON (it runs after a
+// them, except in KeysChecker types, whose own decoding refuses them. checkKeys assumes data is valid JSON (it runs after a
 // successful decode) and never allocates per number or per string value.
 
 var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 
-// selfChecked is implemented by types whose decoder checks its own keys
-// (Document, through strictUnmarshal) or refuses duplicates itself
-// (metadataWire): checkKeys moves past their values without collecting
-// keys.
-type selfChecked interface{ checksOwnKeys() }
+// KeysChecker is implemented by a type whose own decoding checks its
+// keys under these rules: Document (UnmarshalJSON runs strictUnmarshal on
+// its wire type), its metadata (decodeMetadata refuses duplicates as it
+// builds the map), or raw JSON decoded later by DecodeDocuments (the
+// server's request body). checkKeys moves past such values without
+// collecting their keys, so a document's keys are not checked twice.
+type KeysChecker interface{ ChecksOwnKeys() }
 
-var selfCheckedType = reflect.TypeFor[selfChecked]()
+var selfCheckedType = reflect.TypeFor[KeysChecker]()
 
 // jsonFields caches struct type → JSON field name → field type.
 var jsonFields sync.Map
