@@ -35,6 +35,12 @@ type verInfo = catalog.Row
 type hotIndex struct {
 	an *text.Analyzer
 
+	// toks is Add's token buffer, reused from version to version (the
+	// builder keeps no token slice); amu guards it. Adds come one at a
+	// time (under the MemTable's write lock), so amu is uncontended.
+	amu  sync.Mutex
+	toks []text.Token
+
 	mu    sync.Mutex
 	b     *bm25.Builder
 	infos []verInfo
@@ -61,7 +67,10 @@ func (h *hotIndex) filterBitmap(f *contract.Filter) (*roaring.Bitmap, bool) {
 // Add implements tier.LexicalIndexer.
 func (h *hotIndex) Add(version uint32, doc *tier.Document) {
 	h.list.Add(doc)
-	toks := h.an.Analyze(doc.Content)
+	h.amu.Lock()
+	defer h.amu.Unlock()
+	toks := h.an.AppendTokens(h.toks[:0], doc.Content)
+	h.toks = toks[:0]
 	merr := catalog.CheckMeta(doc.Metadata)
 	h.mu.Lock()
 	defer h.mu.Unlock()

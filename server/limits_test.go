@@ -20,13 +20,28 @@ import (
 // upsertJSON builds an upsert body of n documents with dim-d vectors whose
 // components are written as comp, and meta metadata numbers 1e20 each.
 func upsertJSON(n, dim int, comp string, meta int) []byte {
+	return upsertTextJSON(n, dim, comp, meta, 0)
+}
+
+// upsertTextJSON is upsertJSON with text documents: the content of each is
+// "doc i" followed by words (seeded) up to text bytes.
+func upsertTextJSON(n, dim int, comp string, meta, text int) []byte {
+	words := strings.Fields("the engine keeps every version of a document in the memtable until a flush " +
+		"writes a segment lexical postings vector rows metadata columns query planner fusion ranking")
 	var b bytes.Buffer
 	b.WriteString(`{"documents":[`)
 	for i := range n {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		fmt.Fprintf(&b, `{"id":"d%d","content":"doc %d","trust":"authoritative"`, i, i)
+		fmt.Fprintf(&b, `{"id":"d%d","content":"doc %d`, i, i)
+		for j, w := 0, 0; w < text; j++ {
+			word := words[(i*7+j*13)%len(words)]
+			b.WriteByte(' ')
+			b.WriteString(word)
+			w += len(word) + 1
+		}
+		b.WriteString(`","trust":"authoritative"`)
 		if dim > 0 {
 			b.WriteString(`,"vector":[`)
 			for j := range dim {
@@ -112,11 +127,14 @@ func TestUpsertMemoryBounded(t *testing.T) {
 		n, dim int
 		comp   string
 		meta   int
+		text   int     // content bytes per document
 		maxAll float64 // allocated, × body
 	}{
-		{"vectors 0.123456", 64, 8192, "0.123456", 0, 4},
-		{"vectors 1", 64, 8192, "1", 0, 14},
-		{"metadata 1e20", 200, 0, "", 2000, 33},
+		{"vectors 0.123456", 64, 8192, "0.123456", 0, 0, 4},
+		{"vectors 1", 64, 8192, "1", 0, 0, 14},
+		{"metadata 1e20", 200, 0, "", 2000, 0, 33},
+		{"text", 200, 0, "", 0, 20000, 13},
+		{"tiny documents", 20000, 0, "", 0, 0, 95},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -134,7 +152,7 @@ func TestUpsertMemoryBounded(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			body := upsertJSON(tc.n, tc.dim, tc.comp, tc.meta)
+			body := upsertTextJSON(tc.n, tc.dim, tc.comp, tc.meta, tc.text)
 			var code int
 			old := debug.SetGCPercent(100)
 			defer debug.SetGCPercent(old)
