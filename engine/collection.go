@@ -215,7 +215,7 @@ func (c *Collection) Upsert(ctx context.Context, docs []contract.Document, opts 
 	if err != nil {
 		return 0, err
 	}
-	var b tier.Batch
+	b := tier.Batch{Ops: make([]tier.Op, 0, len(docs))}
 	for i := range docs {
 		td, err := toTier(&docs[i], wo.verifiable && docs[i].SourceURI != "")
 		if err != nil {

@@ -134,7 +134,7 @@ func TestUpsertMemoryBounded(t *testing.T) {
 		{"vectors 1", 64, 8192, "1", 0, 0, 14},
 		{"metadata 1e20", 200, 0, "", 2000, 0, 33},
 		{"text", 200, 0, "", 0, 20000, 13},
-		{"tiny documents", 20000, 0, "", 0, 0, 95},
+		{"tiny documents", 20000, 0, "", 0, 0, 70},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
