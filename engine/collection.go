@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -214,17 +215,11 @@ func (c *Collection) Upsert(ctx context.Context, docs []contract.Document, opts 
 	if err != nil {
 		return 0, err
 	}
-	var b tier.Batch
+	b := tier.Batch{Ops: make([]tier.Op, 0, len(docs))}
 	for i := range docs {
-		td, err := toTier(&docs[i])
+		td, err := toTier(&docs[i], wo.verifiable && docs[i].SourceURI != "")
 		if err != nil {
 			return 0, fmt.Errorf("engine: document %d: %w", i, err)
-		}
-		if wo.verifiable && td.SourceURI != "" {
-			if td.Metadata == nil {
-				td.Metadata = make(map[string]string, 1)
-			}
-			td.Metadata[metaVerifiable] = "true"
 		}
 		b.Upsert(td)
 	}
@@ -252,6 +247,20 @@ func (c *Collection) Upsert(ctx context.Context, docs []contract.Document, opts 
 
 // validateDocs runs contract.ValidateDocuments and the IndexedFields
 // schema check, merging every problem into one ValidationError.
+// checkedMetaKeys returns, sorted, the keys of m that validateDocs looks
+// at: reserved ones and indexed fields (a list sized by those, not by the
+// metadata).
+func (c *Collection) checkedMetaKeys(m map[string]contract.Value) []string {
+	var ks []string
+	for k := range m {
+		if _, indexed := c.o.IndexedFields[k]; indexed || strings.HasPrefix(k, reservedMetaPrefix) {
+			ks = append(ks, k)
+		}
+	}
+	slices.Sort(ks)
+	return ks
+}
+
 func (c *Collection) validateDocs(docs []contract.Document) error {
 	var fes []contract.FieldError
 	if err := contract.ValidateDocuments(docs, c.o.Dim, c.validateOpts()); err != nil {
@@ -265,7 +274,7 @@ func (c *Collection) validateDocs(docs []contract.Document) error {
 		if fe, bad := c.zeroCosine(docs[i].Vector, []any{"documents", i, "vector"}); bad {
 			fes = append(fes, fe)
 		}
-		for _, f := range sortedKeys(docs[i].Metadata) {
+		for _, f := range c.checkedMetaKeys(docs[i].Metadata) {
 			if strings.HasPrefix(f, reservedMetaPrefix) {
 				fes = append(fes, contract.FieldError{
 					Loc:            []any{"documents", i, "metadata", f},

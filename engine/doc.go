@@ -38,7 +38,7 @@
 //	dir/collections/<name>/store/             package tier: LOCK, CURRENT, MANIFEST-*, wal/
 //
 // Open reopens every collection and replays its WAL; the lexical index and
-// the decoded metadata are rebuilt from the replayed versions.
+// the metadata field index are rebuilt from the replayed versions.
 // DropCollection renames the directory away (atomic) before deleting it;
 // Open finishes an interrupted drop.
 //

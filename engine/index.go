@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -24,7 +25,8 @@ type verInfo = catalog.Row
 
 // hotIndex implements tier.LexicalIndexer: every new MemTable version is
 // analysed and appended to an in-memory bm25.Builder (local id = version
-// number), and its decoded metadata is kept for filtering. Searches take
+// number); its metadata stays in the stored form, decoded field by field
+// when a filter or an envelope reads it (catalog.Row.Value). Searches take
 // the builder's sealed Segment, which bm25 caches until the next Add, so it
 // is re-serialised lazily, at most once per batch of writes between reads.
 //
@@ -32,6 +34,12 @@ type verInfo = catalog.Row
 // takes mu. Nothing holding mu ever calls into the tier.
 type hotIndex struct {
 	an *text.Analyzer
+
+	// toks is Add's token buffer, reused from version to version (the
+	// builder keeps no token slice); amu guards it. Adds come one at a
+	// time (under the MemTable's write lock), so amu is uncontended.
+	amu  sync.Mutex
+	toks []text.Token
 
 	mu    sync.Mutex
 	b     *bm25.Builder
@@ -59,8 +67,11 @@ func (h *hotIndex) filterBitmap(f *contract.Filter) (*roaring.Bitmap, bool) {
 // Add implements tier.LexicalIndexer.
 func (h *hotIndex) Add(version uint32, doc *tier.Document) {
 	h.list.Add(doc)
-	toks := h.an.Analyze(doc.Content)
-	meta, merr := catalog.DecodeMeta(doc.Metadata)
+	h.amu.Lock()
+	defer h.amu.Unlock()
+	toks := h.an.AppendTokens(h.toks[:0], doc.Content)
+	h.toks = toks[:0]
+	merr := catalog.CheckMeta(doc.Metadata)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.err != nil {
@@ -82,9 +93,9 @@ func (h *hotIndex) Add(version uint32, doc *tier.Document) {
 		h.err = fmt.Errorf("engine: lexical index: %w", err)
 		return
 	}
-	h.infos = append(h.infos, verInfo{Doc: doc, Meta: meta})
+	h.infos = append(h.infos, verInfo{Doc: doc})
 	h.byDoc[doc] = version
-	h.fi.Add(version, meta)
+	h.fi.AddFunc(version, h.infos[len(h.infos)-1].Value)
 }
 
 // versionOf returns the version number of a stored document.
@@ -135,19 +146,22 @@ func trustFromTier(t tier.Trust) contract.Trust {
 }
 
 // toTier converts a validated contract document into the tier's storage
-// form. An empty VersionHash becomes BLAKE3-256 of Content.
-func toTier(d *contract.Document) (tier.Document, error) {
-	meta, err := catalog.EncodeMeta(d.Metadata)
+// form, with the VerifiableSources mark when verifiable. An empty
+// VersionHash becomes BLAKE3-256 of Content. The metadata goes straight
+// into its payload form (tier.Document.EncodedMetadata, each value as
+// catalog.EncodeMeta stores it), not through a map of stored values.
+func toTier(d *contract.Document, verifiable bool) (tier.Document, error) {
+	meta, err := encodeMeta(d.Metadata, verifiable)
 	if err != nil {
 		return tier.Document{}, err
 	}
 	td := tier.Document{
-		ID:        d.ID,
-		Content:   d.Content,
-		SourceURI: d.SourceURI,
-		Metadata:  meta,
-		Namespace: d.Namespace,
-		Trust:     trustToTier(d.Trust),
+		ID:              d.ID,
+		Content:         d.Content,
+		SourceURI:       d.SourceURI,
+		EncodedMetadata: meta,
+		Namespace:       d.Namespace,
+		Trust:           trustToTier(d.Trust),
 	}
 	// No copies: the tier reads the batch's slices only until Apply
 	// returns (it applies its own decoded copy of the WAL record), and the
@@ -164,6 +178,59 @@ func toTier(d *contract.Document) (tier.Document, error) {
 		return tier.Document{}, fmt.Errorf("version_hash: %w", err)
 	}
 	return td, nil
+}
+
+// encodeMeta returns m, plus the VerifiableSources mark when verifiable,
+// in the tier's payload form (tier.Document.EncodedMetadata): keys
+// sorted, each value its JSON form; nil when there is none. Allocations:
+// the key list and the output, sized exactly by a first pass that
+// encodes each value into a scratch buffer.
+func encodeMeta(m map[string]contract.Value, verifiable bool) ([]byte, error) {
+	n := len(m)
+	if verifiable {
+		n++
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	keys := make([]string, 0, n)
+	var val []byte
+	size := len(tier.AppendMetadataCount(nil, n))
+	entry := func(k string, vlen int) int {
+		return uvarintLen(len(k)) + len(k) + uvarintLen(vlen) + vlen
+	}
+	for k, v := range m {
+		keys = append(keys, k)
+		var err error
+		if val, err = v.AppendJSON(val[:0]); err != nil {
+			return nil, fmt.Errorf("metadata %q: %w", k, err)
+		}
+		size += entry(k, len(val))
+	}
+	if verifiable {
+		keys = append(keys, metaVerifiable)
+		size += entry(metaVerifiable, len("true"))
+	}
+	slices.Sort(keys)
+	out := tier.AppendMetadataCount(make([]byte, 0, size), n)
+	for _, k := range keys {
+		if verifiable && k == metaVerifiable {
+			out = tier.AppendMetadataEntry(out, k, "true")
+			continue
+		}
+		val, _ = m[k].AppendJSON(val[:0]) // encoded above
+		out = tier.AppendMetadataEntry(out, k, val)
+	}
+	return out, nil
+}
+
+// uvarintLen is the length of n as a uvarint.
+func uvarintLen(n int) int {
+	l := 1
+	for ; n >= 0x80; n >>= 7 {
+		l++
+	}
+	return l
 }
 
 // fromTier converts a stored version back into a contract document.

@@ -263,7 +263,7 @@ func compilePredicate(q *contract.Query, withFilter bool) func(*verInfo, uint32)
 		if p != nil && !p.CanRead(d.Namespace, d.ACL) {
 			return false
 		}
-		if f != nil && !f.Match(vi.Meta) {
+		if f != nil && !f.MatchFunc(vi.Value) {
 			return false
 		}
 		return true
@@ -465,6 +465,10 @@ func envelopeOf(infos []verInfo, v uint32) (contract.Envelope, error) {
 	}
 	vi := &infos[v]
 	d := vi.Doc
+	meta, err := vi.Metadata()
+	if err != nil {
+		return contract.Envelope{}, fmt.Errorf("engine: hit %q: %w", d.ID, err)
+	}
 	return contract.Envelope{
 		DocID:       d.ID,
 		Content:     d.Content,
@@ -473,7 +477,7 @@ func envelopeOf(infos []verInfo, v uint32) (contract.Envelope, error) {
 		Timestamp:   time.Unix(0, d.UpdatedUnixNano).UTC(),
 		Trust:       trustFromTier(d.Trust),
 		Namespace:   d.Namespace,
-		Metadata:    vi.Meta,
+		Metadata:    meta,
 	}, nil
 }
 

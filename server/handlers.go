@@ -201,6 +201,11 @@ func (b *BodyJSON) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// ChecksOwnKeys marks BodyJSON a contract.KeysChecker: the documents are
+// decoded by contract.DecodeDocuments, which checks their keys, so the
+// request's own decoding does not collect them too.
+func (BodyJSON) ChecksOwnKeys() {}
+
 // MarshalJSON writes the value as it is ("null" when empty).
 func (b BodyJSON) MarshalJSON() ([]byte, error) {
 	if len(b) == 0 {

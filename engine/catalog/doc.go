@@ -2,8 +2,10 @@
 // documents a query's snapshot holds, built from the tier and cached.
 //
 //   - Row: a stored document (shared with the tier, read-only) and its
-//     decoded metadata; EncodeMeta / DecodeMeta are the metadata's stored
-//     form (each value as its JSON text in the tier's string map).
+//     decoded metadata (a warm or cold row's, decoded once; a MemTable
+//     version's is decoded field by field when read, Row.Value);
+//     EncodeMeta / DecodeMeta are the metadata's stored form (each value
+//     as its JSON text in the tier's string map).
 //   - FieldIndex: per-value bitmaps of the indexed metadata fields over
 //     rows, compiling a contract.Filter to a bitmap when every leaf names
 //     an indexed field.

@@ -69,8 +69,14 @@ func (fi *FieldIndex) addValue(f, key string, v uint32) {
 
 // Add indexes row v's metadata (rows are added in ascending order).
 func (fi *FieldIndex) Add(v uint32, meta map[string]contract.Value) {
+	fi.AddFunc(v, func(k string) (contract.Value, bool) { val, ok := meta[k]; return val, ok })
+}
+
+// AddFunc is Add over metadata read through get (Row.Value): only the
+// indexed fields are looked up.
+func (fi *FieldIndex) AddFunc(v uint32, get func(field string) (contract.Value, bool)) {
 	for f, t := range fi.types {
-		val, ok := meta[f]
+		val, ok := get(f)
 		if !ok {
 			continue
 		}

@@ -12,10 +12,66 @@ import (
 
 // Row is what a catalog keeps per row (a warm or cold row, or a MemTable
 // version): the stored document, shared with the tier and read-only, and
-// its decoded metadata.
+// its decoded metadata. A MemTable version's Row leaves Meta nil and
+// decodes fields from Doc.Metadata when they are read (Value, Metadata),
+// so a write does not keep a second, decoded copy of its metadata (a
+// contract.Value is 64 bytes; a stored value is its JSON form).
 type Row struct {
 	Doc  *tier.Document
 	Meta map[string]contract.Value
+}
+
+// Value returns metadata field k and whether it is present: from Meta
+// when the row keeps it, otherwise decoded from Doc.Metadata (a value
+// CheckMeta refused reads as absent). ReservedMetaPrefix keys are never
+// present.
+func (r *Row) Value(k string) (contract.Value, bool) {
+	if r.Meta != nil || r.Doc == nil {
+		v, ok := r.Meta[k]
+		return v, ok
+	}
+	s, ok := r.Doc.Metadata[k]
+	if !ok || strings.HasPrefix(k, ReservedMetaPrefix) {
+		return contract.Value{}, false
+	}
+	v, err := decodeValue(s)
+	if err != nil {
+		return contract.Value{}, false
+	}
+	return v, true
+}
+
+// Metadata returns the decoded metadata: Meta, or a fresh decoding of
+// Doc.Metadata (DecodeMeta) when the row does not keep it.
+func (r *Row) Metadata() (map[string]contract.Value, error) {
+	if r.Meta != nil || r.Doc == nil {
+		return r.Meta, nil
+	}
+	return DecodeMeta(r.Doc.Metadata)
+}
+
+// CheckMeta reports the first stored value of m that DecodeMeta would
+// refuse, without keeping the decoded values.
+func CheckMeta(m map[string]string) error {
+	for k, s := range m {
+		if strings.HasPrefix(k, ReservedMetaPrefix) {
+			continue
+		}
+		if _, err := decodeValue(s); err != nil {
+			return fmt.Errorf("metadata %q: %w", k, err)
+		}
+	}
+	return nil
+}
+
+// decodeValue decodes one stored value (EncodeMeta's form).
+func decodeValue(s string) (contract.Value, error) {
+	if v, ok := decodeValueFast(s); ok {
+		return v, nil
+	}
+	var v contract.Value
+	err := json.Unmarshal([]byte(s), &v)
+	return v, err
 }
 
 // ExtID is the BM25 external id of a document: a 64-bit FNV-1a hash of
@@ -62,12 +118,8 @@ func DecodeMeta(m map[string]string) (map[string]contract.Value, error) {
 		if strings.HasPrefix(k, ReservedMetaPrefix) {
 			continue
 		}
-		if v, ok := decodeValueFast(s); ok {
-			out[k] = v
-			continue
-		}
-		var v contract.Value
-		if err := json.Unmarshal([]byte(s), &v); err != nil {
+		v, err := decodeValue(s)
+		if err != nil {
 			return nil, fmt.Errorf("metadata %q: %w", k, err)
 		}
 		out[k] = v

@@ -382,18 +382,31 @@ func (f *Filter) Validate() error {
 //
 // A missing field makes every leaf but exists false. An unknown operator is false.
 func (f *Filter) Match(meta map[string]Value) bool {
+	return f.MatchFunc(func(k string) (Value, bool) { v, ok := meta[k]; return v, ok })
+}
+
+// MatchFunc is Match over metadata read through get, which returns a
+// field's value and whether the field is present. It lets a caller keep
+// metadata in its stored form and decode only the fields the filter
+// names.
+func (f *Filter) MatchFunc(get func(field string) (Value, bool)) bool {
 	switch f.Op {
 	case OpEq:
-		return matchEq(meta[f.Field], f.Value, f.Field, meta)
+		return matchEq(get, f.Field, f.Value)
 	case OpIn:
+		got, present := get(f.Field)
+		if !present {
+			return false
+		}
 		for _, v := range f.Values {
-			if matchEq(meta[f.Field], v, f.Field, meta) {
+			if matchEqValue(got, v) {
 				return true
 			}
 		}
 		return false
 	case OpRange:
-		n, ok := meta[f.Field].Num()
+		got, _ := get(f.Field)
+		n, ok := got.Num()
 		if !ok {
 			return false
 		}
@@ -404,7 +417,7 @@ func (f *Filter) Match(meta map[string]Value) bool {
 		if !ok {
 			return false
 		}
-		got := meta[f.Field]
+		got, _ := get(f.Field)
 		if s, ok := got.Str(); ok {
 			return strings.HasPrefix(s, p)
 		}
@@ -417,18 +430,18 @@ func (f *Filter) Match(meta map[string]Value) bool {
 		}
 		return false
 	case OpExists:
-		_, ok := meta[f.Field]
+		_, ok := get(f.Field)
 		return ok
 	case OpAnd:
 		for i := range f.Children {
-			if !f.Children[i].Match(meta) {
+			if !f.Children[i].MatchFunc(get) {
 				return false
 			}
 		}
 		return true
 	case OpOr:
 		for i := range f.Children {
-			if f.Children[i].Match(meta) {
+			if f.Children[i].MatchFunc(get) {
 				return true
 			}
 		}
@@ -437,15 +450,18 @@ func (f *Filter) Match(meta map[string]Value) bool {
 		if len(f.Children) != 1 {
 			return false
 		}
-		return !f.Children[0].Match(meta)
+		return !f.Children[0].MatchFunc(get)
 	}
 	return false
 }
 
-func matchEq(got, want Value, field string, meta map[string]Value) bool {
-	if _, present := meta[field]; !present {
-		return false
-	}
+func matchEq(get func(string) (Value, bool), field string, want Value) bool {
+	got, present := get(field)
+	return present && matchEqValue(got, want)
+}
+
+// matchEqValue is eq against a present field's value.
+func matchEqValue(got, want Value) bool {
 	if l, ok := got.List(); ok {
 		if s, ok := want.Str(); ok {
 			for _, x := range l {

@@ -124,19 +124,19 @@ func (q *Query) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// documentWire is Document's JSON form; metadata values are decoded one by one
-// so that an error can name its key.
+// documentWire is Document's JSON form; metadata is decoded by
+// decodeMetadata, so that an error can name its key.
 type documentWire struct {
-	ID          string                     `json:"id"`
-	Content     string                     `json:"content"`
-	Vector      vectorWire                 `json:"vector,omitempty"`
-	SourceURI   string                     `json:"source_uri,omitempty"`
-	Metadata    map[string]json.RawMessage `json:"metadata,omitempty"`
-	Namespace   string                     `json:"namespace,omitempty"`
-	Trust       Trust                      `json:"trust"`
-	ACL         []string                   `json:"acl,omitempty"`
-	VersionHash string                     `json:"version_hash,omitempty"`
-	Timestamp   time.Time                  `json:"timestamp,omitzero"`
+	ID          string       `json:"id"`
+	Content     string       `json:"content"`
+	Vector      vectorWire   `json:"vector,omitempty"`
+	SourceURI   string       `json:"source_uri,omitempty"`
+	Metadata    metadataWire `json:"metadata,omitempty"`
+	Namespace   string       `json:"namespace,omitempty"`
+	Trust       Trust        `json:"trust"`
+	ACL         []string     `json:"acl,omitempty"`
+	VersionHash string       `json:"version_hash,omitempty"`
+	Timestamp   time.Time    `json:"timestamp,omitzero"`
 }
 
 // UnmarshalJSON decodes the closed JSON form shown on Document (unknown
@@ -149,23 +149,20 @@ func (d *Document) UnmarshalJSON(data []byte) error {
 	out := Document{ID: w.ID, Content: w.Content, Vector: []float32(w.Vector), SourceURI: w.SourceURI,
 		Namespace: w.Namespace, Trust: w.Trust, ACL: w.ACL, VersionHash: w.VersionHash, Timestamp: w.Timestamp}
 	if w.Metadata != nil {
-		out.Metadata = make(map[string]Value, len(w.Metadata))
-		for k, raw := range w.Metadata {
-			var v Value
-			if err := v.UnmarshalJSON(raw); err != nil {
-				if de, ok := err.(*decodeError); ok {
-					cp := *de
-					cp.loc = []any{"metadata", k}
-					return &cp
-				}
-				return &decodeError{loc: []any{"metadata", k}, typ: ErrTypeJSONType, msg: err.Error(), domain: errValue.domain}
-			}
-			out.Metadata[k] = v
+		m, err := decodeMetadata(w.Metadata)
+		if err != nil {
+			return err
 		}
+		out.Metadata = m
 	}
 	*d = out
 	return nil
 }
+
+// ChecksOwnKeys marks Document a KeysChecker: UnmarshalJSON checks the
+// keys of its own input (strictUnmarshal on documentWire), so an
+// enclosing decoding need not collect them again.
+func (*Document) ChecksOwnKeys() {}
 
 // documentOut mirrors Document without its methods, for MarshalJSON.
 type documentOut Document

@@ -22,12 +22,23 @@ import (
 //     number slice or array) is due; a pointer field takes null as absent.
 //
 // Values of types with their own UnmarshalJSON (Query, Document, Value,
-// Filter, json.RawMessage, time.Time) are skipped: those methods decode
-// through strictUnmarshal themselves, so the check runs there, on their
-// wire types. checkKeys assumes data is valid JSON (it runs after a
+// Filter, json.RawMessage, time.Time) are not checked against a schema:
+// those methods decode through strictUnmarshal themselves, so the check
+// runs there, on their wire types. Duplicate keys are still refused in
+// them, except in KeysChecker types, whose own decoding refuses them. checkKeys assumes data is valid JSON (it runs after a
 // successful decode) and never allocates per number or per string value.
 
 var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+// KeysChecker is implemented by a type whose own decoding checks its
+// keys under these rules: Document (UnmarshalJSON runs strictUnmarshal on
+// its wire type), its metadata (decodeMetadata refuses duplicates as it
+// builds the map), or raw JSON decoded later by DecodeDocuments (the
+// server's request body). checkKeys moves past such values without
+// collecting their keys, so a document's keys are not checked twice.
+type KeysChecker interface{ ChecksOwnKeys() }
+
+var selfCheckedType = reflect.TypeFor[KeysChecker]()
 
 // jsonFields caches struct type → JSON field name → field type.
 var jsonFields sync.Map
@@ -177,6 +188,12 @@ func (s *keyScanner) value(t reflect.Type) error {
 			return nil
 		}
 		t = t.Elem()
+	}
+	if t != nil && (t.Implements(selfCheckedType) || reflect.PointerTo(t).Implements(selfCheckedType)) && !s.skipOnly {
+		s.skipOnly = true
+		err := s.value(nil)
+		s.skipOnly = false
+		return err
 	}
 	if t != nil && (t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType)) {
 		t = nil // its UnmarshalJSON checks itself

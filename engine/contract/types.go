@@ -265,18 +265,27 @@ func (v Value) jsonable() any {
 // MarshalJSON encodes v as a JSON string, number, boolean or string array. It
 // fails for the zero Value and non-finite numbers.
 func (v Value) MarshalJSON() ([]byte, error) {
+	var dst []byte
+	if v.kind == KindString {
+		dst = make([]byte, 0, len(v.s)+2)
+	}
+	return v.AppendJSON(dst)
+}
+
+// AppendJSON appends v's JSON form (MarshalJSON's) to dst.
+func (v Value) AppendJSON(dst []byte) ([]byte, error) {
 	switch v.kind {
 	case KindString:
-		return appendJSONString(make([]byte, 0, len(v.s)+2), v.s), nil
+		return appendJSONString(dst, v.s), nil
 	case KindNumber:
 		if math.IsNaN(v.n) || math.IsInf(v.n, 0) {
 			return nil, fmt.Errorf("contract: metadata number %v is not finite", v.n)
 		}
-		return AppendNumber(nil, v.n), nil
+		return AppendNumber(dst, v.n), nil
 	case KindBool:
-		return json.Marshal(v.b)
+		return strconv.AppendBool(dst, v.b), nil
 	case KindStrings:
-		return appendJSONStrings(nil, v.ss), nil // nil: "[]"
+		return appendJSONStrings(dst, v.ss), nil // nil: "[]"
 	}
 	return nil, fmt.Errorf("contract: cannot encode an invalid (zero) Value")
 }

@@ -268,7 +268,7 @@ func (d *Document) validate(c *collector, root []any, dim int, opts ValidateOpti
 	if !utf8.ValidString(d.SourceURI) {
 		c.add(at(root, "source_uri"), strings.ToValidUTF8(d.SourceURI, "\uFFFD"), ErrTypeInvalidUTF8, "source_uri is not valid UTF-8", "UTF-8 URI")
 	}
-	for _, k := range sortedKeys(d.Metadata) {
+	for _, k := range badMetadataKeys(d.Metadata) {
 		v := d.Metadata[k]
 		l := func() []any { return at(root, "metadata", k) } // only for an error
 		if k == "" || !utf8.ValidString(k) {
@@ -297,6 +297,21 @@ func (d *Document) validate(c *collector, root []any, dim int, opts ValidateOpti
 	if d.VersionHash != "" && !isHash(d.VersionHash) {
 		c.add(at(root, "version_hash"), d.VersionHash, ErrTypeInvalidFormat, "version_hash must be BLAKE3-256 as 64 lowercase hex digits", "64 lowercase hex digits")
 	}
+}
+
+// badMetadataKeys returns, sorted, the keys of m whose key or value the
+// metadata checks of validateDocument refuse (a list sized by the
+// problems, not by the metadata).
+func badMetadataKeys(m map[string]Value) []string {
+	var bad []string
+	for k, v := range m {
+		n, _ := v.Num()
+		if k == "" || !utf8.ValidString(k) || v.Kind() == KindInvalid || math.IsNaN(n) || math.IsInf(n, 0) {
+			bad = append(bad, k)
+		}
+	}
+	slices.Sort(bad)
+	return bad
 }
 
 // isBase64URL reports whether s holds only unpadded base64url characters.

@@ -31,12 +31,20 @@ type Document struct {
 	Content   string
 	SourceURI string
 	// Vector is nil or exactly Options.Dim float32s.
-	Vector      []float32
-	Metadata    map[string]string
-	Namespace   string
-	Trust       Trust
-	ACL         []string
-	VersionHash [32]byte
+	Vector   []float32
+	Metadata map[string]string
+	// EncodedMetadata, when not nil, stands for Metadata in a Batch: the
+	// metadata already in the batch payload's form (AppendMetadataCount,
+	// then AppendMetadataEntry per key, keys sorted and distinct), written
+	// as is, so that a writer need not build the map only for it to be
+	// encoded. Apply checks it (it decodes the payload before writing it);
+	// stored documents never have it (their Metadata is decoded from the
+	// payload).
+	EncodedMetadata []byte
+	Namespace       string
+	Trust           Trust
+	ACL             []string
+	VersionHash     [32]byte
 	// UpdatedUnixNano is the caller's timestamp for this version
 	// (nanoseconds since the Unix epoch); 0 means "stamp at Apply".
 	UpdatedUnixNano int64
@@ -116,7 +124,7 @@ func batchSizeBound(b *Batch) int {
 		for _, a := range d.ACL {
 			n += uv + len(a)
 		}
-		n += uv
+		n += uv + len(d.EncodedMetadata)
 		for k, v := range d.Metadata {
 			n += 2*uv + len(k) + len(v)
 		}
@@ -136,10 +144,13 @@ func appendDocBody(dst []byte, d *Document, stamp int64) []byte {
 	for _, a := range d.ACL {
 		dst = putStr(dst, a)
 	}
-	dst = binary.AppendUvarint(dst, uint64(len(d.Metadata)))
-	for _, k := range sortedKeys(d.Metadata) {
-		dst = putStr(dst, k)
-		dst = putStr(dst, d.Metadata[k])
+	if d.EncodedMetadata != nil {
+		dst = append(dst, d.EncodedMetadata...)
+	} else {
+		dst = AppendMetadataCount(dst, len(d.Metadata))
+		for _, k := range sortedKeys(d.Metadata) {
+			dst = AppendMetadataEntry(dst, k, d.Metadata[k])
+		}
 	}
 	dst = binary.AppendUvarint(dst, uint64(len(d.Vector)))
 	for _, v := range d.Vector {
@@ -152,6 +163,19 @@ func appendDocBody(dst []byte, d *Document, stamp int64) []byte {
 	}
 	dst = binary.AppendVarint(dst, ts)
 	return dst
+}
+
+// AppendMetadataCount appends the metadata count n of an upsert body
+// (Document.EncodedMetadata starts with it).
+func AppendMetadataCount(dst []byte, n int) []byte { return binary.AppendUvarint(dst, uint64(n)) }
+
+// AppendMetadataEntry appends one metadata entry of an upsert body: key
+// and value (the value's stored form, as in Document.Metadata). Entries go
+// in ascending key order.
+func AppendMetadataEntry[V string | []byte](dst []byte, key string, value V) []byte {
+	dst = putStr(dst, key)
+	dst = binary.AppendUvarint(dst, uint64(len(value)))
+	return append(dst, value...)
 }
 
 type decoder struct {

@@ -122,6 +122,10 @@ func (m *memTable) apply(b *Batch, e uint64) {
 	if free := cap(m.vecs) - len(m.vecs); nv > free {
 		m.vecs = slices.Grow(m.vecs, max(nv, len(m.vecs)))
 	}
+	// The same for the version list (at least doubling, as append does).
+	if free := cap(m.versions) - len(m.versions); len(b.Ops) > free {
+		m.versions = slices.Grow(m.versions, max(len(b.Ops), len(m.versions)))
+	}
 	for i := range b.Ops {
 		op := &b.Ops[i]
 		id := op.Doc.ID

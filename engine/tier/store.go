@@ -515,6 +515,14 @@ func (s *Store) Apply(b *Batch) (uint64, error) {
 		return 0, err
 	}
 	payload := encodeBatch(b, nowNano())
+	// The decoded copy is what the MemTable applies: it carries the
+	// stamped timestamps exactly as replay will see them. It is made
+	// before the write, so that a payload replay could not decode (a
+	// malformed Document.EncodedMetadata) never reaches the WAL.
+	db, err := decodeBatch(payload)
+	if err != nil {
+		return 0, fmt.Errorf("tier: batch does not decode: %w", err)
+	}
 	seq, err := s.wal.Append(payload)
 	if err != nil {
 		if errors.Is(err, wal.ErrFailed) {
@@ -522,12 +530,7 @@ func (s *Store) Apply(b *Batch) (uint64, error) {
 		}
 		return 0, err
 	}
-	// Apply in epoch order. The decoded copy carries the stamped
-	// timestamps exactly as replay will see them.
-	db, err := decodeBatch(payload)
-	if err != nil {
-		return 0, fmt.Errorf("tier: internal: re-decode batch: %w", err)
-	}
+	// Apply in epoch order.
 	s.applyMu.Lock()
 	for s.applied != seq-1 {
 		s.applyCond.Wait()
