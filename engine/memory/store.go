@@ -356,13 +356,20 @@ func (s *Store) currentLocked(subject, key string, at time.Time) *Record {
 // History returns every record of subject's keyed fact key (or, with key
 // "", every record of the subject), superseded and merged ones included,
 // by ValidFrom then RecordedAt.
-func (s *Store) History(subject, key string) []*Record {
+func (s *Store) History(subject, key string) []*Record { return s.HistoryAt(subject, key, time.Time{}) }
+
+// HistoryAt is History as the store held it at transaction time knownAt
+// (zero: now): the records recorded by then, each in its state then
+// (Record.KnownAt). Records deleted since are not returned.
+func (s *Store) HistoryAt(subject, key string, knownAt time.Time) []*Record {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var out []*Record
 	for _, r := range s.subj[subject] {
 		if key == "" || r.Key == key {
-			out = append(out, r.clone())
+			if v := r.KnownAt(knownAt); v != nil {
+				out = append(out, v)
+			}
 		}
 	}
 	slices.SortFunc(out, func(a, b *Record) int {

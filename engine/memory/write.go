@@ -75,6 +75,8 @@ type overlay struct {
 	journal []Entry
 	deleted map[string]bool
 	exact   map[string][]string // exactKey → ids of records new in the batch
+	// at is the batch's transaction time (commit: zero = the clock then).
+	at time.Time
 }
 
 func (s *Store) newOverlay() *overlay {
@@ -359,6 +361,7 @@ func (s *Store) Remember(ctx context.Context, ws []Write) ([]Outcome, error) {
 		}
 	}
 	ov := s.newOverlay()
+	ov.at = now // the new records' RecordedAt and the changed records' state ends agree
 	out := make([]Outcome, len(ws))
 	st := s.stats
 	st.Refused = map[string]int{}
@@ -483,14 +486,28 @@ func (s *Store) commit(ctx context.Context, ov *overlay) error {
 	if len(ov.order) == 0 && len(ov.deleted) == 0 && len(ov.journal) == 0 {
 		return nil
 	}
-	now := truncMS(s.o.Now())
+	now := ov.at
+	if now.IsZero() {
+		now = truncMS(s.o.Now())
+	}
 	var docs []contract.Document
 	for _, id := range ov.order {
 		if ov.deleted[id] {
 			continue
 		}
 		r := ov.changed[id]
-		r.Version = r.computeVersion()
+		if old := s.recs[id]; old != nil {
+			// A changed record keeps the state it leaves (transaction
+			// time); an unchanged one is written as it was.
+			if r.computeVersion() == old.Version {
+				r.Version = old.Version
+			} else {
+				r.Prior = append(r.Prior, old.state(now))
+				r.Version = r.computeVersion()
+			}
+		} else {
+			r.Version = r.computeVersion()
+		}
 		docs = append(docs, r.toDoc())
 	}
 	seq := s.seq
