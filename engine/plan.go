@@ -182,7 +182,18 @@ func (c *Collection) newPlan(ctx context.Context, q contract.Query, pin *pinnedS
 				return true
 			}
 		}
-		views, err = sn.LexicalViews(tier.LexicalSets{Warm: wc.Segs, Hot: hotSegs}, keep)
+		ls := tier.LexicalSets{Warm: wc.Segs, Hot: hotSegs}
+		if filterBM != nil && statsAllow == nil {
+			// Only the filter's rows can pass: the tier visits those
+			// instead of every live row. filterBM holds keys; view p's
+			// local rows are keys − bases[p] (the tier drops the rows
+			// past a view's end).
+			ls.Only = make([]*roaring.Bitmap, len(bases))
+			for p, b := range bases {
+				ls.Only[p] = roaring.AddOffset64(filterBM, -int64(b))
+			}
+		}
+		views, err = sn.LexicalViews(ls, keep)
 		if err != nil {
 			return nil, err
 		}
