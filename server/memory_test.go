@@ -14,18 +14,21 @@ import (
 
 func startMemory(t *testing.T, keys []APIKey) *running {
 	t.Helper()
-	return start(t, t.TempDir(), func(o *Options) { o.APIKeys = keys }, func(s *Server) error {
-		col, err := s.db.CreateCollection("memory", memory.CollectionOptions(4))
-		if err != nil {
-			return err
-		}
-		st, err := memory.Open(context.Background(), col, memory.Options{})
-		if err != nil {
-			return err
-		}
-		s.EnableMemory(st)
-		return nil
-	})
+	return start(t, t.TempDir(), func(o *Options) { o.APIKeys = keys }, enableMemory)
+}
+
+// enableMemory serves a memory store over a new collection "memory".
+func enableMemory(s *Server) error {
+	col, err := s.db.CreateCollection("memory", memory.CollectionOptions(4))
+	if err != nil {
+		return err
+	}
+	st, err := memory.Open(context.Background(), col, memory.Options{})
+	if err != nil {
+		return err
+	}
+	s.EnableMemory(st)
+	return nil
 }
 
 func TestMemoryRoutes(t *testing.T) {
