@@ -57,8 +57,15 @@ type Policy struct {
 	// NearDupJaccard is the word-3-shingle Jaccard similarity at or above
 	// which consolidation merges two records. Default DefaultNearDupJaccard.
 	NearDupJaccard float64
-	// NearDupCosine is the vector cosine at or above which two records
-	// with vectors are merged. Default DefaultNearDupCosine.
+	// NearDupCosine, in (0,1], is the vector cosine at or above which two
+	// records with vectors are also near-duplicates (merged by
+	// Consolidate, deleted with each other by Delete). Default 0: off.
+	// With the built-in static embedder no threshold separates
+	// restatements from different facts on the memgen stream
+	// (restatements ≥ 0.77, different facts up to 0.93; one topic with
+	// two different known values up to 1.0; bench/results/notes/memory.md
+	// "Near-duplicate threshold"), so vectors decide nothing unless a
+	// caller with a better embedder sets a measured threshold.
 	NearDupCosine float64
 }
 
@@ -75,9 +82,6 @@ func (p *Policy) ensureDefaults() {
 	if p.NearDupJaccard == 0 {
 		p.NearDupJaccard = DefaultNearDupJaccard
 	}
-	if p.NearDupCosine == 0 {
-		p.NearDupCosine = DefaultNearDupCosine
-	}
 }
 
 func (p *Policy) validate() error {
@@ -91,8 +95,11 @@ func (p *Policy) validate() error {
 	if !(p.SelfReportWeight > 0 && p.SelfReportWeight <= 1) {
 		errs = append(errs, fmt.Errorf("memory: Policy.SelfReportWeight %v outside (0,1]", p.SelfReportWeight))
 	}
-	if !(p.NearDupJaccard > 0 && p.NearDupJaccard <= 1) || !(p.NearDupCosine > 0 && p.NearDupCosine <= 1) {
-		errs = append(errs, errors.New("memory: Policy near-duplicate thresholds must be in (0,1]"))
+	if !(p.NearDupJaccard > 0 && p.NearDupJaccard <= 1) {
+		errs = append(errs, fmt.Errorf("memory: Policy.NearDupJaccard %v outside (0,1]", p.NearDupJaccard))
+	}
+	if !(p.NearDupCosine >= 0 && p.NearDupCosine <= 1) {
+		errs = append(errs, fmt.Errorf("memory: Policy.NearDupCosine %v outside [0,1] (0 = off)", p.NearDupCosine))
 	}
 	for k, r := range p.Retention {
 		if !k.Valid() || r.TTL < 0 || r.Capacity < 0 {
