@@ -47,7 +47,8 @@ type plan struct {
 	// (tenantStats), per view; nil otherwise.
 	statsAllow []*roaring.Bitmap
 	// allowDoc: the documents scope, ACL and filter allow (the dense
-	// retriever's filter); nil when nothing is restricted.
+	// retriever's filter); nil when nothing is restricted or the query
+	// is lexical.
 	allowDoc map[*tier.Document]struct{}
 }
 
@@ -145,7 +146,7 @@ func (c *Collection) newPlan(ctx context.Context, q contract.Query, pin *pinnedS
 	bases := make([]uint32, 0, len(wc.Segs)+len(hots))
 	bases = append(append(bases, wc.Bases[:len(wc.Segs)]...), hotBase...)
 	var allowDoc map[*tier.Document]struct{}
-	if pred != nil {
+	if pred != nil && q.Mode != contract.Lexical { // only dense retrieval reads it
 		allowDoc = map[*tier.Document]struct{}{}
 	}
 	// In a MultiTenant collection, and for every query that carries a
@@ -176,7 +177,7 @@ func (c *Collection) newPlan(ctx context.Context, q contract.Query, pin *pinnedS
 				if pred != nil && !pred(&infos[k], k) {
 					return false
 				}
-				if pred != nil {
+				if allowDoc != nil {
 					allowDoc[infos[k].Doc] = struct{}{}
 				}
 				return true
