@@ -33,7 +33,7 @@ func main() {
 	queries := flag.Int("queries", 2000, "recall queries in the speed run")
 	quality := flag.Bool("quality", true, "run the quality stream")
 	studyOnly := flag.Bool("study", false, "run only the near-duplicate threshold studies (Jaccard and the built-in embedder's cosine)")
-	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the recall phase")
+	flag.StringVar(&cpuProfile, "cpuprofile", "", "write CPU profiles of the speed run's write phase (PATH.write) and recall phases (PATH.memtable, PATH.warm)")
 	flag.Parse()
 	ctx := context.Background()
 	fmt.Printf("host: %s, %d cores, %s/%s, %s, asm level %s\n", cpuName(), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(), asm.CurrentLevel())
@@ -176,6 +176,14 @@ func speed(ctx context.Context, n, batch, queries int, seed uint64) {
 	kinds := []memory.Kind{memory.Preference, memory.Fact, memory.Lesson, memory.Episode, memory.Note}
 	var writeDur time.Duration
 	written := 0
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile + ".write")
+		if err != nil {
+			log.Fatal(err)
+		}
+		_ = pprof.StartCPUProfile(f)
+		defer f.Close()
+	}
 	for written < n {
 		ws := make([]memory.Write, 0, batch)
 		for range min(batch, n-written) {
@@ -195,6 +203,9 @@ func speed(ctx context.Context, n, batch, queries int, seed uint64) {
 		}
 		writeDur += time.Since(t0)
 		written += len(ws)
+	}
+	if cpuProfile != "" {
+		pprof.StopCPUProfile()
 	}
 	fmt.Printf("\n== speed: %d records, %d subjects, batches of %d (collection sync \"always\", lexical, no vectors)\n", n, nsub, batch)
 	fmt.Printf("admission + write: %.3f ms per record (%.1f s total)\n", float64(writeDur.Microseconds())/1000/float64(n), writeDur.Seconds())
