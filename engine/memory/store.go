@@ -132,6 +132,7 @@ type Store struct {
 	recs    map[string]*Record
 	subj    map[string]map[string]*Record // subject → id → record
 	exact   map[string][]string           // exactKey → ids (findExact)
+	keyed   map[string]map[string]*Record // subjectKey(subject, key) → id → record, keyed records only
 	seq     uint64                        // last journal sequence number
 	stats   Stats
 	dirty   bool // records were deleted since the last Purge
@@ -234,6 +235,7 @@ func Open(ctx context.Context, col *engine.Collection, o Options) (*Store, error
 		o.Now = time.Now
 	}
 	s := &Store{col: col, o: o, recs: map[string]*Record{}, subj: map[string]map[string]*Record{}, exact: map[string][]string{},
+		keyed:  map[string]map[string]*Record{},
 		access: map[string]*accessInfo{}, stats: Stats{Refused: map[string]int{}}}
 	after := ""
 	for {
@@ -297,7 +299,19 @@ func (s *Store) put(r *Record) {
 		s.subj[r.Subject] = m
 	}
 	m[r.ID] = r
+	if r.Key != "" {
+		k := subjectKey(r.Subject, r.Key)
+		km := s.keyed[k]
+		if km == nil {
+			km = map[string]*Record{}
+			s.keyed[k] = km
+		}
+		km[r.ID] = r
+	}
 }
+
+// subjectKey is the index key of subject's keyed fact key.
+func subjectKey(subject, key string) string { return subject + "\x00" + key }
 
 func (s *Store) drop(id string) {
 	r := s.recs[id]
@@ -315,6 +329,15 @@ func (s *Store) drop(id string) {
 		delete(m, id)
 		if len(m) == 0 {
 			delete(s.subj, r.Subject)
+		}
+	}
+	if r.Key != "" {
+		k := subjectKey(r.Subject, r.Key)
+		if km := s.keyed[k]; km != nil {
+			delete(km, id)
+			if len(km) == 0 {
+				delete(s.keyed, k)
+			}
 		}
 	}
 	s.accessM.Lock()
@@ -349,7 +372,7 @@ func (s *Store) Current(subject, key string, at time.Time) (*Record, error) {
 
 func (s *Store) currentLocked(subject, key string, at time.Time) *Record {
 	var best *Record
-	for _, r := range s.subj[subject] {
+	for _, r := range s.keyed[subjectKey(subject, key)] {
 		if r.Key != key || r.Status == Merged || !r.ValidAt(at) {
 			continue
 		}

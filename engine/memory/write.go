@@ -115,10 +115,11 @@ func (o *overlay) add(r *Record) {
 	o.order = append(o.order, r.ID)
 }
 
-// subject returns the subject's records as the batch sees them.
-func (o *overlay) subject(subject string) []*Record {
+// keyRecords returns the records of subject's keyed fact key as the batch
+// sees them, by id (a record's subject and key never change).
+func (o *overlay) keyRecords(subject, key string) []*Record {
 	var out []*Record
-	for id, r := range o.s.subj[subject] {
+	for id, r := range o.s.keyed[subjectKey(subject, key)] {
 		if o.deleted[id] {
 			continue
 		}
@@ -129,7 +130,7 @@ func (o *overlay) subject(subject string) []*Record {
 		}
 	}
 	for _, id := range o.order {
-		if r := o.changed[id]; r != nil && o.s.recs[id] == nil && r.Subject == subject && !o.deleted[id] {
+		if r := o.changed[id]; r != nil && r.Key == key && r.Subject == subject && o.s.recs[id] == nil && !o.deleted[id] {
 			out = append(out, r)
 		}
 	}
@@ -191,8 +192,8 @@ func (o *overlay) resolveKey(subject, key string) []string {
 	}
 	var cands []*Record
 	trusted := false
-	for _, r := range o.subject(subject) {
-		if r.Key != key || r.Status == Merged {
+	for _, r := range o.keyRecords(subject, key) {
+		if r.Status == Merged {
 			continue
 		}
 		cands = append(cands, r)
