@@ -100,7 +100,7 @@ func TestKnownAtMatchesSnapshots(t *testing.T) {
 	evs := []Evidence{Verified, UserStated, Observed, SelfReport}
 	ops := 140
 	if testing.Short() {
-		ops = 90
+		ops = 60
 	}
 	var snaps []tSnap
 	snapshot := func() {
