@@ -91,7 +91,11 @@
 //     whose every leaf names an IndexedFields field is compiled to bitmap
 //     operations first (keyword and bool: one bitmap per value; number: a
 //     (version, value) column scanned for eq and range); any other filter
-//     is evaluated with Filter.Match per version;
+//     is evaluated with Filter.Match per version. A compiled filter also
+//     bounds the pass (tier.LexicalSets.Only): unless BM25 statistics
+//     are collected over what the caller may read (MultiTenant, or a
+//     principal), only the live versions in the filter's bitmap are
+//     visited, O(|live ∩ filter|) plus a container-wise AND;
 //  3. lexical and dense retrieval run in parallel under the deadline
 //     Query.Budget, each restricted to that bitmap while it generates
 //     candidates (BM25 via bm25.View.Allow inside traversal; the MemTable

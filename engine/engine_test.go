@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -410,6 +411,79 @@ func TestFiltersAgainstMatch(t *testing.T) {
 		r = mustSearch(t, c, contract.Query{Text: "token", Vector: q, TopK: k, Filter: &f})
 		if len(r.Hits) != min(k, len(match)) {
 			t.Fatalf("filter %d hybrid: %d hits", fi, len(r.Hits))
+		}
+	}
+}
+
+// TestFilteredLexicalAcrossTiers: an indexed filter bounds the rows the
+// lexical views visit (tier.LexicalSets.Only, per view shifted from the
+// query's keys); over two warm segments and a MemTable, with overwritten
+// (dead) warm rows and deletes, the lexical hits are exactly the live
+// documents the filter matches.
+func TestFilteredLexicalAcrossTiers(t *testing.T) {
+	c := newColl(t, CollectionOptions{Dim: 4, Metric: "l2", IndexedFields: map[string]FieldType{
+		"subject": FieldKeyword, "status": FieldKeyword}})
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(3, 4))
+	live := map[string]contract.Document{}
+	put := func(ids ...int) {
+		var docs []contract.Document
+		for _, i := range ids {
+			d := doc(fmt.Sprintf("d%03d", i), "token word"+fmt.Sprint(rng.IntN(9)), nil)
+			d.Metadata = map[string]contract.Value{"subject": contract.String(fmt.Sprint("u", rng.IntN(6))),
+				"status": contract.String([]string{"active", "merged", "superseded"}[rng.IntN(3)])}
+			docs = append(docs, d)
+			live[d.ID] = d
+		}
+		mustUpsert(t, c, docs...)
+	}
+	seq := func(from, to int) []int {
+		var out []int
+		for i := from; i < to; i++ {
+			out = append(out, i)
+		}
+		return out
+	}
+	put(seq(0, 150)...)
+	if err := c.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	put(seq(150, 300)...)
+	put(seq(20, 60)...) // overwrites: dead rows in the first segment
+	if err := c.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	put(seq(300, 400)...)
+	put(seq(160, 180)...) // overwrites of the second segment, live in the MemTable
+	var del []string
+	for i := 100; i < 320; i += 11 {
+		del = append(del, fmt.Sprintf("d%03d", i))
+		delete(live, fmt.Sprintf("d%03d", i))
+	}
+	if _, err := c.Delete(ctx, del); err != nil {
+		t.Fatal(err)
+	}
+	if st := c.Stats(); st.WarmSegments < 2 {
+		t.Fatalf("%d warm segments, the test needs 2", st.WarmSegments)
+	}
+	for _, f := range []contract.Filter{
+		contract.Eq("subject", contract.String("u2")),
+		contract.And(contract.Eq("subject", contract.String("u4")), contract.In("status", contract.String("active"), contract.String("superseded"))),
+		contract.Eq("subject", contract.String("nobody")),
+	} {
+		want := map[string]bool{}
+		for id, d := range live {
+			if f.Match(d.Metadata) {
+				want[id] = true
+			}
+		}
+		r := mustSearch(t, c, contract.Query{Text: "token", TopK: 1000, Filter: &f, Mode: contract.Lexical})
+		got := map[string]bool{}
+		for _, h := range r.Hits {
+			got[h.DocID] = true
+		}
+		if !maps.Equal(got, want) {
+			t.Fatalf("filter %v: %d hits, want %d (%v vs %v)", f, len(got), len(want), got, want)
 		}
 	}
 }

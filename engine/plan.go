@@ -47,7 +47,8 @@ type plan struct {
 	// (tenantStats), per view; nil otherwise.
 	statsAllow []*roaring.Bitmap
 	// allowDoc: the documents scope, ACL and filter allow (the dense
-	// retriever's filter); nil when nothing is restricted.
+	// retriever's filter); nil when nothing is restricted or the query
+	// is lexical.
 	allowDoc map[*tier.Document]struct{}
 }
 
@@ -145,7 +146,7 @@ func (c *Collection) newPlan(ctx context.Context, q contract.Query, pin *pinnedS
 	bases := make([]uint32, 0, len(wc.Segs)+len(hots))
 	bases = append(append(bases, wc.Bases[:len(wc.Segs)]...), hotBase...)
 	var allowDoc map[*tier.Document]struct{}
-	if pred != nil {
+	if pred != nil && q.Mode != contract.Lexical { // only dense retrieval reads it
 		allowDoc = map[*tier.Document]struct{}{}
 	}
 	// In a MultiTenant collection, and for every query that carries a
@@ -176,13 +177,24 @@ func (c *Collection) newPlan(ctx context.Context, q contract.Query, pin *pinnedS
 				if pred != nil && !pred(&infos[k], k) {
 					return false
 				}
-				if pred != nil {
+				if allowDoc != nil {
 					allowDoc[infos[k].Doc] = struct{}{}
 				}
 				return true
 			}
 		}
-		views, err = sn.LexicalViews(tier.LexicalSets{Warm: wc.Segs, Hot: hotSegs}, keep)
+		ls := tier.LexicalSets{Warm: wc.Segs, Hot: hotSegs}
+		if filterBM != nil && statsAllow == nil {
+			// Only the filter's rows can pass: the tier visits those
+			// instead of every live row. filterBM holds keys; view p's
+			// local rows are keys − bases[p] (the tier drops the rows
+			// past a view's end).
+			ls.Only = make([]*roaring.Bitmap, len(bases))
+			for p, b := range bases {
+				ls.Only[p] = roaring.AddOffset64(filterBM, -int64(b))
+			}
+		}
+		views, err = sn.LexicalViews(ls, keep)
 		if err != nil {
 			return nil, err
 		}

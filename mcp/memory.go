@@ -45,7 +45,8 @@ const (
 		`"query":{"type":"string","maxLength":4096},` +
 		`"kinds":{"type":"array","maxItems":5,"items":{"enum":["preference","fact","lesson","episode","note"]}},` +
 		`"key":{"type":"string","maxLength":256},` +
-		`"as_of":{"type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$"},` +
+		`"as_of":{"type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$","description":"valid time asked about; default known_at, else now"},` +
+		`"known_at":{"type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$","description":"answer as the store stood at this time (what it had recorded then); default now"},` +
 		`"history":{"type":"boolean"},` +
 		`"top_k":{"type":"integer","minimum":1,"maximum":%d,"default":10}}}`
 	memHitsOut = `{"type":"object","anyOf":[{"required":["hits"]},{"required":["errors"]}],"properties":{"hits":{"type":"array","items":{"type":"object","required":["id","kind","trust","version"]}},"tokens":{"type":"integer"},"nonce":{"type":"string"},` + errProps + `}}`
@@ -53,7 +54,8 @@ const (
 		`"ids":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","pattern":"^[0-9a-f]{32}$"}}}}`
 	forgetOut = `{"type":"object","anyOf":[{"required":["deleted"]},{"required":["errors"]}],"properties":{"deleted":{"type":"array"},` + errProps + `}}`
 	historyIn = `{"type":"object","additionalProperties":false,"properties":{` +
-		`"key":{"type":"string","maxLength":256,"description":"keyed fact; empty = every record"}}}`
+		`"key":{"type":"string","maxLength":256,"description":"keyed fact; empty = every record"},` +
+		`"known_at":{"type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$","description":"the history as the store had recorded it at this time; default now"}}}`
 )
 
 // EnableMemory registers the memory tools. Call it before serving (tools
@@ -67,7 +69,7 @@ func (s *Server) EnableMemory(o MemoryOptions) error {
 	}
 	s.mem = &o
 	register(s, "remember", "Propose a memory about the user; the runtime decides what is stored.", rememberIn, rememberOut, runRemember)
-	register(s, "recall", "Recall memories (current values; as_of for the past). Returns framed records.", fmt.Sprintf(recallIn, s.o.MaxTopK), memHitsOut, runRecall)
+	register(s, "recall", "Recall memories (current values; as_of for the past valid time, known_at for what was recorded by then). Returns framed records.", fmt.Sprintf(recallIn, s.o.MaxTopK), memHitsOut, runRecall)
 	register(s, "forget", "Forget memories by id, with every copy and summary of them.", forgetIn, forgetOut, runForget)
 	register(s, "memory_history", "Every version of a keyed fact (or all records), oldest first, framed.", historyIn, memHitsOut, runMemoryHistory)
 	return nil
@@ -232,6 +234,7 @@ type recallArgs struct {
 	Kinds   []string `json:"kinds"`
 	Key     string   `json:"key"`
 	AsOf    string   `json:"as_of"`
+	KnownAt string   `json:"known_at"`
 	History bool     `json:"history"`
 	TopK    *int     `json:"top_k"`
 }
@@ -247,6 +250,7 @@ func (a *recallArgs) validate(c *call) []contract.FieldError {
 	}
 	fes = append(fes, checkText([]any{"arguments", "key"}, a.Key, 0, 256)...)
 	fes = append(fes, checkTime("as_of", a.AsOf)...)
+	fes = append(fes, checkTime("known_at", a.KnownAt)...)
 	return append(fes, checkTopK(a.TopK, c.s.o.MaxTopK)...)
 }
 
@@ -315,6 +319,9 @@ func runRecall(ctx context.Context, c *call, a *recallArgs) (memHitsResult, stri
 	if a.AsOf != "" {
 		q.AsOf, _ = time.Parse(time.RFC3339, a.AsOf)
 	}
+	if a.KnownAt != "" {
+		q.KnownAt, _ = time.Parse(time.RFC3339, a.KnownAt)
+	}
 	res, err := c.s.mem.Store.Recall(ctx, q)
 	if errors.Is(err, memory.ErrInvalid) {
 		return memHitsResult{}, "", &shapedError{body: failure("validation_error", "invalid recall", "")}
@@ -331,11 +338,12 @@ func runRecall(ctx context.Context, c *call, a *recallArgs) (memHitsResult, stri
 }
 
 type historyArgs struct {
-	Key string `json:"key"`
+	Key     string `json:"key"`
+	KnownAt string `json:"known_at"`
 }
 
 func (a *historyArgs) validate(c *call) []contract.FieldError {
-	return checkText([]any{"arguments", "key"}, a.Key, 0, 256)
+	return append(checkText([]any{"arguments", "key"}, a.Key, 0, 256), checkTime("known_at", a.KnownAt)...)
 }
 
 // runMemoryHistory frames the versions oldest first: staging orders by
@@ -345,7 +353,11 @@ func runMemoryHistory(ctx context.Context, c *call, a *historyArgs) (memHitsResu
 	if err != nil {
 		return memHitsResult{}, "", err
 	}
-	recs := c.s.mem.Store.History(sub, a.Key)
+	var knownAt time.Time
+	if a.KnownAt != "" {
+		knownAt, _ = time.Parse(time.RFC3339, a.KnownAt)
+	}
+	recs := c.s.mem.Store.HistoryAt(sub, a.Key, knownAt)
 	scores := make([]float64, len(recs))
 	for i := range recs {
 		scores[i] = 1 - float64(i)/float64(len(recs))

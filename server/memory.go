@@ -14,7 +14,7 @@ import (
 //	POST /v1/memory/remember     {"writes":[Write…]}          → {"outcomes":[Outcome…]}
 //	POST /v1/memory/recall       Query                        → Result (framed hits)
 //	POST /v1/memory/forget       {"subject","ids":[…]} | {"subject","all":true} → RollbackReport
-//	GET  /v1/memory/history?subject=…&key=…                   → {"records":[Record…]}
+//	GET  /v1/memory/history?subject=…&key=…&known_at=…       → {"records":[Record…]}
 //	POST /v1/memory/rollback     {"provenance":"…"}  (admin)  → RollbackReport
 //	POST /v1/memory/consolidate  {"subject":"…"}     (admin; "" = every subject)
 //	POST /v1/memory/purge        {}                  (admin)  → PurgeReport
@@ -27,6 +27,8 @@ import (
 // These routes are the application's (the runtime's) API, so a write may
 // state any evidence level, verified included; the MCP tools, the
 // model's, may not claim verified.
+// Recall's known_at and history's known_at (RFC 3339) ask what the store
+// held at that transaction time (memory.Query.KnownAt, Store.HistoryAt).
 // A version conflict is 409 (status "conflict", loc
 // ["body","writes",i,"if_version"]) whose expected_domain is the current
 // version.
@@ -195,7 +197,14 @@ func (m *memoryRoutes) history(rq *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	recs := m.st.History(sub, qv.Get("key"))
+	var knownAt time.Time
+	if v := qv.Get("known_at"); v != "" {
+		if knownAt, err = time.Parse(time.RFC3339Nano, v); err != nil {
+			return 0, nil, validation(contract.FieldError{Loc: []any{"query", "known_at"}, InputValue: clip(v), ErrorType: contract.ErrTypeInvalidFormat,
+				Message: "known_at is not an RFC 3339 date-time", ExpectedDomain: "e.g. 2026-03-01T09:00:00Z"})
+		}
+	}
+	recs := m.st.HistoryAt(sub, qv.Get("key"), knownAt)
 	if recs == nil {
 		recs = []*memory.Record{}
 	}

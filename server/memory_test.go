@@ -3,26 +3,32 @@ package server
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/stratasearch/strata/engine/contract"
 	"github.com/stratasearch/strata/engine/memory"
 )
 
 func startMemory(t *testing.T, keys []APIKey) *running {
 	t.Helper()
-	return start(t, t.TempDir(), func(o *Options) { o.APIKeys = keys }, func(s *Server) error {
-		col, err := s.db.CreateCollection("memory", memory.CollectionOptions(4))
-		if err != nil {
-			return err
-		}
-		st, err := memory.Open(context.Background(), col, memory.Options{})
-		if err != nil {
-			return err
-		}
-		s.EnableMemory(st)
-		return nil
-	})
+	return start(t, t.TempDir(), func(o *Options) { o.APIKeys = keys }, enableMemory)
+}
+
+// enableMemory serves a memory store over a new collection "memory".
+func enableMemory(s *Server) error {
+	col, err := s.db.CreateCollection("memory", memory.CollectionOptions(4))
+	if err != nil {
+		return err
+	}
+	st, err := memory.Open(context.Background(), col, memory.Options{})
+	if err != nil {
+		return err
+	}
+	s.EnableMemory(st)
+	return nil
 }
 
 func TestMemoryRoutes(t *testing.T) {
@@ -46,6 +52,10 @@ func TestMemoryRoutes(t *testing.T) {
 		t.Fatalf("outcomes %+v", rr.Outcomes)
 	}
 	v1 := rr.Outcomes[0].Record.Version
+	// Record times have millisecond precision: the next write is at a
+	// later millisecond than beforeV2.
+	beforeV2 := time.Now().UTC().Format(time.RFC3339Nano)
+	time.Sleep(3 * time.Millisecond)
 
 	// Recall: the subject comes from the key; frames carry the trust.
 	var res memory.Result
@@ -83,6 +93,27 @@ func TestMemoryRoutes(t *testing.T) {
 	if len(hist.Records) != 2 || hist.Records[0].Status != memory.Superseded || hist.Records[1].Version != v2 {
 		t.Fatalf("history %+v", hist.Records)
 	}
+
+	// Transaction time: as known before the second email, the first is
+	// current; history as known then holds it alone, active.
+	alice.must(http.StatusOK, "POST", "/v1/memory/recall", map[string]any{"key": "contact.email", "known_at": beforeV2}, &res)
+	if len(res.Hits) != 1 || res.Hits[0].Record.Version != v1 || res.Hits[0].Record.Status != memory.Active {
+		t.Fatalf("recall known_at %s: %+v", beforeV2, res.Hits)
+	}
+	var then HistoryResponse
+	alice.must(http.StatusOK, "GET", "/v1/memory/history?key=contact.email&known_at="+url.QueryEscape(beforeV2), nil, &then)
+	if len(then.Records) != 1 || then.Records[0].Version != v1 {
+		t.Fatalf("history known_at %s: %+v", beforeV2, then.Records)
+	}
+	code, _, b = alice.do("GET", "/v1/memory/history?known_at=yesterday", nil)
+	if code != http.StatusBadRequest || checkErrShape(t, b).Errors[0].ErrorType != contract.ErrTypeInvalidFormat {
+		t.Fatalf("history known_at=yesterday: %d %s", code, b)
+	}
+	code, _, b = alice.do("POST", "/v1/memory/recall", map[string]any{"known_at": "yesterday"})
+	if code != http.StatusBadRequest {
+		t.Fatalf("recall known_at=yesterday: %d %s", code, b)
+	}
+	checkErrShape(t, b)
 
 	// Closed schema.
 	code, _, b = alice.do("POST", "/v1/memory/recall", map[string]any{"text": "x", "subjekt": "y"})

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/stratasearch/strata/engine/contract"
+	"github.com/stratasearch/strata/engine/memory"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -121,6 +122,22 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"Envelope":                reflect.TypeFor[contract.Envelope](),
 		"Result":                  reflect.TypeFor[contract.Result](),
 		"Job":                     reflect.TypeFor[JobView](),
+		"MemoryWrite":             reflect.TypeFor[memory.Write](),
+		"RememberRequest":         reflect.TypeFor[RememberRequest](),
+		"RememberResponse":        reflect.TypeFor[RememberResponse](),
+		"MemoryOutcome":           reflect.TypeFor[memory.Outcome](),
+		"MemoryRecord":            reflect.TypeFor[memory.Record](),
+		"MemoryState":             reflect.TypeFor[memory.State](),
+		"MemoryQuery":             reflect.TypeFor[memory.Query](),
+		"MemoryHit":               reflect.TypeFor[memory.Hit](),
+		"MemoryResult":            reflect.TypeFor[memory.Result](),
+		"ForgetRequest":           reflect.TypeFor[ForgetRequest](),
+		"RollbackRequest":         reflect.TypeFor[RollbackRequest](),
+		"RollbackReport":          reflect.TypeFor[memory.RollbackReport](),
+		"ConsolidateRequest":      reflect.TypeFor[ConsolidateRequest](),
+		"ConsolidateReport":       reflect.TypeFor[memory.ConsolidateReport](),
+		"PurgeReport":             reflect.TypeFor[memory.PurgeReport](),
+		"HistoryResponse":         reflect.TypeFor[HistoryResponse](),
 	} {
 		want := map[string]bool{}
 		for i := 0; i < typ.NumField(); i++ {

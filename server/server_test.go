@@ -485,7 +485,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	rs := start(t, t.TempDir(), func(o *Options) {
 		o.IndexRoots = []string{"/srv/code"}
 		o.VerifyRoots = []verify.Root{{Namespace: "*", Dir: repo}}
-	})
+	}, enableMemory)
 	c := newClient(t, rs.url)
 	var spec struct {
 		OpenAPI string `json:"openapi"`

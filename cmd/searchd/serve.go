@@ -61,6 +61,7 @@ func runServe(args []string) error {
 	logLevel := fl.String("log-level", "info", "debug | info | warn | error (the access log is info)")
 	memCol := fl.String("memory-collection", "", "serve an agent memory store over this collection (/v1/memory, MCP remember/recall/forget/memory_history); created if missing")
 	memDim := fl.Int("memory-dim", 8, "vector dimension of a memory collection --memory-collection creates")
+	memMaintain := fl.Duration("memory-maintain-every", 10*time.Minute, "interval of the memory store's background job (consolidation, retention, changed sources, purge); 0 = off")
 	ef := addEmbedderFlags(fl)
 	mf := addMCPFlags(fl, "mcp-")  // mcp.go: /mcp, the MCP tools over streamable HTTP
 	osf := addObjectStoreFlags(fl) // objectstore.go: --object-store, --read-only
@@ -154,7 +155,7 @@ func runServe(args []string) error {
 	if *osf.readOnly {
 		return serveReplica(ctx, ln, osf, o, logger)
 	}
-	setup := []func(*server.Server) error{mountMemory(*memCol, *memDim, logger), mountMCP(mf, *data, o.Graphs[*mf.collection], logger)}
+	setup := []func(*server.Server) error{mountMemory(ctx, *memCol, *memDim, *memMaintain, logger), mountMCP(mf, *data, o.Graphs[*mf.collection], logger)}
 	if *osf.url != "" {
 		setup = append(setup, osf.publisher(ctx, logger))
 	}

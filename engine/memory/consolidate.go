@@ -9,13 +9,11 @@ import (
 	"unicode"
 )
 
-// Near-duplicate thresholds (Policy.NearDupJaccard, NearDupCosine). The
-// Jaccard threshold was measured on the memgen stream (seed 1): see
-// bench/results/notes/memory.md "Near-duplicate threshold".
-const (
-	DefaultNearDupJaccard = 0.5
-	DefaultNearDupCosine  = 0.95
-)
+// DefaultNearDupJaccard is Policy.NearDupJaccard's default, measured on
+// the memgen stream (seed 1): restatements ≥ 0.62, different facts
+// ≤ 0.47 (bench/results/notes/memory.md "Near-duplicate threshold"). The
+// vector cosine rule has no default: it is off (Policy.NearDupCosine).
+const DefaultNearDupJaccard = 0.5
 
 // MinHash parameters: numHashes = bands × rows; a pair of Jaccard J
 // becomes a candidate with probability 1 − (1 − J^rows)^bands (J = 0.5:
@@ -127,13 +125,14 @@ func cosine(a, b []float32) float64 {
 }
 
 // nearDup reports whether two records are near-duplicates under the
-// policy: shingle Jaccard ≥ NearDupJaccard, or (both with vectors)
-// cosine ≥ NearDupCosine.
+// policy: shingle Jaccard ≥ NearDupJaccard, or, with the cosine rule on
+// and both with vectors, cosine ≥ NearDupCosine.
 func (s *Store) nearDup(a, b *Record, sa, sb []uint64) bool {
 	if Jaccard(sa, sb) >= s.o.Policy.NearDupJaccard {
 		return true
 	}
-	return len(a.Vector) > 0 && len(b.Vector) > 0 && cosine(a.Vector, b.Vector) >= s.o.Policy.NearDupCosine
+	return s.o.Policy.NearDupCosine > 0 && len(a.Vector) > 0 && len(b.Vector) > 0 &&
+		cosine(a.Vector, b.Vector) >= s.o.Policy.NearDupCosine
 }
 
 // ConsolidateReport says what one consolidation pass merged.
@@ -147,8 +146,8 @@ type ConsolidateReport struct {
 // Consolidate merges near-duplicates among subject's active records of
 // the same kind and key (subject "" = every subject), deterministically:
 // candidate pairs come from MinHash LSH over Shingles (16 bands × 4
-// rows) plus, for records with vectors in groups of at most 512, every
-// pair; a pair is merged when nearDup holds; each connected cluster keeps
+// rows) plus, with the cosine rule on (Policy.NearDupCosine) and for
+// records with vectors in groups of at most 512, every pair; a pair is merged when nearDup holds; each connected cluster keeps
 // one canonical record (best evidence, then grounded, then trusted, then
 // the earliest recorded, then the smallest id) and the others become
 // Merged with MergedInto set (kept for history and Rollback, never
@@ -261,7 +260,7 @@ func (s *Store) mergeGroup(ov *overlay, rs []*Record, merged map[string]string) 
 			buckets[key] = append(buckets[key], i)
 		}
 	}
-	if n <= 512 {
+	if n <= 512 && s.o.Policy.NearDupCosine > 0 {
 		for i := 0; i < n; i++ {
 			if len(rs[i].Vector) == 0 {
 				continue

@@ -74,8 +74,9 @@
 // Consolidate merges near-duplicates among active records of one subject,
 // kind and key: candidates from MinHash LSH (64 hashes, 16 bands × 4
 // rows) over word unigram+bigram shingles, confirmed by the exact
-// Jaccard ≥ Policy.NearDupJaccard or vector cosine ≥
-// Policy.NearDupCosine; the canonical record stays active, the others
+// Jaccard ≥ Policy.NearDupJaccard (or, when a caller turns the rule on,
+// vector cosine ≥ Policy.NearDupCosine; off by default: the built-in
+// embedder does not separate restatements from different facts); the canonical record stays active, the others
 // become merged (MergedInto). Deterministic: fixed hash parameters and
 // id-ordered processing. The optional model hook (Summarize with a
 // Summarizer, e.g. ChatSummarizer for an OpenAI-compatible

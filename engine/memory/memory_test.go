@@ -373,9 +373,19 @@ func TestRecallNoShortfall(t *testing.T) {
 	}
 }
 
+// TestVectorsRecallAndCosineMerge: dense and hybrid recall; the cosine
+// near-duplicate rule is off by default (two paraphrases with close
+// vectors stay apart) and merges them when a policy sets a threshold.
 func TestVectorsRecallAndCosineMerge(t *testing.T) {
 	ctx := context.Background()
-	s, c, _ := openTest(t, Options{})
+	off, _, _ := openTest(t, Options{})
+	remember(t, off,
+		Write{Subject: "u", Kind: Preference, Content: "likes window seats on planes", Provenance: "conv:1", Vector: []float32{1, 0.01, 0, 0}},
+		Write{Subject: "u", Kind: Preference, Content: "wants to sit by the aircraft window", Provenance: "conv:2", Vector: []float32{1, 0.02, 0, 0}})
+	if rep, err := off.Consolidate(ctx, "u"); err != nil || len(rep.Merged) != 0 {
+		t.Fatalf("default policy merged by cosine: %+v %v", rep, err)
+	}
+	s, c, _ := openTest(t, Options{Policy: Policy{NearDupCosine: 0.95}})
 	remember(t, s,
 		Write{Subject: "u", Kind: Preference, Content: "likes window seats on planes", Provenance: "conv:1", Vector: []float32{1, 0.01, 0, 0}},
 		Write{Subject: "u", Kind: Preference, Content: "wants to sit by the aircraft window", Provenance: "conv:2", Vector: []float32{1, 0.02, 0, 0}},

@@ -20,6 +20,13 @@ type Query struct {
 	// AsOf is the valid time asked about (zero: now): only records valid
 	// then are returned, unless History.
 	AsOf time.Time `json:"as_of,omitzero"`
+	// KnownAt is the transaction time asked about (zero: now): the store
+	// answers as it stood then, from the records recorded by KnownAt in
+	// the states they had then (Record.KnownAt), so a later supersession,
+	// merge or restatement is not seen. Records deleted since are gone
+	// from every past too (forgetting erases). With KnownAt and no AsOf,
+	// AsOf is KnownAt: "what did the store hold as current then".
+	KnownAt time.Time `json:"known_at,omitzero"`
 	// History also returns superseded records (every valid time).
 	History bool `json:"history,omitempty"`
 	// TopK is the number of hits, 1..1000 (0: 10).
@@ -62,7 +69,8 @@ type Result struct {
 // are never returned. Scores are multiplied by Weight. Every hit comes
 // back framed as evidence (Hit.Framed, contract.Stage): trust,
 // provenance and version in the frame, the content sanitised and
-// escaped. Errors: ErrInvalid (no subject, a bad kind or TopK), the
+// escaped. With KnownAt, everything above is answered as the store held
+// it at that transaction time (Query.KnownAt). Errors: ErrInvalid (no subject, a bad kind or TopK), the
 // collection's search errors.
 func (s *Store) Recall(ctx context.Context, q Query) (Result, error) {
 	if strings.TrimSpace(q.Subject) == "" {
@@ -80,6 +88,9 @@ func (s *Store) Recall(ctx context.Context, q Query) (Result, error) {
 		return Result{}, fmt.Errorf("%w: top_k %d or token_budget %d out of range", ErrInvalid, q.TopK, q.TokenBudget)
 	}
 	at := q.AsOf
+	if at.IsZero() {
+		at = q.KnownAt
+	}
 	if at.IsZero() {
 		at = s.o.Now()
 	}
@@ -130,7 +141,22 @@ func (s *Store) Recall(ctx context.Context, q Query) (Result, error) {
 	return res, nil
 }
 
-func (s *Store) visible(r *Record, q Query, at time.Time) bool {
+// view returns r as q sees it (as known at q.KnownAt, valid at at), or
+// nil when q does not return it. Without KnownAt it returns r itself,
+// which the caller must clone.
+func (s *Store) view(r *Record, q Query, at time.Time) *Record {
+	if !q.KnownAt.IsZero() {
+		if r = r.KnownAt(q.KnownAt); r == nil {
+			return nil
+		}
+	}
+	if !visible(r, q, at) {
+		return nil
+	}
+	return r
+}
+
+func visible(r *Record, q Query, at time.Time) bool {
 	if r.Status == Merged {
 		return false
 	}
@@ -150,8 +176,11 @@ func (s *Store) list(q Query, at time.Time) []Hit {
 	defer s.mu.RUnlock()
 	var out []Hit
 	for _, r := range s.subj[q.Subject] {
-		if s.visible(r, q, at) {
-			out = append(out, Hit{Record: r.clone(), Score: r.Weight})
+		if v := s.view(r, q, at); v != nil {
+			if v == r {
+				v = r.clone()
+			}
+			out = append(out, Hit{Record: v, Score: v.Weight})
 		}
 	}
 	slices.SortFunc(out, func(a, b Hit) int {
@@ -172,8 +201,12 @@ func (s *Store) list(q Query, at time.Time) []Hit {
 // retrieval, so the depth grows 4× (up to MaxTopK) while a full page
 // comes back short.
 func (s *Store) search(ctx context.Context, q Query, at time.Time) ([]Hit, bool, error) {
-	fs := []contract.Filter{contract.Eq(fSubject, contract.String(q.Subject)),
-		contract.In(fStatus, contract.String(string(Active)), contract.String(string(Superseded)))}
+	fs := []contract.Filter{contract.Eq(fSubject, contract.String(q.Subject))}
+	if q.KnownAt.IsZero() {
+		// A record merged now may have been active at KnownAt: only the
+		// current view filters on the stored status.
+		fs = append(fs, contract.In(fStatus, contract.String(string(Active)), contract.String(string(Superseded))))
+	}
 	if len(q.Kinds) > 0 {
 		vs := make([]contract.Value, len(q.Kinds))
 		for i, k := range q.Kinds {
@@ -210,10 +243,17 @@ func (s *Store) search(ctx context.Context, q Query, at time.Time) ([]Hit, bool,
 		for _, e := range res.Hits {
 			id, _ := strings.CutPrefix(e.DocID, recPrefix)
 			r := s.recs[id]
-			if r == nil || r.Subject != q.Subject || !s.visible(r, q, at) {
+			if r == nil || r.Subject != q.Subject {
+				continue // deleted since the search's snapshot
+			}
+			v := s.view(r, q, at)
+			if v == nil {
 				continue // not valid at AsOf, or changed since the search's snapshot
 			}
-			out = append(out, Hit{Record: r.clone(), Score: e.Score * r.Weight})
+			if v == r {
+				v = r.clone()
+			}
+			out = append(out, Hit{Record: v, Score: e.Score * v.Weight})
 		}
 		s.mu.RUnlock()
 		if len(out) >= q.TopK || len(res.Hits) < depth || depth == contract.MaxTopK || res.Partial {

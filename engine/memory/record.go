@@ -2,6 +2,7 @@ package memory
 
 import (
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -136,6 +137,55 @@ type Record struct {
 	Redactions int `json:"redactions,omitempty"`
 	// Vector is the record's embedding, if any.
 	Vector []float32 `json:"vector,omitempty"`
+	// Prior is the record's earlier states in transaction time, oldest
+	// first: each commit that changed the record (a supersession, merge,
+	// un-merge, restatement, re-homing) appended the state it replaced,
+	// with Until = that commit's time. The fields here are the state
+	// believed since the last Until (or RecordedAt). KnownAt reads it.
+	Prior []State `json:"prior,omitempty"`
+}
+
+// State is one past transaction-time state of a record: what the store
+// held for it until Until (exclusive), from the previous state's Until or
+// the record's RecordedAt.
+type State struct {
+	Until      time.Time `json:"until"`
+	Status     Status    `json:"status"`
+	ValidTo    time.Time `json:"valid_to,omitzero"`
+	MergedInto string    `json:"merged_into,omitempty"`
+	Provenance string    `json:"provenance"`
+	Sources    []string  `json:"sources,omitempty"`
+	Version    string    `json:"version"`
+}
+
+// KnownAt returns a copy of the record as the store held it at
+// transaction time t (millisecond precision): nil when it was recorded
+// after t, else its fields with Status, ValidTo, MergedInto, Provenance,
+// Sources and Version of the state current at t, and Prior cut to the
+// states that ended by t. A zero t is now (the current state).
+func (r *Record) KnownAt(t time.Time) *Record {
+	if t.IsZero() {
+		return r.clone()
+	}
+	if r.RecordedAt.After(t) {
+		return nil
+	}
+	c := r.clone()
+	for i, st := range r.Prior {
+		if st.Until.After(t) {
+			c.Status, c.ValidTo, c.MergedInto, c.Provenance, c.Version = st.Status, st.ValidTo, st.MergedInto, st.Provenance, st.Version
+			c.Sources = slices.Clone(st.Sources)
+			c.Prior = c.Prior[:i]
+			break
+		}
+	}
+	return c
+}
+
+// state is r's current state, ending at until.
+func (r *Record) state(until time.Time) State {
+	return State{Until: until, Status: r.Status, ValidTo: r.ValidTo, MergedInto: r.MergedInto,
+		Provenance: r.Provenance, Sources: slices.Clone(r.Sources), Version: r.Version}
 }
 
 // ValidAt reports whether t is inside [ValidFrom, ValidTo).
@@ -180,6 +230,10 @@ func (r *Record) computeVersion() string {
 	w(r.MergedInto)
 	w(strings.Join(r.DerivedFrom, "\x00"))
 	w(r.SourceHash)
+	for _, st := range r.Prior {
+		w(timeKey(st.Until))
+		w(st.Version)
+	}
 	var sum [32]byte
 	h.Sum(sum[:0])
 	return hex.EncodeToString(sum[:])
@@ -236,6 +290,7 @@ const (
 	fSourceHash = "source_hash"
 	fRedactions = "redactions_admitted"
 	fEntry      = "entry"
+	fPrior      = "prior"
 )
 
 // openEnd stands for an open ValidTo in the valid_to field (milliseconds,
@@ -289,6 +344,10 @@ func (r *Record) toDoc() contract.Document {
 	if r.Redactions > 0 {
 		m[fRedactions] = contract.Number(float64(r.Redactions))
 	}
+	if len(r.Prior) > 0 {
+		b, _ := json.Marshal(r.Prior) // State holds strings and times only
+		m[fPrior] = contract.String(string(b))
+	}
 	return contract.Document{ID: recPrefix + r.ID, Content: r.Content, Vector: r.Vector,
 		SourceURI: r.Provenance, Metadata: m, Namespace: subjectNamespace(r.Subject),
 		Trust: r.Trust, VersionHash: r.Version}
@@ -316,6 +375,11 @@ func fromDoc(d contract.Document) (*Record, error) {
 	if r.Subject == "" || !r.Kind.Valid() || math.IsNaN(r.Weight) {
 		return nil, fmt.Errorf("%w: %s", errBadDoc, d.ID)
 	}
+	if p := str(fPrior); p != "" {
+		if err := json.Unmarshal([]byte(p), &r.Prior); err != nil {
+			return nil, fmt.Errorf("%w: %s: prior states: %v", errBadDoc, d.ID, err)
+		}
+	}
 	return r, nil
 }
 
@@ -323,5 +387,6 @@ func (r *Record) clone() *Record {
 	c := *r
 	c.Sources = slices.Clone(r.Sources)
 	c.DerivedFrom = slices.Clone(r.DerivedFrom)
+	c.Prior = slices.Clone(r.Prior)
 	return &c
 }

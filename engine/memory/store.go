@@ -57,8 +57,15 @@ type Policy struct {
 	// NearDupJaccard is the word-3-shingle Jaccard similarity at or above
 	// which consolidation merges two records. Default DefaultNearDupJaccard.
 	NearDupJaccard float64
-	// NearDupCosine is the vector cosine at or above which two records
-	// with vectors are merged. Default DefaultNearDupCosine.
+	// NearDupCosine, in (0,1], is the vector cosine at or above which two
+	// records with vectors are also near-duplicates (merged by
+	// Consolidate, deleted with each other by Delete). Default 0: off.
+	// With the built-in static embedder no threshold separates
+	// restatements from different facts on the memgen stream
+	// (restatements ≥ 0.77, different facts up to 0.93; one topic with
+	// two different known values up to 1.0; bench/results/notes/memory.md
+	// "Near-duplicate threshold"), so vectors decide nothing unless a
+	// caller with a better embedder sets a measured threshold.
 	NearDupCosine float64
 }
 
@@ -75,9 +82,6 @@ func (p *Policy) ensureDefaults() {
 	if p.NearDupJaccard == 0 {
 		p.NearDupJaccard = DefaultNearDupJaccard
 	}
-	if p.NearDupCosine == 0 {
-		p.NearDupCosine = DefaultNearDupCosine
-	}
 }
 
 func (p *Policy) validate() error {
@@ -91,8 +95,11 @@ func (p *Policy) validate() error {
 	if !(p.SelfReportWeight > 0 && p.SelfReportWeight <= 1) {
 		errs = append(errs, fmt.Errorf("memory: Policy.SelfReportWeight %v outside (0,1]", p.SelfReportWeight))
 	}
-	if !(p.NearDupJaccard > 0 && p.NearDupJaccard <= 1) || !(p.NearDupCosine > 0 && p.NearDupCosine <= 1) {
-		errs = append(errs, errors.New("memory: Policy near-duplicate thresholds must be in (0,1]"))
+	if !(p.NearDupJaccard > 0 && p.NearDupJaccard <= 1) {
+		errs = append(errs, fmt.Errorf("memory: Policy.NearDupJaccard %v outside (0,1]", p.NearDupJaccard))
+	}
+	if !(p.NearDupCosine >= 0 && p.NearDupCosine <= 1) {
+		errs = append(errs, fmt.Errorf("memory: Policy.NearDupCosine %v outside [0,1] (0 = off)", p.NearDupCosine))
 	}
 	for k, r := range p.Retention {
 		if !k.Valid() || r.TTL < 0 || r.Capacity < 0 {
@@ -125,6 +132,7 @@ type Store struct {
 	recs    map[string]*Record
 	subj    map[string]map[string]*Record // subject → id → record
 	exact   map[string][]string           // exactKey → ids (findExact)
+	keyed   map[string]map[string]*Record // subjectKey(subject, key) → id → record, keyed records only
 	seq     uint64                        // last journal sequence number
 	stats   Stats
 	dirty   bool // records were deleted since the last Purge
@@ -227,6 +235,7 @@ func Open(ctx context.Context, col *engine.Collection, o Options) (*Store, error
 		o.Now = time.Now
 	}
 	s := &Store{col: col, o: o, recs: map[string]*Record{}, subj: map[string]map[string]*Record{}, exact: map[string][]string{},
+		keyed:  map[string]map[string]*Record{},
 		access: map[string]*accessInfo{}, stats: Stats{Refused: map[string]int{}}}
 	after := ""
 	for {
@@ -290,7 +299,19 @@ func (s *Store) put(r *Record) {
 		s.subj[r.Subject] = m
 	}
 	m[r.ID] = r
+	if r.Key != "" {
+		k := subjectKey(r.Subject, r.Key)
+		km := s.keyed[k]
+		if km == nil {
+			km = map[string]*Record{}
+			s.keyed[k] = km
+		}
+		km[r.ID] = r
+	}
 }
+
+// subjectKey is the index key of subject's keyed fact key.
+func subjectKey(subject, key string) string { return subject + "\x00" + key }
 
 func (s *Store) drop(id string) {
 	r := s.recs[id]
@@ -308,6 +329,15 @@ func (s *Store) drop(id string) {
 		delete(m, id)
 		if len(m) == 0 {
 			delete(s.subj, r.Subject)
+		}
+	}
+	if r.Key != "" {
+		k := subjectKey(r.Subject, r.Key)
+		if km := s.keyed[k]; km != nil {
+			delete(km, id)
+			if len(km) == 0 {
+				delete(s.keyed, k)
+			}
 		}
 	}
 	s.accessM.Lock()
@@ -342,7 +372,7 @@ func (s *Store) Current(subject, key string, at time.Time) (*Record, error) {
 
 func (s *Store) currentLocked(subject, key string, at time.Time) *Record {
 	var best *Record
-	for _, r := range s.subj[subject] {
+	for _, r := range s.keyed[subjectKey(subject, key)] {
 		if r.Key != key || r.Status == Merged || !r.ValidAt(at) {
 			continue
 		}
@@ -356,13 +386,20 @@ func (s *Store) currentLocked(subject, key string, at time.Time) *Record {
 // History returns every record of subject's keyed fact key (or, with key
 // "", every record of the subject), superseded and merged ones included,
 // by ValidFrom then RecordedAt.
-func (s *Store) History(subject, key string) []*Record {
+func (s *Store) History(subject, key string) []*Record { return s.HistoryAt(subject, key, time.Time{}) }
+
+// HistoryAt is History as the store held it at transaction time knownAt
+// (zero: now): the records recorded by then, each in its state then
+// (Record.KnownAt). Records deleted since are not returned.
+func (s *Store) HistoryAt(subject, key string, knownAt time.Time) []*Record {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var out []*Record
 	for _, r := range s.subj[subject] {
 		if key == "" || r.Key == key {
-			out = append(out, r.clone())
+			if v := r.KnownAt(knownAt); v != nil {
+				out = append(out, v)
+			}
 		}
 	}
 	slices.SortFunc(out, func(a, b *Record) int {

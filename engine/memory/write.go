@@ -75,6 +75,8 @@ type overlay struct {
 	journal []Entry
 	deleted map[string]bool
 	exact   map[string][]string // exactKey → ids of records new in the batch
+	// at is the batch's transaction time (commit: zero = the clock then).
+	at time.Time
 }
 
 func (s *Store) newOverlay() *overlay {
@@ -113,10 +115,11 @@ func (o *overlay) add(r *Record) {
 	o.order = append(o.order, r.ID)
 }
 
-// subject returns the subject's records as the batch sees them.
-func (o *overlay) subject(subject string) []*Record {
+// keyRecords returns the records of subject's keyed fact key as the batch
+// sees them, by id (a record's subject and key never change).
+func (o *overlay) keyRecords(subject, key string) []*Record {
 	var out []*Record
-	for id, r := range o.s.subj[subject] {
+	for id, r := range o.s.keyed[subjectKey(subject, key)] {
 		if o.deleted[id] {
 			continue
 		}
@@ -127,7 +130,7 @@ func (o *overlay) subject(subject string) []*Record {
 		}
 	}
 	for _, id := range o.order {
-		if r := o.changed[id]; r != nil && o.s.recs[id] == nil && r.Subject == subject && !o.deleted[id] {
+		if r := o.changed[id]; r != nil && r.Key == key && r.Subject == subject && o.s.recs[id] == nil && !o.deleted[id] {
 			out = append(out, r)
 		}
 	}
@@ -189,8 +192,8 @@ func (o *overlay) resolveKey(subject, key string) []string {
 	}
 	var cands []*Record
 	trusted := false
-	for _, r := range o.subject(subject) {
-		if r.Key != key || r.Status == Merged {
+	for _, r := range o.keyRecords(subject, key) {
+		if r.Status == Merged {
 			continue
 		}
 		cands = append(cands, r)
@@ -359,6 +362,7 @@ func (s *Store) Remember(ctx context.Context, ws []Write) ([]Outcome, error) {
 		}
 	}
 	ov := s.newOverlay()
+	ov.at = now // the new records' RecordedAt and the changed records' state ends agree
 	out := make([]Outcome, len(ws))
 	st := s.stats
 	st.Refused = map[string]int{}
@@ -483,14 +487,28 @@ func (s *Store) commit(ctx context.Context, ov *overlay) error {
 	if len(ov.order) == 0 && len(ov.deleted) == 0 && len(ov.journal) == 0 {
 		return nil
 	}
-	now := truncMS(s.o.Now())
+	now := ov.at
+	if now.IsZero() {
+		now = truncMS(s.o.Now())
+	}
 	var docs []contract.Document
 	for _, id := range ov.order {
 		if ov.deleted[id] {
 			continue
 		}
 		r := ov.changed[id]
-		r.Version = r.computeVersion()
+		if old := s.recs[id]; old != nil {
+			// A changed record keeps the state it leaves (transaction
+			// time); an unchanged one is written as it was.
+			if r.computeVersion() == old.Version {
+				r.Version = old.Version
+			} else {
+				r.Prior = append(r.Prior, old.state(now))
+				r.Version = r.computeVersion()
+			}
+		} else {
+			r.Version = r.computeVersion()
+		}
 		docs = append(docs, r.toDoc())
 	}
 	seq := s.seq

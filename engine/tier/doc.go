@@ -149,8 +149,9 @@
 //     VisibleColdRow) expose them. A lexical search across tiers is the
 //     counterpart of SearchVector (lexical.go): LexicalViews turns the
 //     caller's BM25 segment of each row set into a bm25.View whose Allow
-//     bitmap holds the rows live at the snapshot that the caller keeps,
-//     and SearchLexical runs one BM25 search over such views.
+//     bitmap holds the rows live at the snapshot that the caller keeps
+//     (optionally bounded by a per-view bitmap, LexicalSets.Only, so the
+//     caller is asked only about those rows), and SearchLexical runs one BM25 search over such views.
 //     ReplayedRecords reports how much WAL Open replayed.
 //
 //   - Cold tier (cold.go): Store.Archive writes warm segments' live rows

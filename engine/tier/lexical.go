@@ -23,11 +23,19 @@ import (
 // end are left out), not longer.
 type LexicalSets struct {
 	Warm, Hot, Cold []*bm25.Segment
+	// Only, when Only[i] is non-nil, bounds the rows of view i (Warm
+	// then Hot, as in the result; cold views are not bounded): its Allow
+	// holds only live rows in Only[i], and keep is called for those rows
+	// only. It turns the per-query pass over every live row into one over
+	// the rows an indexed filter already selected (O(|live ∩ Only[i]|)
+	// plus a container-wise bitmap AND).
+	Only []*roaring.Bitmap
 }
 
 // LexicalViews returns one bm25.View per segment of ls, Warm first, then
 // Hot, then Cold, whose Allow bitmap holds the rows live at the snapshot
-// for which keep returns true (nil keep: every live row). keep is called
+// (and in ls.Only[i], where given) for which keep returns true (nil keep:
+// every such row). keep is called
 // once per live row, view by view, rows ascending, with the view's index
 // in the result; the rows of a segment are 0..NumDocs()-1. The live rows
 // of a warm segment or MemTable are cached per segment for the last
@@ -36,9 +44,10 @@ type LexicalSets struct {
 // modified, and a view whose every row is live has a nil Allow (bm25: no
 // restriction). Errors: a set the snapshot does not have.
 func (sn *Snapshot) LexicalViews(ls LexicalSets, keep func(view int, row uint32) bool) ([]bm25.View, error) {
-	if len(ls.Warm) > len(sn.v.segs) || len(ls.Hot) > len(sn.v.frozen)+1 || len(ls.Cold) > len(sn.v.cold) {
-		return nil, fmt.Errorf("tier: lexical sets %d warm / %d hot / %d cold, snapshot has %d / %d / %d",
-			len(ls.Warm), len(ls.Hot), len(ls.Cold), len(sn.v.segs), len(sn.v.frozen)+1, len(sn.v.cold))
+	if len(ls.Warm) > len(sn.v.segs) || len(ls.Hot) > len(sn.v.frozen)+1 || len(ls.Cold) > len(sn.v.cold) ||
+		len(ls.Only) > len(ls.Warm)+len(ls.Hot) {
+		return nil, fmt.Errorf("tier: lexical sets %d warm / %d hot / %d cold (%d bounded), snapshot has %d / %d / %d",
+			len(ls.Warm), len(ls.Hot), len(ls.Cold), len(ls.Only), len(sn.v.segs), len(sn.v.frozen)+1, len(sn.v.cold))
 	}
 	views := make([]bm25.View, 0, len(ls.Warm)+len(ls.Hot)+len(ls.Cold))
 	// addLive adds the view of seg over its live rows: shared when keep
@@ -46,6 +55,24 @@ func (sn *Snapshot) LexicalViews(ls LexicalSets, keep func(view int, row uint32)
 	addLive := func(seg *bm25.Segment, live *roaring.Bitmap) {
 		i := len(views)
 		n := uint64(seg.NumDocs())
+		if i < len(ls.Only) && ls.Only[i] != nil {
+			allow := roaring.And(live, ls.Only[i])
+			if !allow.IsEmpty() && uint64(allow.Maximum()) >= n {
+				allow.RemoveRange(n, uint64(allow.Maximum())+1)
+			}
+			if keep != nil {
+				kept := roaring.New()
+				it := allow.Iterator()
+				for it.HasNext() {
+					if r := it.Next(); keep(i, r) {
+						kept.Add(r)
+					}
+				}
+				allow = kept
+			}
+			views = append(views, bm25.View{Seg: seg, Allow: allow})
+			return
+		}
 		if keep == nil && (live.IsEmpty() || uint64(live.Maximum()) < n) {
 			allow := live
 			if live.GetCardinality() == n {

@@ -3,10 +3,13 @@ package tier
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
+	"slices"
 	"sort"
 	"sync"
 	"testing"
 
+	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/stratasearch/strata/engine/bm25"
 	"github.com/stratasearch/strata/engine/text"
 	"github.com/stratasearch/strata/vfs"
@@ -149,5 +152,61 @@ func TestLexicalViewsAndSearch(t *testing.T) {
 	}
 	if _, err := sn.LexicalViews(LexicalSets{Warm: make([]*bm25.Segment, len(ls.Warm)+1)}, nil); err == nil {
 		t.Fatal("more warm sets than the snapshot has: accepted")
+	}
+
+	// Only bounds each view: Allow = live ∩ Only[i] ∩ keep, keep called on
+	// exactly the live rows of Only[i], and rows past the segment's end
+	// (or a nil Only[i], which leaves the view unbounded) change nothing.
+	full, err := sn.LexicalViews(ls, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(5, 5))
+	for trial := range 20 {
+		bounded := ls
+		bounded.Only = make([]*roaring.Bitmap, len(views))
+		for i := range bounded.Only {
+			if trial%5 == 4 && i == 0 {
+				continue // nil: unbounded
+			}
+			o := roaring.New()
+			n := full[i].Seg.NumDocs()
+			for range r.IntN(n + 1) {
+				o.Add(uint32(r.IntN(n + 8))) // some past the end
+			}
+			bounded.Only[i] = o
+		}
+		calls = calls[:0]
+		got, err := sn.LexicalViews(bounded, func(view int, row uint32) bool {
+			calls = append(calls, vr{view, row})
+			return row%3 != 0
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wantCalls []vr
+		for i, v := range full {
+			n := uint32(v.Seg.NumDocs())
+			want := roaring.New()
+			for row := uint32(0); row < n; row++ {
+				live := v.Allow == nil || v.Allow.Contains(row)
+				if !live || (bounded.Only[i] != nil && !bounded.Only[i].Contains(row)) {
+					continue
+				}
+				wantCalls = append(wantCalls, vr{i, row})
+				if row%3 != 0 {
+					want.Add(row)
+				}
+			}
+			if got[i].Allow == nil || !got[i].Allow.Equals(want) {
+				t.Fatalf("trial %d view %d: Allow %v, want %v", trial, i, got[i].Allow, want)
+			}
+		}
+		if !slices.Equal(calls, wantCalls) {
+			t.Fatalf("trial %d: keep calls %v, want %v", trial, calls, wantCalls)
+		}
+	}
+	if _, err := sn.LexicalViews(LexicalSets{Warm: ls.Warm, Only: make([]*roaring.Bitmap, len(ls.Warm)+1)}, nil); err == nil {
+		t.Fatal("more bounds than views: accepted")
 	}
 }

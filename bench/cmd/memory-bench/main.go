@@ -20,6 +20,7 @@ import (
 
 	"github.com/stratasearch/strata/asm"
 	"github.com/stratasearch/strata/engine"
+	"github.com/stratasearch/strata/engine/embed/static"
 	"github.com/stratasearch/strata/engine/memory"
 	"github.com/stratasearch/strata/engine/memory/memgen"
 )
@@ -31,7 +32,8 @@ func main() {
 	batch := flag.Int("batch", 1000, "writes per Remember call in the speed run")
 	queries := flag.Int("queries", 2000, "recall queries in the speed run")
 	quality := flag.Bool("quality", true, "run the quality stream")
-	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the recall phase")
+	studyOnly := flag.Bool("study", false, "run only the near-duplicate threshold studies (Jaccard and the built-in embedder's cosine)")
+	flag.StringVar(&cpuProfile, "cpuprofile", "", "write CPU profiles of the speed run's write phase (PATH.write) and recall phases (PATH.memtable, PATH.warm)")
 	flag.Parse()
 	ctx := context.Background()
 	fmt.Printf("host: %s, %d cores, %s/%s, %s, asm level %s\n", cpuName(), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(), asm.CurrentLevel())
@@ -41,6 +43,10 @@ func main() {
 		return
 	}
 	st := memgen.Generate(memgen.Config{Seed: *seed, Subjects: *subjects})
+	if *studyOnly {
+		studies(st)
+		return
+	}
 	for _, appendOnly := range []bool{false, true} {
 		dir, s, clk := open(ctx, appendOnly, st.Start)
 		gdir := dir
@@ -59,6 +65,15 @@ func main() {
 		fmt.Printf("\n== %s, seed %d, %d subjects (%v)\n%s\n", name, *seed, *subjects, time.Since(t0).Round(time.Millisecond), rep)
 		_ = os.RemoveAll(dir)
 	}
+	studies(st)
+	if *records > 0 {
+		speed(ctx, *records, *batch, *queries, *seed)
+	}
+}
+
+// studies prints the near-duplicate threshold studies on st: shingle
+// Jaccard, and cosine of the built-in static embedder's vectors.
+func studies(st *memgen.Stream) {
 	ths := []float64{0.3, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7}
 	ts := memgen.StudyThreshold(st, ths)
 	fmt.Printf("\n== near-duplicate threshold (word uni+bigram shingle Jaccard), %d restatement pairs, %d different-fact pairs\n", ts.SamePairs, ts.DiffPairs)
@@ -66,8 +81,54 @@ func main() {
 	for i, th := range ths {
 		fmt.Printf("T=%.2f  restatements below T %d  different facts at or above T %d\n", th, ts.SameBelow[i], ts.DiffAbove[i])
 	}
-	if *records > 0 {
-		speed(ctx, *records, *batch, *queries, *seed)
+	emb, err := static.Builtin()
+	if err != nil {
+		log.Fatal(err)
+	}
+	vec := func(s string) []float32 { return emb.EmbedOne(make([]float32, emb.Dim()), s) }
+	cths := []float64{0.8, 0.85, 0.9, 0.93, 0.95, 0.97, 0.98, 0.99}
+	cs := memgen.StudyCosine(st, cths, vec)
+	fmt.Printf("\n== near-duplicate threshold (cosine, %s), %d restatement pairs, %d different-fact pairs\n", emb.Model(), cs.SamePairs, cs.DiffPairs)
+	fmt.Printf("min cosine of a restatement pair %.4f, max of two different facts %.4f\n", cs.MinSame, cs.MaxDiff)
+	for i, th := range cths {
+		fmt.Printf("T=%.2f  restatements below T %d  different facts at or above T %d\n", th, cs.SameBelow[i], cs.DiffAbove[i])
+	}
+	// The stream's preference values are made-up words the embedder does
+	// not know (it ignores them), so two preferences of one topic with
+	// different values would embed alike. The same template with values
+	// it knows: every pair is a different fact.
+	values := []string{"dark", "light", "green", "black", "red", "blue", "morning", "evening", "python", "java",
+		"tabs", "spaces", "vim", "emacs", "short", "long"}
+	topics := []string{"editor theme", "coffee order", "meeting time", "code review style", "test framework",
+		"commit message format", "holiday destination", "reading genre", "music while working", "indentation",
+		"shell", "note taking app", "standup format", "deploy window", "lunch spot", "keyboard layout",
+		"browser", "running route", "tea", "font"}
+	above := make([]int, len(cths))
+	pairs, maxCos, minCos := 0, -1.0, 2.0
+	for _, tp := range topics {
+		vs := make([][]float32, len(values))
+		for i, v := range values {
+			vs[i] = vec(fmt.Sprintf("For %s the user prefers %s", tp, v))
+		}
+		for i := range vs {
+			for j := i + 1; j < len(vs); j++ {
+				c := 0.0
+				for k := range vs[i] {
+					c += float64(vs[i][k]) * float64(vs[j][k])
+				}
+				pairs++
+				maxCos, minCos = max(maxCos, c), min(minCos, c)
+				for k, th := range cths {
+					if c >= th {
+						above[k]++
+					}
+				}
+			}
+		}
+	}
+	fmt.Printf("\n== same topic, another (known) value: %d different-fact pairs \"For <topic> the user prefers <value>\", cosine min %.4f max %.4f\n", pairs, minCos, maxCos)
+	for i, th := range cths {
+		fmt.Printf("T=%.2f  different facts at or above T %d\n", th, above[i])
 	}
 }
 
@@ -115,6 +176,14 @@ func speed(ctx context.Context, n, batch, queries int, seed uint64) {
 	kinds := []memory.Kind{memory.Preference, memory.Fact, memory.Lesson, memory.Episode, memory.Note}
 	var writeDur time.Duration
 	written := 0
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile + ".write")
+		if err != nil {
+			log.Fatal(err)
+		}
+		_ = pprof.StartCPUProfile(f)
+		defer f.Close()
+	}
 	for written < n {
 		ws := make([]memory.Write, 0, batch)
 		for range min(batch, n-written) {
@@ -134,6 +203,9 @@ func speed(ctx context.Context, n, batch, queries int, seed uint64) {
 		}
 		writeDur += time.Since(t0)
 		written += len(ws)
+	}
+	if cpuProfile != "" {
+		pprof.StopCPUProfile()
 	}
 	fmt.Printf("\n== speed: %d records, %d subjects, batches of %d (collection sync \"always\", lexical, no vectors)\n", n, nsub, batch)
 	fmt.Printf("admission + write: %.3f ms per record (%.1f s total)\n", float64(writeDur.Microseconds())/1000/float64(n), writeDur.Seconds())

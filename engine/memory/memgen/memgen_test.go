@@ -2,9 +2,11 @@ package memgen
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/stratasearch/strata/engine"
+	"github.com/stratasearch/strata/engine/embed/static"
 	"github.com/stratasearch/strata/engine/memory"
 )
 
@@ -58,6 +60,54 @@ func TestSmallBenchmark(t *testing.T) {
 	}
 	if base.StaleRate == 0 || base.DupRate <= 0.02 || base.Residues == 0 {
 		t.Errorf("the baseline shows no failure, so the stream tests nothing: %+v", base)
+	}
+}
+
+// TestCosineDoesNotSeparate is why Policy.NearDupCosine is off by
+// default: with the built-in static embedder, on the small stream, some
+// restatement pair has a lower cosine than some pair of different facts,
+// so every threshold misclassifies pairs one way or the other; and
+// StudyCosine agrees with a direct count at 0.9.
+func TestCosineDoesNotSeparate(t *testing.T) {
+	emb, err := static.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vec := func(s string) []float32 { return emb.EmbedOne(make([]float32, emb.Dim()), s) }
+	st := Generate(Config{Seed: 1, Subjects: 4})
+	ts := StudyCosine(st, []float64{0.9}, vec)
+	t.Logf("%+v", ts)
+	if ts.SamePairs == 0 || ts.DiffPairs == 0 || ts.MinSame >= ts.MaxDiff {
+		t.Fatalf("the built-in embedder separates restatements (min %.4f) from different facts (max %.4f): measure a threshold", ts.MinSame, ts.MaxDiff)
+	}
+	below, above := 0, 0
+	for f, texts := range st.FactTexts {
+		for g, others := range st.FactTexts {
+			if strings.Split(f, "/")[0] != strings.Split(g, "/")[0] || f > g {
+				continue
+			}
+			for i, a := range texts {
+				for j, b := range others {
+					if f == g && j <= i {
+						continue
+					}
+					va, vb := vec(a), vec(b)
+					c := 0.0
+					for k := range va {
+						c += float64(va[k]) * float64(vb[k])
+					}
+					if f == g && c < 0.9 {
+						below++
+					}
+					if f != g && c >= 0.9 {
+						above++
+					}
+				}
+			}
+		}
+	}
+	if below != ts.SameBelow[0] || above != ts.DiffAbove[0] {
+		t.Fatalf("direct count at 0.9: %d restatements below, %d different facts above; study %d, %d", below, above, ts.SameBelow[0], ts.DiffAbove[0])
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -244,14 +245,15 @@ func grepDir(dir string, needles [][]byte) (int, error) {
 }
 
 // ThresholdStudy is the near-duplicate separation on a stream's
-// preference texts: the shingle Jaccard of every pair of texts of one
-// subject, split into pairs of the same fact (restatements) and of
-// different facts.
+// preference texts: a similarity of every pair of texts of one subject
+// (shingle Jaccard, StudyThreshold, or embedding cosine, StudyCosine),
+// split into pairs of the same fact (restatements) and of different
+// facts.
 type ThresholdStudy struct {
 	SamePairs, DiffPairs int
-	// MinSame is the smallest Jaccard of a restatement pair, MaxDiff the
-	// largest of two different facts; a threshold in (MaxDiff, MinSame]
-	// separates them.
+	// MinSame is the smallest similarity of a restatement pair, MaxDiff
+	// the largest of two different facts; a threshold in (MaxDiff,
+	// MinSame] separates them.
 	MinSame, MaxDiff float64
 	// SameBelow and DiffAbove count the pairs a threshold T would
 	// misclassify, for each T in Thresholds.
@@ -261,7 +263,33 @@ type ThresholdStudy struct {
 
 // StudyThreshold measures the Jaccard separation on st.
 func StudyThreshold(st *Stream, thresholds []float64) ThresholdStudy {
-	ts := ThresholdStudy{MinSame: 1, Thresholds: thresholds, SameBelow: make([]int, len(thresholds)), DiffAbove: make([]int, len(thresholds))}
+	return study(st, thresholds, memory.Shingles, memory.Jaccard)
+}
+
+// StudyCosine measures the cosine separation on st of the vectors embed
+// returns (one per text, any length, the same for every text; e.g. the
+// built-in static embedder's).
+func StudyCosine(st *Stream, thresholds []float64, embed func(string) []float32) ThresholdStudy {
+	return study(st, thresholds, embed, cosine)
+}
+
+// cosine is a·b / (‖a‖‖b‖) in float64 (0 if either is zero).
+func cosine(a, b []float32) float64 {
+	var dot, na, nb float64
+	for i := range a {
+		dot += float64(a[i]) * float64(b[i])
+		na += float64(a[i]) * float64(a[i])
+		nb += float64(b[i]) * float64(b[i])
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return dot / math.Sqrt(na*nb)
+}
+
+func study[F any](st *Stream, thresholds []float64, feature func(string) F, sim func(a, b F) float64) ThresholdStudy {
+	ts := ThresholdStudy{MinSame: math.Inf(1), MaxDiff: math.Inf(-1), Thresholds: thresholds,
+		SameBelow: make([]int, len(thresholds)), DiffAbove: make([]int, len(thresholds))}
 	bySubject := map[string][]string{}
 	for f := range st.FactTexts {
 		sub, _, _ := strings.Cut(f, "/")
@@ -271,30 +299,30 @@ func StudyThreshold(st *Stream, thresholds []float64) ThresholdStudy {
 		slices.Sort(facts)
 		type txt struct {
 			fact string
-			sh   []uint64
+			f    F
 		}
 		var all []txt
 		for _, f := range facts {
 			for _, t := range st.FactTexts[f] {
-				all = append(all, txt{f, memory.Shingles(t)})
+				all = append(all, txt{f, feature(t)})
 			}
 		}
 		for i := range all {
 			for j := i + 1; j < len(all); j++ {
-				jac := memory.Jaccard(all[i].sh, all[j].sh)
+				v := sim(all[i].f, all[j].f)
 				same := all[i].fact == all[j].fact
 				if same {
 					ts.SamePairs++
-					ts.MinSame = min(ts.MinSame, jac)
+					ts.MinSame = min(ts.MinSame, v)
 				} else {
 					ts.DiffPairs++
-					ts.MaxDiff = max(ts.MaxDiff, jac)
+					ts.MaxDiff = max(ts.MaxDiff, v)
 				}
 				for k, th := range thresholds {
-					if same && jac < th {
+					if same && v < th {
 						ts.SameBelow[k]++
 					}
-					if !same && jac >= th {
+					if !same && v >= th {
 						ts.DiffAbove[k]++
 					}
 				}
