@@ -60,7 +60,10 @@ func runServe(args []string) error {
 	logFormat := fl.String("log-format", "text", "access/server log format: text | json (stderr)")
 	logLevel := fl.String("log-level", "info", "debug | info | warn | error (the access log is info)")
 	memCol := fl.String("memory-collection", "", "serve an agent memory store over this collection (/v1/memory, MCP remember/recall/forget/memory_history); created if missing")
-	memDim := fl.Int("memory-dim", 8, "vector dimension of a memory collection --memory-collection creates")
+	memEmb := fl.String("memory-embedder", embedderBuiltin, "embedder of a memory collection --memory-collection creates: builtin (recall is hybrid; model "+static.BuiltinModel+") | none (recall is lexical unless a caller sends vectors of --memory-dim)")
+	memDim := fl.Int("memory-dim", 8, "vector dimension of a memory collection --memory-collection creates with --memory-embedder none")
+	memRet := memoryRetention{}
+	fl.Var(memRet, "memory-retention", "retention of one memory kind, KIND=TTL[,CAPACITY] (e.g. note=168h,200: notes are forgotten 7 days after they are recorded, and at most 200 stay active per subject); repeatable; applied by the background job")
 	memMaintain := fl.Duration("memory-maintain-every", 10*time.Minute, "interval of the memory store's background job (consolidation, retention, changed sources, purge); 0 = off")
 	ef := addEmbedderFlags(fl)
 	mf := addMCPFlags(fl, "mcp-")  // mcp.go: /mcp, the MCP tools over streamable HTTP
@@ -155,7 +158,7 @@ func runServe(args []string) error {
 	if *osf.readOnly {
 		return serveReplica(ctx, ln, osf, o, logger)
 	}
-	setup := []func(*server.Server) error{mountMemory(ctx, *memCol, *memDim, *memMaintain, logger), mountMCP(mf, *data, o.Graphs[*mf.collection], logger)}
+	setup := []func(*server.Server) error{mountMemory(ctx, memoryConfig{name: *memCol, embedder: *memEmb, dim: *memDim, retention: memRet, maintainEvery: *memMaintain}, logger), mountMCP(mf, *data, o.Graphs[*mf.collection], logger)}
 	if *osf.url != "" {
 		setup = append(setup, osf.publisher(ctx, logger))
 	}
