@@ -322,6 +322,70 @@ func (s *Snapshot) GetVerifiable(ctx context.Context, id string) (contract.Docum
 // IDs returns the ids live at the snapshot's epoch (unordered).
 func (s *Snapshot) IDs() []string { return s.sn.LiveIDs() }
 
+// DocMeta is one document version as Snapshot.ScanMeta reports it:
+// everything a listing of the collection needs, without the content or
+// the vector. Its metadata values are decoded on demand (Value). Valid
+// only during the callback that received it.
+type DocMeta struct {
+	ID        string
+	SourceURI string
+	Namespace string
+	Trust     contract.Trust
+	// ACL is shared with the stored version: do not modify it.
+	ACL []string
+	// Verifiable: the version was written with VerifiableSources (as
+	// GetVerifiable reports).
+	Verifiable bool
+
+	meta map[string]string // the stored (encoded) metadata, shared
+}
+
+// Value decodes the metadata value of key, as Get would report it: ok is
+// false when the version has no such key (reserved keys are never
+// reported). Errors: a stored value that does not decode.
+func (m *DocMeta) Value(key string) (v contract.Value, ok bool, err error) {
+	raw, ok := m.meta[key]
+	if !ok || strings.HasPrefix(key, reservedMetaPrefix) {
+		return contract.Value{}, false, nil
+	}
+	v, err = catalog.DecodeValue(raw)
+	if err != nil {
+		return contract.Value{}, false, fmt.Errorf("engine: document %q: metadata %q: %w", m.ID, key, err)
+	}
+	return v, true, nil
+}
+
+// ScanMeta calls f with the metadata of every version live at the
+// snapshot (the set IDs names, unordered) until f returns false. It reads
+// the stored versions in place, with no lookup by id, no copy of the
+// content and no decoding of metadata f does not ask for (DocMeta.Value):
+// O(live versions) and one allocation-free step per version, where a
+// GetVerifiable per id costs a lookup, a metadata decode and a copy each.
+// The *DocMeta is reused between calls. Errors: ErrClosed; ctx's error
+// (checked every 256 versions), after which f is not called again.
+func (s *Snapshot) ScanMeta(ctx context.Context, f func(*DocMeta) bool) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var err error
+	n := 0
+	var m DocMeta
+	s.sn.ScanLive(func(d *tier.Document) bool {
+		if n++; n%256 == 0 {
+			if err = ctx.Err(); err != nil {
+				return false
+			}
+		}
+		m = DocMeta{ID: d.ID, SourceURI: d.SourceURI, Namespace: d.Namespace, Trust: trustFromTier(d.Trust), ACL: d.ACL,
+			Verifiable: d.Metadata[metaVerifiable] != "", meta: d.Metadata}
+		return f(&m)
+	})
+	return err
+}
+
 // Close releases the snapshot. Idempotent.
 func (s *Snapshot) Close() error {
 	if !s.closed.Swap(true) {

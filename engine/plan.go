@@ -398,3 +398,22 @@ func (pl *plan) finish(r retrieval, hits []contract.Envelope) (contract.Result, 
 	}
 	return res, nil, nil
 }
+
+// filterRows returns the rows of a view (local ids 0..n-1, global ids
+// base..base+n-1) that are in filterBM (global ids) and in live (local
+// ids; nil: every row), as a new bitmap: O(|filterBM ∩ [base, base+n)|).
+func filterRows(filterBM, live *roaring.Bitmap, base, n uint32) *roaring.Bitmap {
+	out := roaring.New()
+	it := filterBM.Iterator()
+	it.AdvanceIfNeeded(base)
+	for it.HasNext() {
+		k := it.Next()
+		if uint64(k) >= uint64(base)+uint64(n) {
+			break
+		}
+		if live == nil || live.Contains(k-base) {
+			out.Add(k - base)
+		}
+	}
+	return out
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"path"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -70,9 +69,9 @@ type visibility struct {
 
 func (v *visibility) count(first, last int) int { return v.pre[last] - v.pre[first] }
 
-// buildCatalog reads every live document of col at one epoch that
-// ingestion wrote (engine.Snapshot.GetVerifiable). Documents without a
-// file:// source under a root are not part of the tree, and neither are
+// buildCatalog reads the metadata of every live document of col at one
+// epoch that ingestion wrote (engine.Snapshot.ScanMeta, DocMeta.Verifiable;
+// content is never read). Documents without a file:// source under a root are not part of the tree, and neither are
 // documents written without engine.VerifiableSources (an API caller's,
 // whatever source_uri it names): such a document could otherwise name a
 // file ingestion never indexed (a .env, a gitignored file) and have read
@@ -84,73 +83,44 @@ func buildCatalog(ctx context.Context, col *engine.Collection, roots []string) (
 	}
 	defer sn.Close()
 	c := &catalog{epoch: sn.Epoch(), byAbs: map[string]*file{}, dirs: map[dirKey]*dir{}, vis: map[string]*visibility{}}
-	// Reading every document is the cost (one Snapshot.Get each, content
-	// included). One goroutine does it, yielding often, so that tool calls
-	// running meanwhile keep their latency.
-	ids := sn.IDs()
-	type got struct {
-		path  string
-		from  int
-		to    int
-		trust contract.Trust
-		ch    chunk
-	}
-	const workers = 1
-	parts := make([][]got, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < len(ids); i += workers {
-				if i%32 == 0 {
-					if ctx.Err() != nil {
-						return
-					}
-					runtime.Gosched()
-				}
-				d, ingested, err := sn.GetVerifiable(ctx, ids[i])
-				if err != nil || !ingested {
-					continue // deleted since IDs, unreadable metadata, or not written by ingestion: not part of the tree
-				}
-				p, from, to, err := engine.ParseFileURI(d.SourceURI)
-				if err != nil || from == 0 {
-					continue
-				}
-				ch := chunk{id: d.ID, from: from, to: to, ns: d.Namespace, acl: d.ACL}
-				if v, ok := d.Metadata[ingest.MetaSymbol]; ok {
-					ch.symbol, _ = v.Str()
-				}
-				if v, ok := d.Metadata[ingest.MetaKind]; ok {
-					ch.kind, _ = v.Str()
-				}
-				if v, ok := d.Metadata[ingest.MetaNames]; ok {
-					ch.names, _ = v.List()
-				}
-				parts[w] = append(parts[w], got{p, from, to, d.Trust, ch})
-			}
-		}()
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	for _, part := range parts {
-		for _, g := range part {
-			f := c.byAbs[g.path]
-			if f == nil {
-				root, rel, ok := underRoot(roots, g.path)
-				if !ok {
-					continue
-				}
-				f = &file{abs: g.path, root: root, rel: rel, trust: g.trust}
-				c.byAbs[g.path] = f
-			}
-			if g.trust != f.trust && g.trust != contract.Authoritative {
-				f.trust = g.trust // the weakest trust of the file's chunks
-			}
-			f.chunks = append(f.chunks, g.ch)
+	// One scan of the stored metadata (engine.Snapshot.ScanMeta: no
+	// content, no lookup by id).
+	err = sn.ScanMeta(ctx, func(d *engine.DocMeta) bool {
+		if !d.Verifiable {
+			return true // not written by ingestion: not part of the tree
 		}
+		p, from, to, err := engine.ParseFileURI(d.SourceURI)
+		if err != nil || from == 0 {
+			return true
+		}
+		f := c.byAbs[p]
+		if f == nil {
+			root, rel, ok := underRoot(roots, p)
+			if !ok {
+				return true
+			}
+			f = &file{abs: p, root: root, rel: rel, trust: d.Trust}
+			c.byAbs[p] = f
+		}
+		if d.Trust != f.trust && d.Trust != contract.Authoritative {
+			f.trust = d.Trust // the weakest trust of the file's chunks
+		}
+		ch := chunk{id: d.ID, from: from, to: to, ns: d.Namespace, acl: d.ACL}
+		// A value that does not decode is left out, as a missing one.
+		if v, ok, _ := d.Value(ingest.MetaSymbol); ok {
+			ch.symbol, _ = v.Str()
+		}
+		if v, ok, _ := d.Value(ingest.MetaKind); ok {
+			ch.kind, _ = v.Str()
+		}
+		if v, ok, _ := d.Value(ingest.MetaNames); ok {
+			ch.names, _ = v.List()
+		}
+		f.chunks = append(f.chunks, ch)
+		return true
+	})
+	if err != nil {
+		return nil, err
 	}
 	for _, f := range c.byAbs {
 		sort.Slice(f.chunks, func(i, j int) bool { return f.chunks[i].from < f.chunks[j].from })

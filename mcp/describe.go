@@ -2,10 +2,12 @@ package mcp
 
 import (
 	"encoding/json"
+	"log/slog"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/stratasearch/strata/engine/contract"
+	"github.com/stratasearch/strata/engine/graph"
 )
 
 // MaxDefinitionTokens is the ceiling on the tool definitions' size: all of
@@ -47,4 +49,24 @@ func (s *Server) toolNames(admin bool) []string {
 		}
 	}
 	return names
+}
+
+// FullDefinitions returns the definitions of a server configured as o with
+// every optional tool family registered (the code-graph tools, the memory
+// tools), for an ordinary caller and for an admin one (the job tools too),
+// with their sizes in tokens as Definitions counts them: the most any
+// client of such a server is shown. No store is opened. Errors: invalid
+// options.
+func FullDefinitions(o Options) (ordinary json.RawMessage, ordinaryTokens int, admin json.RawMessage, adminTokens int, err error) {
+	if o.Graph == nil {
+		o.Graph = graph.NewStore(graph.FromFragments(nil)) // registration only
+	}
+	s, err := New(nil, o, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return nil, 0, nil, 0, err
+	}
+	s.registerMemoryTools()
+	ordinary, ordinaryTokens = s.DefinitionsFor(false)
+	admin, adminTokens = s.DefinitionsFor(true)
+	return ordinary, ordinaryTokens, admin, adminTokens, nil
 }

@@ -2,7 +2,7 @@
 // Protocol tools, over the official Go SDK
 // (github.com/modelcontextprotocol/go-sdk). It is a thin layer: each tool
 // decodes and validates its arguments, fills in what the runtime owns, and
-// calls the engine (Collection.Search, Snapshot.Get), ingest (the names
+// calls the engine (Collection.Search, Snapshot.ScanMeta), ingest (the names
 // index, Snippet, FileURI) and contract (Stage, FrameHit) — it holds no
 // retrieval logic of its own.
 //
@@ -55,7 +55,9 @@
 // for an admin-only tool). The definitions
 // an ordinary caller sees cost at most MaxDefinitionTokens (1,500) tokens
 // in staging's estimate (⌈bytes/4⌉); `searchd mcp --describe` prints the
-// figure, and that of an admin caller's list (with the job tools).
+// figure with the graph and memory tools registered too (FullDefinitions),
+// and that of an admin caller's list (with the job tools, which is over
+// that ceiling).
 //
 // # The runtime disposes
 //
@@ -72,8 +74,9 @@
 // argument fields ("namespace", "principal") are validation errors.
 // read, list and repo_map answer from a catalog of the indexed tree —
 // every document ingestion wrote (engine.VerifiableSources) with a
-// file:// source under Options.Roots, rebuilt when the collection's epoch
-// moves; a document an API caller wrote names no file of it, whatever
+// file:// source under Options.Roots, read with one metadata scan
+// (engine.Snapshot.ScanMeta: no content) and rebuilt when the
+// collection's epoch moves; a document an API caller wrote names no file of it, whatever
 // its source_uri, so it can neither have read serve a file ingestion
 // never indexed nor add names to list and repo_map — in which a file is visible to a caller
 // only if the caller may read every one of its chunks (namespace and ACL,
@@ -98,7 +101,7 @@
 // "input_value","error_type","message","expected_domain"}]}); other
 // failures use the same shape with status not_found, timeout, cancelled,
 // unavailable or internal, and never carry an engine error's text (it is
-// logged). Every output schema admits that shape. A message that is not
+// logged). Every output schema admits that shape (it requires no field). A message that is not
 // JSON gets JSON-RPC's parse error (-32700, id null; over stdio the
 // session goes on, over HTTP with status 400); other malformed JSON-RPC
 // gets the SDK's protocol errors.

@@ -22,20 +22,20 @@ const (
 		`"mode":{"enum":["lexical","dense","hybrid"],"default":"lexical"},` +
 		`"seeds":{"type":"integer","minimum":1,"maximum":%d},` +
 		`"token_budget":{"type":"integer","minimum":100,"maximum":%d}}}`
-	expandOut = `{"type":"object","anyOf":[{"required":["hits"]},{"required":["errors"]}],"properties":{"hits":{"type":"array"},"paths":{"type":"array"},"tokens_used":{"type":"integer"},` + errProps + `}}`
+	expandOut = `{"type":"object","properties":{"hits":{"type":"array"}}}`
 	callsIn   = `{"type":"object","additionalProperties":false,"required":["symbol"],"properties":{` +
-		`"symbol":{"type":"string","minLength":1,"maxLength":256,"description":"Name or Type.Method"},` +
+		`"symbol":{"type":"string","minLength":1,"maxLength":256},` +
 		`"limit":{"type":"integer","minimum":1,"maximum":%d}}}`
-	callsOut = `{"type":"object","anyOf":[{"required":["entries"]},{"required":["errors"]}],"properties":{"entries":{"type":"array"},` + errProps + `}}`
+	callsOut = `{"type":"object","properties":{"entries":{"type":"array"}}}`
 )
 
 func (s *Server) registerGraphTools() {
 	if s.o.Graph == nil {
 		return
 	}
-	register(s, "expand", "Search hits expanded over the code graph in a token budget, with paths.",
+	register(s, "expand", "Search, expanded over the code graph.",
 		fmt.Sprintf(expandIn, s.o.MaxTopK, s.o.TokenBudget), expandOut, runExpand)
-	register(s, "callers", "Callers of a symbol, with call sites.", fmt.Sprintf(callsIn, MaxListLimit), callsOut, runCallers)
+	register(s, "callers", "Callers of a symbol (Name or Type.Method), with call sites.", fmt.Sprintf(callsIn, MaxListLimit), callsOut, runCallers)
 	register(s, "callees", "Callees of a symbol, with call sites.", fmt.Sprintf(callsIn, MaxListLimit), callsOut, runCallees)
 }
 

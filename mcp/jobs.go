@@ -42,10 +42,10 @@ type Jobs interface {
 }
 
 const (
-	timeoutProp = `"timeout_seconds":{"type":"integer","minimum":1,"maximum":86400,"description":"stop the job after this many seconds"}`
+	timeoutProp = `"timeout_seconds":{"type":"integer","minimum":1,"maximum":86400,"description":"job time limit"}`
 	noArgsIn    = `{"type":"object","additionalProperties":false,"properties":{` + timeoutProp + `}}`
 	indexIn     = `{"type":"object","additionalProperties":false,"required":["path"],"properties":{` +
-		`"path":{"type":"string","minLength":1,"maxLength":4096,"description":"directory: absolute, or relative to the first root"},` + timeoutProp + `}}`
+		`"path":{"type":"string","minLength":1,"maxLength":4096,"description":"directory under a root"},` + timeoutProp + `}}`
 	archiveIn = `{"type":"object","additionalProperties":false,"properties":{` +
 		`"segments":{"type":"array","maxItems":1024,"uniqueItems":true,"items":{"type":"integer","minimum":1},"description":"warm segment ids"},` +
 		`"oldest":{"type":"integer","minimum":0,"maximum":1000000,"description":"else the N oldest (default 1)"},` +
@@ -56,17 +56,17 @@ const (
 	jobStatusIn = `{"type":"object","additionalProperties":false,"required":["job_id"],"properties":{` + jobIDProp +
 		`,"log_lines":{"type":"integer","minimum":0,"maximum":50,"default":10}}}`
 	jobCancelIn = `{"type":"object","additionalProperties":false,"required":["job_id"],"properties":{` + jobIDProp + `}}`
-	jobOut      = `{"type":"object","anyOf":[{"required":["job_id","state"]},{"required":["errors"]}],"properties":{"job_id":{"type":"string"},` +
-		`"state":{"enum":["queued","running","completed","failed","cancelled","timed_out","interrupted"]},"progress":{"type":"number"},"log":{"type":"array"},` + errProps + `}}`
+	jobOut      = `{"type":"object","properties":{"job_id":{"type":"string"},` +
+		`"state":{"enum":["queued","running","completed","failed","cancelled","timed_out","interrupted"]},"progress":{"type":"number"}}}`
 )
 
 // registerJobTools registers the admin-only job tools.
 func (s *Server) registerJobTools() {
-	registerAdmin(s, "index", "Index a directory under the roots (incremental). Returns a job id at once.", indexIn, jobOut, runIndex)
-	registerAdmin(s, "flush", "Flush the collection's write-ahead log into a segment. Returns a job id.", noArgsIn, jobOut, runKind("flush"))
-	registerAdmin(s, "compact", "Compact the collection's segments. Returns a job id.", noArgsIn, jobOut, runKind("compact"))
-	registerAdmin(s, "archive", "Move warm segments into a cold archive. Returns a job id.", archiveIn, jobOut, runArchive)
-	registerAdmin(s, "promote", "Bring a cold archive back into a warm segment. Returns a job id.", promoteIn, jobOut, runPromote)
+	registerAdmin(s, "index", "Index a directory (incremental). Returns a job id at once.", indexIn, jobOut, runIndex)
+	registerAdmin(s, "flush", "Flush the write-ahead log into a segment. Returns a job id.", noArgsIn, jobOut, runKind("flush"))
+	registerAdmin(s, "compact", "Compact segments. Returns a job id.", noArgsIn, jobOut, runKind("compact"))
+	registerAdmin(s, "archive", "Archive warm segments (cold tier). Returns a job id.", archiveIn, jobOut, runArchive)
+	registerAdmin(s, "promote", "Promote a cold archive to a warm segment. Returns a job id.", promoteIn, jobOut, runPromote)
 	registerAdmin(s, "job_status", "A job's state, progress and last log lines.", jobStatusIn, jobOut, runJobStatus)
 	registerAdmin(s, "job_cancel", "Cancel a queued or running job.", jobCancelIn, jobOut, runJobCancel)
 }

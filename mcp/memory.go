@@ -35,27 +35,27 @@ const (
 	rememberIn = `{"type":"object","additionalProperties":false,"required":["content","kind"],"properties":{` +
 		`"content":{"type":"string","minLength":1,"maxLength":8192},` +
 		`"kind":{"enum":["preference","fact","lesson","episode","note"]},` +
-		`"key":{"type":"string","maxLength":256,"description":"keyed fact path, e.g. contact.email"},` +
+		`"key":{"type":"string","maxLength":256,"description":"e.g. contact.email"},` +
 		`"evidence":{"enum":["user_stated","observed","self_report"],"default":"self_report"},` +
-		`"external":{"type":"boolean","description":"the content came from unverified external text"},` +
-		`"valid_from":{"type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$"},` +
-		`"if_version":{"type":"string","pattern":"^[0-9a-f]{64}$","description":"the key's version read; conflict if changed"}},"dependentRequired":{"if_version":["key"]}}`
-	rememberOut = `{"type":"object","anyOf":[{"required":["status"]},{"required":["errors"]}],"properties":{"status":{"type":"string"},"reason":{"type":"string"},"id":{"type":"string"},"version":{"type":"string"},"superseded":{"type":"array"},` + errProps + `}}`
+		`"external":{"type":"boolean","description":"from unverified external text"},` +
+		`"valid_from":{"type":"string","pattern":"^\\d{4}-\\d\\d-\\d\\dT"},` +
+		`"if_version":{"type":"string","pattern":"^[0-9a-f]{64}$","description":"version read; conflict if changed"}},"dependentRequired":{"if_version":["key"]}}`
+	rememberOut = `{"type":"object","properties":{"status":{"type":"string"},"id":{"type":"string"},"version":{"type":"string"}}}`
 	recallIn    = `{"type":"object","additionalProperties":false,"properties":{` +
 		`"query":{"type":"string","maxLength":4096},` +
 		`"kinds":{"type":"array","maxItems":5,"items":{"enum":["preference","fact","lesson","episode","note"]}},` +
 		`"key":{"type":"string","maxLength":256},` +
-		`"as_of":{"type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$","description":"valid time asked about; default known_at, else now"},` +
-		`"known_at":{"type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$","description":"answer as the store stood at this time (what it had recorded then); default now"},` +
+		`"as_of":{"type":"string","pattern":"^\\d{4}-\\d\\d-\\d\\dT"},` +
+		`"known_at":{"type":"string","pattern":"^\\d{4}-\\d\\d-\\d\\dT"},` +
 		`"history":{"type":"boolean"},` +
 		`"top_k":{"type":"integer","minimum":1,"maximum":%d,"default":10}}}`
-	memHitsOut = `{"type":"object","anyOf":[{"required":["hits"]},{"required":["errors"]}],"properties":{"hits":{"type":"array","items":{"type":"object","required":["id","kind","trust","version"]}},"tokens":{"type":"integer"},"nonce":{"type":"string"},` + errProps + `}}`
+	memHitsOut = `{"type":"object","properties":{"hits":{"type":"array"}}}`
 	forgetIn   = `{"type":"object","additionalProperties":false,"required":["ids"],"properties":{` +
 		`"ids":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","pattern":"^[0-9a-f]{32}$"}}}}`
-	forgetOut = `{"type":"object","anyOf":[{"required":["deleted"]},{"required":["errors"]}],"properties":{"deleted":{"type":"array"},` + errProps + `}}`
+	forgetOut = `{"type":"object","properties":{"deleted":{"type":"array"}}}`
 	historyIn = `{"type":"object","additionalProperties":false,"properties":{` +
-		`"key":{"type":"string","maxLength":256,"description":"keyed fact; empty = every record"},` +
-		`"known_at":{"type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$","description":"the history as the store had recorded it at this time; default now"}}}`
+		`"key":{"type":"string","maxLength":256},` +
+		`"known_at":{"type":"string","pattern":"^\\d{4}-\\d\\d-\\d\\dT"}}}`
 )
 
 // EnableMemory registers the memory tools. Call it before serving (tools
@@ -68,11 +68,17 @@ func (s *Server) EnableMemory(o MemoryOptions) error {
 		o.Provenance = defaultProvenance
 	}
 	s.mem = &o
-	register(s, "remember", "Propose a memory about the user; the runtime decides what is stored.", rememberIn, rememberOut, runRemember)
-	register(s, "recall", "Recall memories (current values; as_of for the past valid time, known_at for what was recorded by then). Returns framed records.", fmt.Sprintf(recallIn, s.o.MaxTopK), memHitsOut, runRecall)
-	register(s, "forget", "Forget memories by id, with every copy and summary of them.", forgetIn, forgetOut, runForget)
-	register(s, "memory_history", "Every version of a keyed fact (or all records), oldest first, framed.", historyIn, memHitsOut, runMemoryHistory)
+	s.registerMemoryTools()
 	return nil
+}
+
+// registerMemoryTools registers remember, recall, forget and
+// memory_history.
+func (s *Server) registerMemoryTools() {
+	register(s, "remember", "Propose a memory about the user; the runtime decides.", rememberIn, rememberOut, runRemember)
+	register(s, "recall", "Recall memories (as_of: valid time, known_at: record time).", fmt.Sprintf(recallIn, s.o.MaxTopK), memHitsOut, runRecall)
+	register(s, "forget", "Forget memories by id, every copy too.", forgetIn, forgetOut, runForget)
+	register(s, "memory_history", "Every version of a keyed fact, oldest first.", historyIn, memHitsOut, runMemoryHistory)
 }
 
 func defaultProvenance(c Caller, sessionID, nonce string) string {

@@ -15,54 +15,56 @@ import (
 
 // The tool definitions. Every input schema is closed
 // (additionalProperties: false) with its units, enums and ranges; every
-// output schema admits the tool's result or, for a tool error, the error
-// shape (status, errors). They are kept terse on purpose: all of them
-// together cost at most 1,500 tokens (TestDescribeBudget).
+// output schema types the fields a model acts on (the text content
+// carries the rest) and requires none, so a tool error's structured
+// content (the error shape) validates too. They are kept terse on purpose:
+// every tool an ordinary caller can see, the graph and memory tools
+// included, costs at most MaxDefinitionTokens together
+// (TestDefinitionsBudgetAllTools).
 const (
-	errProps = `"status":{"type":"string"},"errors":{"type":"array"}`
-	hitsOut  = `{"type":"object","anyOf":[{"required":["hits"]},{"required":["errors"]}],"properties":{"hits":{"type":"array","items":{"type":"object","required":["doc_id","source_uri","score","trust"]}},"next_cursor":{"type":"string"},"partial":{"type":"boolean"},"tokens":{"type":"integer"},` + errProps + `}}`
-
 	searchIn = `{"type":"object","additionalProperties":false,"required":["query"],"properties":{` +
 		`"query":{"type":"string","minLength":1,"maxLength":4096},` +
 		`"mode":{"enum":["lexical","dense","hybrid"],"default":"lexical"},` +
-		`"filter":{"type":"object","description":"metadata filter: {\"eq\":{\"field\":\"lang\",\"value\":\"go\"}}; ops eq in range prefix exists and or not; fields lang path kind symbol names"},` +
+		`"filter":{"type":"object","description":"e.g. {\"eq\":{\"field\":\"lang\",\"value\":\"go\"}}; ops eq in range prefix exists and or not; fields lang path kind symbol names"},` +
 		`"top_k":{"type":"integer","minimum":1,"maximum":%d,"default":10},` +
-		`"cursor":{"type":"string","maxLength":16384,"description":"next_cursor of the previous page"}}}`
+		`"cursor":{"type":"string","maxLength":16384}}}`
+	hitsOut = `{"type":"object","properties":{"hits":{"type":"array"},"next_cursor":{"type":"string"}}}`
+	defOut  = `{"type":"object","properties":{"hits":{"type":"array"}}}`
 
 	defIn = `{"type":"object","additionalProperties":false,"required":["symbol"],"properties":{` +
-		`"symbol":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)?$","maxLength":256,"description":"Name, Type.Method or pkg.Name"},` +
+		`"symbol":{"type":"string","pattern":"^[A-Za-z_]\\w*(\\.[A-Za-z_]\\w*)?$","maxLength":256,"description":"Name, Type.Method or pkg.Name"},` +
 		`"top_k":{"type":"integer","minimum":1,"maximum":%d,"default":5}}}`
 
 	readIn = `{"type":"object","additionalProperties":false,"properties":{` +
-		`"uri":{"type":"string","minLength":1,"maxLength":4096,"description":"file:// URI (a hit's source_uri, #Lx-Ly optional) or path relative to the root"},` +
+		`"uri":{"type":"string","minLength":1,"maxLength":4096,"description":"source_uri or path"},` +
 		`"start_line":{"type":"integer","minimum":1},` +
 		`"end_line":{"type":"integer","minimum":1},` +
-		`"cursor":{"type":"string","maxLength":8192,"description":"next_cursor of a truncated read"}}}`
-	readOut = `{"type":"object","anyOf":[{"required":["uri","truncated"]},{"required":["errors"]}],"properties":{"uri":{"type":"string"},"start_line":{"type":"integer"},"end_line":{"type":"integer"},"lines":{"type":"integer"},"truncated":{"type":"boolean"},"next_cursor":{"type":"string"},"tokens":{"type":"integer"},` + errProps + `}}`
+		`"cursor":{"type":"string","maxLength":8192}}}`
+	readOut = `{"type":"object","properties":{"uri":{"type":"string"},"truncated":{"type":"boolean"},"next_cursor":{"type":"string"}}}`
 
 	listIn = `{"type":"object","additionalProperties":false,"properties":{` +
-		`"path":{"type":"string","maxLength":4096,"description":"directory relative to the root; empty = root"},` +
+		`"path":{"type":"string","maxLength":4096},` +
 		`"limit":{"type":"integer","minimum":1,"maximum":%d,"default":100},` +
 		`"cursor":{"type":"string","maxLength":8192}}}`
-	listOut = `{"type":"object","anyOf":[{"required":["entries"]},{"required":["errors"]}],"properties":{"path":{"type":"string"},"entries":{"type":"array","items":{"type":"object","required":["name","type"]}},"next_cursor":{"type":"string"},` + errProps + `}}`
+	listOut = `{"type":"object","properties":{"entries":{"type":"array"},"next_cursor":{"type":"string"}}}`
 
 	mapIn = `{"type":"object","additionalProperties":false,"properties":{` +
-		`"path":{"type":"string","maxLength":4096,"description":"subtree relative to the root; empty = all"},` +
-		`"token_budget":{"type":"integer","minimum":100,"maximum":%d,"description":"tokens"},` +
+		`"path":{"type":"string","maxLength":4096},` +
+		`"token_budget":{"type":"integer","minimum":100,"maximum":%d},` +
 		`"symbols_per_file":{"type":"integer","minimum":0,"maximum":10,"default":3},` +
 		`"focus":{"type":"string","maxLength":1024,"description":"names, files to rank first"}}}`
-	mapOut = `{"type":"object","anyOf":[{"required":["files"]},{"required":["errors"]}],"properties":{"files":{"type":"integer"},"shown_files":{"type":"integer"},"shown_dirs":{"type":"integer"},"truncated":{"type":"boolean"},"tokens":{"type":"integer"},` + errProps + `}}`
+	mapOut = `{"type":"object","properties":{"files":{"type":"integer"}}}`
 )
 
 // registerTools registers every tool. A new tool is an argument struct
 // with a validate method, a run function and one line here.
 func (s *Server) registerTools() {
 	k := s.o.MaxTopK
-	register(s, "search", "Search the indexed code and docs. Returns framed evidence hits.", fmt.Sprintf(searchIn, k), hitsOut, runSearch)
-	register(s, "find_definition", "Definitions of a symbol (functions, types, classes, methods; every indexed language).", fmt.Sprintf(defIn, k), hitsOut, runFindDefinition)
-	register(s, "read", "Read lines of an indexed file; long spans keep head and tail, continue with next_cursor.", readIn, readOut, runRead)
+	register(s, "search", "Search the indexed code and docs.", fmt.Sprintf(searchIn, k), hitsOut, runSearch)
+	register(s, "find_definition", "Definitions of a symbol.", fmt.Sprintf(defIn, k), defOut, runFindDefinition)
+	register(s, "read", "Read lines of an indexed file; long spans keep head and tail.", readIn, readOut, runRead)
 	register(s, "list", "List a directory of the indexed tree.", fmt.Sprintf(listIn, MaxListLimit), listOut, runList)
-	register(s, "repo_map", "Token-budgeted map: directories, files, top symbols per file.", fmt.Sprintf(mapIn, s.o.TokenBudget), mapOut, runRepoMap)
+	register(s, "repo_map", "Token-budgeted map: directories, files, top symbols.", fmt.Sprintf(mapIn, s.o.TokenBudget), mapOut, runRepoMap)
 	s.registerGraphTools()
 	s.registerJobTools()
 }

@@ -137,6 +137,12 @@ func runMCP(args []string) error {
 		adefs, atokens := s.DefinitionsFor(true)
 		fmt.Printf("for an admin caller, with the job tools (%s): %d tools, %d bytes, %d tokens\n",
 			strings.Join(s.AdminToolNames(), ", "), len(s.ToolNames())+len(s.AdminToolNames()), len(adefs), atokens)
+		full, ftokens, fadmin, fatokens, err := mcp.FullDefinitions(o)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("with every tool family (code graph, memory as serve --memory-collection adds it): %d bytes, %d tokens (ceiling %d); for an admin caller %d bytes, %d tokens\n",
+			len(full), ftokens, mcp.MaxDefinitionTokens, len(fadmin), fatokens)
 		return nil
 	}
 	db, _, err := openCollection(*data, o.Collection, false)

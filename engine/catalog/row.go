@@ -127,10 +127,23 @@ func DecodeMeta(m map[string]string) (map[string]contract.Value, error) {
 	return out, nil
 }
 
+// DecodeValue decodes one stored metadata value (one entry of a map
+// EncodeMeta wrote), as DecodeMeta decodes each.
+func DecodeValue(s string) (contract.Value, error) {
+	if v, ok := decodeValueFast(s); ok {
+		return v, nil
+	}
+	var v contract.Value
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		return contract.Value{}, err
+	}
+	return v, nil
+}
+
 // decodeValueFast decodes the common stored forms without encoding/json
 // (opening a warm segment decodes every row's metadata): a string with no
-// escape, control character or invalid UTF-8, true / false, and a plain
-// JSON number. ok is false for anything else (json.Unmarshal decides);
+// escape, control character or non-ASCII byte, a compact list of such
+// strings, true / false, and a plain JSON number. ok is false for anything else (json.Unmarshal decides);
 // whenever ok is true the result equals json.Unmarshal's
 // (FuzzDecodeValueFast).
 func decodeValueFast(s string) (contract.Value, bool) {
@@ -147,6 +160,34 @@ func decodeValueFast(s string) (contract.Value, bool) {
 			}
 		}
 		return contract.String(body), true
+	case len(s) >= 2 && s[0] == '[' && s[len(s)-1] == ']':
+		// A list as EncodeMeta writes it: ["a","b"], no whitespace, each
+		// element a string as above (ingestion's names lists).
+		body := s[1 : len(s)-1]
+		ss := make([]string, 0, 4)
+		for i := 0; i < len(body); {
+			if body[i] != '"' {
+				return contract.Value{}, false
+			}
+			j := i + 1
+			for ; j < len(body) && body[j] != '"'; j++ {
+				if c := body[j]; c < 0x20 || c == '\\' || c >= 0x80 {
+					return contract.Value{}, false
+				}
+			}
+			if j == len(body) {
+				return contract.Value{}, false
+			}
+			ss = append(ss, body[i+1:j])
+			i = j + 1
+			if i < len(body) {
+				if body[i] != ',' || i+1 == len(body) {
+					return contract.Value{}, false
+				}
+				i++
+			}
+		}
+		return contract.Strings(ss...), true
 	case len(s) > 0 && len(s) <= 32:
 		// JSON number grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
 		i := 0

@@ -12,7 +12,8 @@ import (
 // string, json.Unmarshal accepts it too and gives the same value.
 func FuzzDecodeValueFast(f *testing.F) {
 	for _, s := range []string{`"go"`, `""`, `"a\"b"`, `"\u003c"`, `true`, `false`, `0`, `-0`, `01`, `1.5e3`, `-2.25E-2`,
-		`1e400`, `1.`, `.5`, `-`, `["a"]`, `null`, `"é"`, "\"\x01\"", `1_0`, `0x10`, `Inf`, `"unterminated`} {
+		`1e400`, `1.`, `.5`, `-`, `["a"]`, `null`, `"é"`, "\"\x01\"", `1_0`, `0x10`, `Inf`, `"unterminated`,
+		`[]`, `["a","b"]`, `["a,b"]`, `["a",]`, `[,"a"]`, `["a""b"]`, `[ "a"]`, `["\u0041"]`, `["é"]`, `["a"`, `[""]`, `["",""]`, `[1]`, `["a",1]`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -289,6 +289,22 @@ func (m *memTable) liveIDs(e uint64) []string {
 	return ids
 }
 
+// liveDocs returns the versions visible at e, one per id (unordered).
+func (m *memTable) liveDocs(e uint64) []*Document {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	docs := make([]*Document, 0, len(m.latest))
+	for _, idx := range m.latest {
+		for i := idx; i >= 0; i = m.versions[i].prev {
+			if m.versions[i].visibleAt(e) {
+				docs = append(docs, m.versions[i].doc)
+				break
+			}
+		}
+	}
+	return docs
+}
+
 // versionCount returns the number of versions (live or dead).
 func (m *memTable) versionCount() int {
 	m.mu.RLock()

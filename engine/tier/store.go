@@ -882,6 +882,37 @@ func (sn *Snapshot) LiveIDs() []string {
 	return ids
 }
 
+// ScanLive calls f with every document version live at the snapshot
+// (unordered: the MemTables, then the warm segments, then the cold
+// archives), the same set LiveIDs names, until f returns false. It reads
+// the versions in place: no lookup by id, no copy. The Documents are
+// shared: do not modify them. f runs without any lock held.
+func (sn *Snapshot) ScanLive(f func(d *Document) bool) {
+	hot := sn.v.mem.liveDocs(sn.epoch)
+	for _, m := range sn.v.frozen {
+		hot = append(hot, m.liveDocs(sn.epoch)...)
+	}
+	for _, d := range hot {
+		if !f(d) {
+			return
+		}
+	}
+	for _, sg := range sn.v.segs {
+		for r, d := range sg.docs {
+			if sg.visible(uint32(r), sn.epoch) && !f(d) {
+				return
+			}
+		}
+	}
+	for _, a := range sn.v.cold {
+		for r, d := range a.docs {
+			if a.visible(uint32(r), sn.epoch) && !f(d) {
+				return
+			}
+		}
+	}
+}
+
 // Close unpins the epoch. Idempotent.
 func (sn *Snapshot) Close() {
 	if sn.closed.Swap(true) {

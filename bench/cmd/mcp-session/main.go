@@ -5,7 +5,9 @@
 // staging's estimate ⌈bytes/4⌉), the first call's latency and the p50/p99
 // latency of N further calls, measured at the client (JSON-RPC over the
 // pipes included), after the server's warm-up (store open, first search,
-// tree catalog), which it reports apart.
+// tree catalog: until list and search both answer), which it reports
+// apart; then, with --floor, the same searches in-process straight to
+// Collection.Search, the engine's floor on the same host.
 //
 //	go build -o /tmp/searchd ./cmd/searchd
 //	/tmp/searchd index $(go env GOROOT)/src --data /tmp/goroot-store
@@ -23,9 +25,14 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/stratasearch/strata/engine"
+	"github.com/stratasearch/strata/engine/contract"
+	"github.com/stratasearch/strata/ingest"
 )
 
 var queries = []string{
@@ -50,6 +57,7 @@ func main() {
 	data := flag.String("data", "./strata-data", "store indexed with `searchd index`")
 	calls := flag.Int("calls", 200, "measured calls per tool (after the first)")
 	demo := flag.Bool("demo", false, "list the tools and make one call (make demo), then exit")
+	floor := flag.Bool("floor", true, "after the session, make the same searches in-process straight to Collection.Search (no MCP, no staging): the engine's floor on this host")
 	flag.Parse()
 	ctx := context.Background()
 	client := sdk.NewClient(&sdk.Implementation{Name: "mcp-session", Version: "1"}, nil)
@@ -60,20 +68,28 @@ func main() {
 	defer cs.Close()
 
 	// Start-up: the server opens the store and warms it (its first search,
-	// the indexed tree); wait until a tree tool answers.
+	// the indexed tree); wait until a tree tool and a search both answer.
 	t0 := time.Now()
-	for {
-		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "list", Arguments: map[string]any{"limit": 1}})
-		if err != nil {
-			log.Fatal(err)
+	ready := map[string]bool{}
+	for !ready["list"] || !ready["search"] {
+		for tool, args := range map[string]map[string]any{"list": {"limit": 1}, "search": {"query": "warm", "top_k": 1}} {
+			if ready[tool] {
+				continue
+			}
+			res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
+			if err != nil {
+				log.Fatal(err)
+			}
+			ready[tool] = !res.IsError
+			if !res.IsError {
+				fmt.Fprintf(os.Stderr, "warm-up: %s answers after %s\n", tool, round(time.Since(t0)))
+			} else if time.Since(t0) > 2*time.Minute {
+				log.Fatalf("the server did not warm up: %s", text(res))
+			}
 		}
-		if !res.IsError {
-			break
+		if !ready["list"] || !ready["search"] {
+			time.Sleep(100 * time.Millisecond)
 		}
-		if time.Since(t0) > 2*time.Minute {
-			log.Fatalf("the server did not warm up: %s", text(res))
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 	warm := time.Since(t0)
 	if *demo {
@@ -133,6 +149,62 @@ func main() {
 		fmt.Printf("| %d | %s | %d / %d / %d | %s | %s | %s |\n", i+1, s.tool, slices.Min(s.toks), pct(s.toks, 50), slices.Max(s.toks),
 			round(s.first), round(pct(s.lat, 50)), round(pct(s.lat, 99)))
 	}
+	if !*floor {
+		return
+	}
+	// The server holds the store's lock: end it before opening the store.
+	cs.Close()
+	runFloor(*data, name, *calls)
+}
+
+// runFloor makes the session's search and find_definition queries
+// in-process, straight to Collection.Search, as the tools build them
+// (lexical, the names filter for find_definition; scope and principal
+// empty: the trusted caller), interleaved as in the session.
+func runFloor(data, name string, calls int) {
+	ctx := context.Background()
+	db, err := engine.Open(data, engine.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	col, err := db.Collection("code")
+	if err != nil {
+		log.Fatal(err)
+	}
+	scanCost(ctx, col)
+	search := func(i int) contract.Query {
+		return contract.Query{Text: queries[i%len(queries)], Mode: contract.Lexical, TopK: 5}
+	}
+	f := contract.In(ingest.MetaNames, contract.String(name))
+	def := func(int) contract.Query {
+		return contract.Query{Text: name, Mode: contract.Lexical, TopK: 5, Filter: &f}
+	}
+	for i := range 3 { // warm: the first search after open loads the segment indexes
+		if _, err := col.Search(ctx, search(i)); err != nil {
+			log.Fatal(err)
+		}
+	}
+	kinds := []struct {
+		name string
+		q    func(int) contract.Query
+		lat  []time.Duration
+	}{{name: "search", q: search}, {name: "find_definition", q: def}}
+	for i := 0; i < calls; i++ {
+		for k := range kinds {
+			t0 := time.Now()
+			if _, err := col.Search(ctx, kinds[k].q(i)); err != nil {
+				log.Fatal(err)
+			}
+			kinds[k].lat = append(kinds[k].lat, time.Since(t0))
+		}
+	}
+	fmt.Printf("\nfloor: the same queries in-process to Collection.Search (no MCP, no staging), %d calls each\n\n", calls)
+	fmt.Println("| query | p50 | p99 | max |")
+	fmt.Println("|---|---|---|---|")
+	for _, k := range kinds {
+		fmt.Printf("| %s | %s | %s | %s |\n", k.name, round(pct(k.lat, 50)), round(pct(k.lat, 99)), round(slices.Max(k.lat)))
+	}
 }
 
 func pct[T int | time.Duration](xs []T, p int) T {
@@ -187,4 +259,71 @@ func runDemo(ctx context.Context, cs *sdk.ClientSession) {
 		log.Fatal(err)
 	}
 	fmt.Printf("\ntools/call find_definition %v (isError %v):\n%s", args, res.IsError, text(res))
+}
+
+// scanCost times what reading the indexed tree's catalog costs: the
+// metadata of every live document, once by IDs and GetVerifiable per id
+// (content included; how the catalog was read before) and once by
+// Snapshot.ScanMeta decoding the three keys the catalog uses, reporting
+// wall and process CPU time of each (CPU is what a loaded host cannot
+// inflate) and the bytes and allocations it made.
+func scanCost(ctx context.Context, col *engine.Collection) {
+	sn, err := col.Snapshot()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sn.Close()
+	keys := []string{ingest.MetaSymbol, ingest.MetaKind, ingest.MetaNames}
+	type cost struct {
+		wall, cpu     time.Duration
+		bytes, allocs uint64
+	}
+	measure := func(f func()) cost {
+		var m0, m1 runtime.MemStats
+		runtime.GC() // start from a collected heap: no phase pays for another's garbage
+		runtime.ReadMemStats(&m0)
+		w0, c0 := time.Now(), cpuTime()
+		f()
+		c := cost{wall: time.Since(w0), cpu: cpuTime() - c0}
+		runtime.ReadMemStats(&m1)
+		c.bytes, c.allocs = m1.TotalAlloc-m0.TotalAlloc, m1.Mallocs-m0.Mallocs
+		return c
+	}
+	fmt.Printf("\ncatalog read (every live document's metadata), 3 rounds\n\n| round | documents | IDs + GetVerifiable: wall / CPU / allocated | ScanMeta: wall / CPU / allocated |\n|---|---|---|---|\n")
+	for r := 1; r <= 3; r++ {
+		n := 0
+		get := measure(func() {
+			ids := sn.IDs()
+			n = len(ids)
+			for _, id := range ids {
+				if _, _, err := sn.GetVerifiable(ctx, id); err != nil {
+					log.Fatal(err)
+				}
+			}
+		})
+		scan := measure(func() {
+			err := sn.ScanMeta(ctx, func(d *engine.DocMeta) bool {
+				for _, k := range keys {
+					if _, _, err := d.Value(k); err != nil {
+						log.Fatal(err)
+					}
+				}
+				return true
+			})
+			if err != nil {
+				log.Fatal(err)
+			}
+		})
+		fmt.Printf("| %d | %d | %s / %s / %.1f MiB in %d allocations | %s / %s / %.1f MiB in %d allocations |\n", r, n,
+			round(get.wall), round(get.cpu), float64(get.bytes)/(1<<20), get.allocs, round(scan.wall), round(scan.cpu), float64(scan.bytes)/(1<<20), scan.allocs)
+	}
+}
+
+// cpuTime is the process's user + system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
