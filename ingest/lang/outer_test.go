@@ -193,3 +193,34 @@ func TestParserPool(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkExtend times finding every definition's wrapper and doc
+// comments, extend one definition at a time against extendAll's one C
+// walk, on each sample repeated 20 times (a file with many top-level
+// definitions, as in the corpora's large files).
+func BenchmarkExtend(b *testing.B) {
+	for _, tag := range Languages() {
+		src, err := os.ReadFile(filepath.Join("testdata", samples[tag]))
+		if err != nil {
+			b.Fatal(err)
+		}
+		src = []byte(strings.Repeat(string(src)+"\n", 20))
+		t := &testing.T{}
+		p, free := parsed(t, tag, src)
+		for _, impl := range []string{"extend", "extendAll"} {
+			b.Run("lang="+tag+"/impl="+impl, func(b *testing.B) {
+				b.SetBytes(int64(len(src)))
+				for i := 0; i < b.N; i++ {
+					if impl == "extend" {
+						for _, d := range p.defs {
+							p.extend(d)
+						}
+					} else {
+						p.extendAll(p.root)
+					}
+				}
+			})
+		}
+		free()
+	}
+}
