@@ -12,8 +12,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	sitter "github.com/smacker/go-tree-sitter"
+	"golang.org/x/sys/unix"
 )
 
 // parsed is a parse stopped after collect: its tree and definitions,
@@ -223,4 +225,93 @@ func BenchmarkExtend(b *testing.B) {
 		}
 		free()
 	}
+}
+
+// BenchmarkParseAB compares, file by file in turn on one locked thread,
+// the CPU time of Parse (pooled parser, extendAll) with the earlier
+// path (a new parser per file, extend per definition) on a corpus:
+// STRATA_LANG_CORPUS=python:/usr/lib/python3.11:.py (language, root,
+// file suffixes separated by commas). Without it the benchmark skips.
+func BenchmarkParseAB(b *testing.B) {
+	spec := strings.SplitN(os.Getenv("STRATA_LANG_CORPUS"), ":", 3)
+	if len(spec) != 3 {
+		b.Skip("STRATA_LANG_CORPUS=lang:dir:.ext[,.ext] not set")
+	}
+	tag, root, exts := spec[0], spec[1], strings.Split(spec[2], ",")
+	var srcs [][]byte
+	filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		for _, e := range exts {
+			if strings.HasSuffix(path, e) {
+				if src, err := os.ReadFile(path); err == nil && len(src) <= 4<<20 {
+					srcs = append(srcs, src)
+				}
+				break
+			}
+		}
+		return nil
+	})
+	if len(srcs) == 0 {
+		b.Skip("no files")
+	}
+	g, err := grammarFor(tag)
+	if err != nil {
+		b.Fatal(err)
+	}
+	old := func(src []byte) {
+		parser := sitter.NewParser()
+		defer parser.Close()
+		parser.SetLanguage(g.lang)
+		tree, err := parser.ParseCtx(context.Background(), nil, src)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer tree.Close()
+		qc := sitter.NewQueryCursor()
+		defer qc.Close()
+		root := tree.RootNode()
+		qc.Exec(g.query, root)
+		p := &parse{g: g, root: root, perDef: true, tag: tag, src: src, lines: newLineIndex(src)}
+		p.collect(qc)
+		p.build(&File{Lang: tag})
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var tOld, tNew time.Duration
+	var bytes int64
+	for i := 0; i < b.N; i++ {
+		for k, src := range srcs {
+			bytes += int64(len(src))
+			// Alternate which goes first, so neither always runs on a
+			// warm cache.
+			for j := 0; j < 2; j++ {
+				t0 := threadCPU()
+				if (j+k)%2 == 0 {
+					old(src)
+					tOld += threadCPU() - t0
+				} else {
+					if _, err := Parse(tag, src); err != nil {
+						b.Fatal(err)
+					}
+					tNew += threadCPU() - t0
+				}
+			}
+		}
+	}
+	n := float64(b.N * len(srcs))
+	b.ReportMetric(float64(len(srcs)), "files")
+	b.ReportMetric(tOld.Seconds()*1e3/n, "old-cpu-ms/file")
+	b.ReportMetric(tNew.Seconds()*1e3/n, "new-cpu-ms/file")
+	b.ReportMetric(float64(bytes)/1e6/tNew.Seconds(), "new-MB/s")
+}
+
+// threadCPU is the calling thread's CPU time.
+func threadCPU() time.Duration {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+		return 0
+	}
+	return time.Duration(ts.Nano())
 }

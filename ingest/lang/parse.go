@@ -277,13 +277,16 @@ type def struct {
 }
 
 type parse struct {
-	g     *grammar
-	root  *sitter.Node
-	tag   string
-	src   []byte
-	lines lineIndex
-	defs  []*def
-	refs  []Ref
+	g    *grammar
+	root *sitter.Node
+	// perDef has build call extend per definition instead of
+	// extendAll (the reference it is benchmarked against).
+	perDef bool
+	tag    string
+	src    []byte
+	lines  lineIndex
+	defs   []*def
+	refs   []Ref
 	// bodied are the symbols of the file's functions with a body.
 	bodied map[string]bool
 }
@@ -460,7 +463,13 @@ func (p *parse) lineStarts(b int) bool {
 }
 
 func (p *parse) build(f *File) {
-	p.extendAll(p.root)
+	if p.perDef {
+		for _, d := range p.defs {
+			p.extend(d)
+		}
+	} else {
+		p.extendAll(p.root)
+	}
 	sort.SliceStable(p.defs, func(i, j int) bool {
 		a, b := p.defs[i], p.defs[j]
 		if a.outerLo != b.outerLo {
