@@ -12,3 +12,6 @@ func Parse(lang string, src []byte) (*File, error) {
 	}
 	return nil, ErrUnavailable
 }
+
+// ParsePhases is Parse: it returns ErrUnavailable or ErrUnsupported.
+func ParsePhases(lang string, src []byte, ph *Phases) (*File, error) { return Parse(lang, src) }

@@ -4,7 +4,9 @@ package lang
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -29,11 +31,41 @@ var ParseTimeout = 2 * time.Second
 func Available() bool { return true }
 
 type grammar struct {
-	lang     *sitter.Language
-	query    *sitter.Query
-	captures []string // capture id → name
-	err      error
+	lang  *sitter.Language
+	query *sitter.Query
+	// roles and kinds are indexed by capture id: what a capture is
+	// (@name, @definition.KIND, @reference.KIND or none of them) and
+	// its KIND.
+	roles []captureRole
+	kinds []string
+	// flags is indexed by node symbol: the node types extend and
+	// isSignature test, looked up without making the type's string.
+	flags []symFlag
+	// parsers holds idle parsers of this language, at most
+	// GOMAXPROCS; they live as long as the query.
+	parsers chan *sitter.Parser
+	err     error
 }
+
+type captureRole uint8
+
+const (
+	roleOther captureRole = iota
+	roleName
+	roleDef
+	roleRef
+)
+
+type symFlag uint8
+
+const (
+	flagWrapper     symFlag = 1 << iota // wrapperTypes
+	flagDeclWrapper                     // declWrappers
+	flagDoc                             // docTypes
+	flagSignature                       // always a signature (see isSignature)
+	flagMaybeBody                       // a signature when it has no body field
+	flagDeclaration                     // declaration or field_declaration
+)
 
 var (
 	grammarsMu sync.Mutex
@@ -82,46 +114,153 @@ func grammarFor(tag string) (*grammar, error) {
 		g.err = fmt.Errorf("lang: %s query: %w", tag, err)
 	} else {
 		for i := uint32(0); i < g.query.CaptureCount(); i++ {
-			g.captures = append(g.captures, g.query.CaptureNameForId(i))
+			cn := g.query.CaptureNameForId(i)
+			role, kind := roleOther, ""
+			switch {
+			case cn == "name":
+				role = roleName
+			case strings.HasPrefix(cn, "definition."):
+				role, kind = roleDef, strings.TrimPrefix(cn, "definition.")
+			case strings.HasPrefix(cn, "reference."):
+				role, kind = roleRef, strings.TrimPrefix(cn, "reference.")
+			}
+			g.roles, g.kinds = append(g.roles, role), append(g.kinds, kind)
 		}
+		g.flags = make([]symFlag, g.lang.SymbolCount())
+		for i := range g.flags {
+			t := g.lang.SymbolName(sitter.Symbol(i))
+			f := &g.flags[i]
+			if wrapperTypes[t] {
+				*f |= flagWrapper
+			}
+			if declWrappers[t] {
+				*f |= flagDeclWrapper
+			}
+			if docTypes[t] {
+				*f |= flagDoc
+			}
+			if signatureTypes[t] {
+				*f |= flagSignature
+			}
+			if maybeBodyTypes[t] {
+				*f |= flagMaybeBody
+			}
+			if t == "declaration" || t == "field_declaration" {
+				*f |= flagDeclaration
+			}
+		}
+		g.parsers = make(chan *sitter.Parser, runtime.GOMAXPROCS(0))
 	}
 	grammars[tag] = g
 	return g, g.err
+}
+
+// flag reports whether node n's type has flag f.
+func (g *grammar) flag(n *sitter.Node, f symFlag) bool {
+	s := int(n.Symbol())
+	return s < len(g.flags) && g.flags[s]&f != 0
+}
+
+// parser returns an idle parser of the language, or a new one.
+func (g *grammar) parser() *sitter.Parser {
+	select {
+	case p := <-g.parsers:
+		return p
+	default:
+	}
+	p := sitter.NewParser()
+	p.SetLanguage(g.lang)
+	return p
+}
+
+// release gives a parser whose last parse completed back to the pool,
+// or closes it when the pool is full.
+func (g *grammar) release(p *sitter.Parser) {
+	select {
+	case g.parsers <- p:
+	default:
+		p.Close()
+	}
 }
 
 // Parse parses src as the language tag (see Languages) and returns its
 // definitions, references and chunk units. Syntax errors are recovered
 // from (File.Errors); the error is ErrUnsupported, ErrUnavailable, a
 // query that does not compile, or a panic inside the parse.
-func Parse(tag string, src []byte) (f *File, err error) {
+func Parse(tag string, src []byte) (*File, error) {
+	return ParsePhases(tag, src, nil)
+}
+
+// ParsePhases is Parse, adding the time of each of its steps to ph
+// when ph is not nil.
+func ParsePhases(tag string, src []byte, ph *Phases) (f *File, err error) {
 	g, err := grammarFor(tag)
 	if err != nil {
 		return nil, err
 	}
+	clock := func() time.Duration { return 0 }
+	if ph != nil && ph.Clock != nil {
+		clock = ph.Clock
+	}
+	var t0, t1, t2, t3 time.Duration
 	defer func() {
 		if r := recover(); r != nil {
 			f, err = nil, fmt.Errorf("lang: %s parse: panic: %v", tag, r)
 		}
 	}()
-	// Every tree-sitter object of a parse is made and closed here.
-	parser := sitter.NewParser()
-	defer parser.Close()
-	parser.SetLanguage(g.lang)
-	parser.SetOperationLimit(int(ParseTimeout.Microseconds()))
-	tree, err := parser.ParseCtx(context.Background(), nil, src)
-	if err != nil || tree == nil {
+	// Every tree-sitter object of a parse is made here and closed, or
+	// (a parser that completed its parse) handed back to the pool,
+	// before Parse returns.
+	t0 = clock()
+	tree, err := g.parse(src)
+	if err != nil {
 		return nil, fmt.Errorf("lang: %s parse of %d bytes failed: %v", tag, len(src), err)
 	}
-	defer tree.Close()
 	qc := sitter.NewQueryCursor()
-	defer qc.Close()
+	done := false
+	defer func() {
+		qc.Close()
+		tree.Close()
+		if ph != nil && done {
+			t4 := clock()
+			ph.Parse += t1 - t0
+			ph.Query += t2 - t1
+			ph.Build += t3 - t2
+			ph.Free += t4 - t3
+		}
+	}()
+	t1 = clock()
 	root := tree.RootNode()
 	qc.Exec(g.query, root)
-	p := &parse{tag: tag, src: src, lines: newLineIndex(src)}
-	p.collect(g, qc)
+	p := &parse{g: g, root: root, tag: tag, src: src, lines: newLineIndex(src)}
+	p.collect(qc)
+	t2 = clock()
 	f = &File{Lang: tag, Errors: root.HasError()}
 	p.build(f)
+	t3 = clock()
+	done = true
 	return f, nil
+}
+
+// parse parses src with a parser from the pool. A parser that fails or
+// panics is closed, not pooled: it may hold a half-done parse.
+func (g *grammar) parse(src []byte) (tree *sitter.Tree, err error) {
+	parser := g.parser()
+	ok := false
+	defer func() {
+		if ok {
+			g.release(parser)
+		} else {
+			parser.Close()
+		}
+	}()
+	parser.SetOperationLimit(int(ParseTimeout.Microseconds()))
+	tree, err = parser.ParseCtx(context.Background(), nil, src)
+	if err == nil && tree == nil {
+		err = errors.New("no tree")
+	}
+	ok = err == nil
+	return tree, err
 }
 
 // def is a definition during a parse.
@@ -138,16 +277,22 @@ type def struct {
 }
 
 type parse struct {
-	tag   string
-	src   []byte
-	lines lineIndex
-	defs  []*def
-	refs  []Ref
+	g    *grammar
+	root *sitter.Node
+	// perDef has build call extend per definition instead of
+	// extendAll (the reference it is benchmarked against).
+	perDef bool
+	tag    string
+	src    []byte
+	lines  lineIndex
+	defs   []*def
+	refs   []Ref
 	// bodied are the symbols of the file's functions with a body.
 	bodied map[string]bool
 }
 
-func (p *parse) collect(g *grammar, qc *sitter.QueryCursor) {
+func (p *parse) collect(qc *sitter.QueryCursor) {
+	g := p.g
 	seen := map[[2]uint32]int{}
 	defNames := map[uint32]bool{}
 	var refs []Ref
@@ -162,14 +307,13 @@ func (p *parse) collect(g *grammar, qc *sitter.QueryCursor) {
 		var kind string
 		isDef := false
 		for _, c := range m.Captures {
-			cn := g.captures[c.Index]
-			switch {
-			case cn == "name":
+			switch g.roles[c.Index] {
+			case roleName:
 				name = c.Node
-			case strings.HasPrefix(cn, "definition."):
-				whole, kind, isDef = c.Node, strings.TrimPrefix(cn, "definition."), true
-			case strings.HasPrefix(cn, "reference."):
-				whole, kind = c.Node, strings.TrimPrefix(cn, "reference.")
+			case roleDef:
+				whole, kind, isDef = c.Node, g.kinds[c.Index], true
+			case roleRef:
+				whole, kind = c.Node, g.kinds[c.Index]
 			}
 		}
 		if name == nil || whole == nil {
@@ -187,8 +331,9 @@ func (p *parse) collect(g *grammar, qc *sitter.QueryCursor) {
 			}
 			refAt[b] = len(refs)
 			refPattern = append(refPattern, m.PatternIndex)
-			refs = append(refs, Ref{Name: name.Content(p.src), Kind: kind,
-				Line: int(name.StartPoint().Row) + 1, StartByte: int(b), EndByte: int(name.EndByte())})
+			e := name.EndByte()
+			refs = append(refs, Ref{Name: string(p.src[b:e]), Kind: kind,
+				Line: p.lines.line(int(b)), StartByte: int(b), EndByte: int(e)})
 			continue
 		}
 		key := [2]uint32{whole.StartByte(), whole.EndByte()}
@@ -212,7 +357,7 @@ func (p *parse) collect(g *grammar, qc *sitter.QueryCursor) {
 		d.EndLine = p.endLine(whole)
 		if (d.Kind == "func" || d.Kind == "method") && p.isSignature(whole) {
 			d.Signature = true
-			if t := whole.Type(); t == "declaration" || t == "field_declaration" {
+			if g.flag(whole, flagDeclaration) {
 				d.Kind = "declaration"
 			}
 		}
@@ -236,15 +381,22 @@ func (p *parse) collect(g *grammar, qc *sitter.QueryCursor) {
 
 // isSignature reports whether a function-like node has no body.
 func (p *parse) isSignature(n *sitter.Node) bool {
-	switch n.Type() {
-	case "method_signature", "abstract_method_signature", "function_signature", "function_signature_item",
-		"declaration", "field_declaration":
+	switch {
+	case p.g.flag(n, flagSignature):
 		return true
-	case "method_declaration", "constructor_declaration", "function_item":
+	case p.g.flag(n, flagMaybeBody):
 		return n.ChildByFieldName("body") == nil
 	}
 	return false
 }
+
+// signatureTypes are always signatures; maybeBodyTypes are when they
+// have no body.
+var (
+	signatureTypes = map[string]bool{"method_signature": true, "abstract_method_signature": true,
+		"function_signature": true, "function_signature_item": true, "declaration": true, "field_declaration": true}
+	maybeBodyTypes = map[string]bool{"method_declaration": true, "constructor_declaration": true, "function_item": true}
+)
 
 // endLine is the 1-based last line of a node (a node ending at a line
 // start ends on the line before).
@@ -280,7 +432,7 @@ func (p *parse) extend(d *def) {
 	n := d.node
 	for {
 		par := n.Parent()
-		if par == nil || !(wrapperTypes[par.Type()] || declWrappers[par.Type()] && par.StartByte() == n.StartByte()) {
+		if par == nil || !(p.g.flag(par, flagWrapper) || p.g.flag(par, flagDeclWrapper) && par.StartByte() == n.StartByte()) {
 			break
 		}
 		n = par
@@ -288,7 +440,7 @@ func (p *parse) extend(d *def) {
 	d.outerLo, d.outerHi = int(n.StartByte()), int(n.EndByte())
 	lo := d.outerLo
 	row := n.StartPoint().Row
-	for s := n.PrevNamedSibling(); s != nil && docTypes[s.Type()]; s = s.PrevNamedSibling() {
+	for s := n.PrevNamedSibling(); s != nil && p.g.flag(s, flagDoc); s = s.PrevNamedSibling() {
 		if s.EndPoint().Row+1 < row || !p.lineStarts(int(s.StartByte())) {
 			break
 		}
@@ -311,8 +463,12 @@ func (p *parse) lineStarts(b int) bool {
 }
 
 func (p *parse) build(f *File) {
-	for _, d := range p.defs {
-		p.extend(d)
+	if p.perDef {
+		for _, d := range p.defs {
+			p.extend(d)
+		}
+	} else {
+		p.extendAll(p.root)
 	}
 	sort.SliceStable(p.defs, func(i, j int) bool {
 		a, b := p.defs[i], p.defs[j]

@@ -7,19 +7,33 @@
 // wall clock and by process CPU time (the fair figure on a loaded host),
 // and the median file's wall time.
 //
-//	go run ./ingest/lang/cmd/langbench [-rounds 3] DIR...
+// -digest adds a column: a SHA-256 prefix over every file's lang.Parse
+// output (definitions, references, Decls) and ChunkFile chunks, so that
+// a change meant to keep the output can be checked against the corpora.
+// -lang keeps only the listed languages. -phases adds a table: the CPU
+// time per file of each step of lang.Parse (tree-sitter's parse, the tag
+// query, building symbols and Decls, freeing the tree), read from the
+// thread's CPU clock over one more pass.
+//
+//	go run ./ingest/lang/cmd/langbench [-rounds 3] [-digest] [-phases] [-lang c,rust] DIR...
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"flag"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"sort"
+	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/stratasearch/strata/ingest"
 	"github.com/stratasearch/strata/ingest/lang"
@@ -41,7 +55,16 @@ func cpuTime() time.Duration {
 func main() {
 	rounds := flag.Int("rounds", 3, "passes over each language's files")
 	profile := flag.String("cpuprofile", "", "write a CPU profile to this file")
+	digest := flag.Bool("digest", false, "print a digest of each language's parse and chunk output")
+	phases := flag.Bool("phases", false, "print the CPU time of each step of lang.Parse per language")
+	only := flag.String("lang", "", "comma-separated languages to keep (all when empty)")
 	flag.Parse()
+	keep := map[string]bool{}
+	for _, t := range strings.Split(*only, ",") {
+		if t != "" {
+			keep[t] = true
+		}
+	}
 	if *profile != "" {
 		f, err := os.Create(*profile)
 		if err != nil {
@@ -67,7 +90,7 @@ func main() {
 				return filepath.SkipDir
 			}
 			tag := ingest.Lang(p)
-			if !lang.Supported(tag) {
+			if !lang.Supported(tag) || len(keep) > 0 && !keep[tag] {
 				return nil
 			}
 			if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() || st.Size() > o.MaxFileBytes {
@@ -85,7 +108,11 @@ func main() {
 		tags = append(tags, t)
 	}
 	sort.Strings(tags)
-	fmt.Printf("%-11s %6s %7s %9s %7s %9s %9s %8s %8s %9s %9s\n", "lang", "files", "MB", "files/s", "MB/s", "ms/file", "cpu-ms/f", "p50-ms", "chunks", "syms", "text-ms/f")
+	fmt.Printf("%-11s %6s %7s %9s %7s %9s %9s %8s %8s %9s %9s", "lang", "files", "MB", "files/s", "MB/s", "ms/file", "cpu-ms/f", "p50-ms", "chunks", "syms", "text-ms/f")
+	if *digest {
+		fmt.Printf("  %-16s", "digest")
+	}
+	fmt.Println()
 	for _, tag := range tags {
 		fs := byLang[tag]
 		var bytes int64
@@ -125,8 +152,59 @@ func main() {
 		p50 := per[len(per)/2]
 		n := float64(len(fs) * *rounds)
 		mb := float64(bytes) / 1e6
-		fmt.Printf("%-11s %6d %7.2f %9.0f %7.2f %9.3f %9.3f %8.3f %8d %9d %9.3f\n", tag, len(fs), mb,
+		fmt.Printf("%-11s %6d %7.2f %9.0f %7.2f %9.3f %9.3f %8.3f %8d %9d %9.3f", tag, len(fs), mb,
 			n/wall.Seconds(), mb*float64(*rounds)/wall.Seconds(), wall.Seconds()*1e3/n, cpu.Seconds()*1e3/n,
 			p50.Seconds()*1e3, chunks, syms, text.Seconds()*1e3/n)
+		if *digest {
+			fmt.Printf("  %s", digestOf(tag, fs, o))
+		}
+		fmt.Println()
 	}
+	if *phases {
+		printPhases(tags, byLang)
+	}
+}
+
+// threadCPU is the calling thread's CPU time.
+func threadCPU() time.Duration {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+		return 0
+	}
+	return time.Duration(ts.Nano())
+}
+
+// printPhases parses each language's files once more with lang.ParsePhases
+// on one locked thread and prints the CPU ms per file of each step.
+func printPhases(tags []string, byLang map[string][]file) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	fmt.Printf("\n%-11s %6s %9s %9s %9s %9s %9s\n", "lang", "files", "parse", "query", "build", "free", "total")
+	for _, tag := range tags {
+		ph := lang.Phases{Clock: threadCPU}
+		fs := byLang[tag]
+		for _, f := range fs {
+			lang.ParsePhases(ingest.LangOf(f.name, f.src), f.src, &ph)
+		}
+		ms := func(d time.Duration) float64 { return d.Seconds() * 1e3 / float64(len(fs)) }
+		fmt.Printf("%-11s %6d %9.3f %9.3f %9.3f %9.3f %9.3f\n", tag, len(fs), ms(ph.Parse), ms(ph.Query),
+			ms(ph.Build), ms(ph.Free), ms(ph.Parse+ph.Query+ph.Build+ph.Free))
+	}
+}
+
+// digestOf hashes every file's lang.Parse result (or its error) and
+// ChunkFile chunks, in file order.
+func digestOf(tag string, fs []file, o ingest.Options) string {
+	h := sha256.New()
+	for _, f := range fs {
+		fmt.Fprintf(h, "%s\n", f.name)
+		pf, err := lang.Parse(ingest.LangOf(f.name, f.src), f.src)
+		if err != nil {
+			fmt.Fprintf(h, "error %v\n", err)
+		} else {
+			fmt.Fprintf(h, "%+v\n", *pf)
+		}
+		fmt.Fprintf(h, "%+v\n", ingest.ChunkFile(f.name, f.src, o))
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
 }
