@@ -281,8 +281,13 @@ func compilePredicate(q *contract.Query, withFilter bool) func(*verInfo, uint32)
 // (tenantStats); views past its end (cold archives) use their Allow
 // bitmap.
 //
+// Otherwise the statistics come through tt, the warm segments' shared
+// dictionary (bm25.TermTable.CollectStats: the same Stats as
+// CollectStats, with one lookup per cached term for the warm segments;
+// nil, or views not starting with its segments: plain CollectStats).
+//
 // The BM25 traversal stops when ctx is done; r.err is then ctx's error.
-func (c *Collection) lexical(ctx context.Context, sn *tier.Snapshot, views []bm25.View, bases []uint32, statsAllow []*roaring.Bitmap, q *contract.Query, k int) retrieved {
+func (c *Collection) lexical(ctx context.Context, sn *tier.Snapshot, views []bm25.View, bases []uint32, statsAllow []*roaring.Bitmap, tt *bm25.TermTable, q *contract.Query, k int) retrieved {
 	r := retrieved{name: retrieverLexical}
 	bq := bm25.Parse(q.Text, c.an, false, q.Syntax == contract.SyntaxOperators)
 	if len(q.Expansion) > 0 {
@@ -339,12 +344,12 @@ func (c *Collection) lexical(ctx context.Context, sn *tier.Snapshot, views []bm2
 			expanded = append(expanded, exp...)
 		}
 	}
-	terms := append(bq.Terms(), expanded...)
+	lexTerms := append(bq.Terms(), expanded...)
 	var st *bm25.Stats
 	if statsAllow != nil {
-		st = tenantStats(views, statsAllow, terms)
+		st = tenantStats(views, statsAllow, lexTerms)
 	} else {
-		st = bm25.CollectStats(segs, terms)
+		st = tt.CollectStats(segs, lexTerms)
 	}
 	hits, err := sn.SearchLexical(ctx, views, bq, p, st)
 	if err != nil {
