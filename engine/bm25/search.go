@@ -382,10 +382,12 @@ func planQuery(views []View, q Query, p SearchParams, st *Stats) (*plan, error) 
 			st.SumDL += int64(v.Seg.sumDL)
 		}
 		pl.tidx = make([][]termRef, len(pl.terms))
+		flat := make([]termRef, len(pl.terms)*len(views))
 		for qi, t := range pl.terms {
-			row := lookupRow(views, t.term)
-			for _, r := range row {
-				st.DF[t.term] += int64(r.rec.df)
+			row := flat[qi*len(views) : (qi+1)*len(views) : (qi+1)*len(views)]
+			for vi, v := range views {
+				row[vi] = v.Seg.ref(t.term)
+				st.DF[t.term] += int64(row[vi].rec.df)
 			}
 			pl.tidx[qi] = row
 		}
