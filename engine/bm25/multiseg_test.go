@@ -69,7 +69,7 @@ func searchAsEngine(views []View, segs []*Segment, q Query, p SearchParams) ([]H
 	return Search(views, q, p, st)
 }
 
-// TestMultiSegmentORExact: 40 (6 with -short) 50-term OR queries over
+// TestMultiSegmentORExact: 40 (4 with -short) 50-term OR queries over
 // Vaswani return the same top k (ids, and scores within 1e-9 relative) in
 // 1 segment, in 35 and in 120 of seeded random sizes, with statistics
 // from CollectStats, from a TermTable over the segments (as the engine
@@ -89,7 +89,7 @@ func TestMultiSegmentORExact(t *testing.T) {
 	}{{"1seg", one, NewTermTable(one)}, {"35seg", many, NewTermTable(many)}, {"120seg-uneven", uneven, NewTermTable(uneven)}}
 	nq := 40
 	if testing.Short() {
-		nq = 6
+		nq = 4
 	}
 	qs := multiSegQueries(docs, nq, 50, 7)
 	for _, k := range []int{10, 100} {
