@@ -43,6 +43,10 @@ type plan struct {
 	// ACL and filter; built when the query is lexical or restricted.
 	views []bm25.View
 	bases []uint32
+	// terms is the warm segments' shared term dictionary; views start
+	// with those segments, so the lexical retriever's statistics go
+	// through it.
+	terms *bm25.TermTable
 	// statsAllow: the rows a tenant-scoped query's BM25 statistics count
 	// (tenantStats), per view; nil otherwise.
 	statsAllow []*roaring.Bitmap
@@ -214,6 +218,7 @@ func (c *Collection) newPlan(ctx context.Context, q contract.Query, pin *pinnedS
 	}
 	// --- end cold tier hook ---
 	pl.sn, pl.infos, pl.keyOf, pl.views, pl.bases, pl.statsAllow, pl.allowDoc = sn, infos, keyOf, views, bases, statsAllow, allowDoc
+	pl.terms = wc.Terms
 	return pl, nil
 }
 
@@ -290,7 +295,7 @@ func (pl *plan) retrieve(ctx context.Context, depth int, budget time.Duration) (
 			if h := hook; h != nil {
 				h(retrieverLexical)
 			}
-			r := c.lexical(ctx, pl.sn, pl.views, pl.bases, pl.statsAllow, &q, lexDepth)
+			r := c.lexical(ctx, pl.sn, pl.views, pl.bases, pl.statsAllow, pl.terms, &q, lexDepth)
 			if lexCh != nil {
 				lexCh <- r
 			}

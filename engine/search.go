@@ -345,8 +345,13 @@ func (c *Collection) lexicalQuery(views []bm25.View, statsAllow []*roaring.Bitma
 // (tenantStats); views past its end (cold archives) use their Allow
 // bitmap.
 //
+// Otherwise the statistics come through tt, the warm segments' shared
+// dictionary (bm25.TermTable.CollectStats: the same Stats as
+// CollectStats, with one lookup per cached term for the warm segments;
+// nil, or views not starting with its segments: plain CollectStats).
+//
 // The BM25 traversal stops when ctx is done; r.err is then ctx's error.
-func (c *Collection) lexical(ctx context.Context, sn *tier.Snapshot, views []bm25.View, bases []uint32, statsAllow []*roaring.Bitmap, q *contract.Query, k int) retrieved {
+func (c *Collection) lexical(ctx context.Context, sn *tier.Snapshot, views []bm25.View, bases []uint32, statsAllow []*roaring.Bitmap, tt *bm25.TermTable, q *contract.Query, k int) retrieved {
 	r := retrieved{name: retrieverLexical}
 	bq, expanded, p, segs, ok := c.lexicalQuery(views, statsAllow, q)
 	if !ok {
@@ -365,7 +370,7 @@ func (c *Collection) lexical(ctx context.Context, sn *tier.Snapshot, views []bm2
 			st.DF = map[string]int64{}
 		}
 	default:
-		st = bm25.CollectStats(segs, terms)
+		st = tt.CollectStats(segs, terms)
 	}
 	hits, err := sn.SearchLexical(ctx, views, bq, p, st)
 	if err != nil {

@@ -145,20 +145,27 @@
 //
 // Many segments: a search over S segments shares across them one top-k
 // heap (so each segment prunes with the best scores found so far), one
-// IDF per term (computed once from Stats), and the dictionary indexes
-// CollectStats found (a Search with those Stats looks no term up again).
-// One cursor per query term is reused from segment to segment, and a
-// cursor starts half open: its block metadata serves block-max bounds at
-// once, its doc ids are decoded only when the traversal first reads them,
-// so a list MaxScore only bounds in a segment costs one term record and a
-// block-metadata read there. A list in its last block does not end a
-// block-max region. On 50-term OR queries over Vaswani
-// (BenchmarkMultiSegmentOR), 35 segments cost 1.8–2.1× one segment at p50
-// and p90 on a loaded 2-core host, down from 2.7–2.8× / 3.0–3.5×
-// (bench/results/notes/multisegment-or.md); what remains is mostly the
-// per-segment, per-term work (a dictionary lookup, a term record, block
-// metadata, and decoding the essential lists), about 1,750 pairs per
-// query there against 50.
+// IDF per term (computed once from Stats), and each term's place in every
+// segment (dictionary index and term record) as CollectStats found it (a
+// Search with those Stats looks no term up again). A TermTable, held by
+// the caller for a fixed segment set (the engine keeps one per warm
+// segment set, which is immutable between flushes and merges), caches
+// those places per term, with the df summed over the set: a cached term
+// costs one hash lookup for all S segments instead of S dictionary
+// lookups and S term-record reads; it fills on demand and is bounded
+// (5 MiB, then emptied). One cursor per query term, the per-segment
+// search state and MaxScore's lists are reused from segment to segment
+// (no allocation per segment), and a cursor starts half open: its block
+// metadata serves block-max bounds at once, its doc ids are decoded only
+// when the traversal first reads them, so a list MaxScore only bounds in
+// a segment costs one block-metadata read there. A list in its last block
+// does not end a block-max region. On 50-term OR queries over Vaswani
+// (BenchmarkMultiSegmentOR), 35 segments cost 1.46× (p50) / 1.40× (p90)
+// one segment in thread CPU time with the TermTable, against 1.94× /
+// 1.84× with CollectStats (bench/results/notes/multisegment-or.md); what
+// remains is the per-segment, per-term work the traversal cannot share
+// (block metadata, opening and decoding the essential lists, about 1,100
+// of the 1,750 (segment, term) pairs per query there against 32 of 50).
 //
 // # Cancellation
 //

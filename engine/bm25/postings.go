@@ -48,7 +48,11 @@ func (s *Segment) openCursor(i int) (*cursor, error) {
 // search can reuse one cursor per query term across segments instead of
 // allocating ~700 bytes per term and segment.
 func (s *Segment) openCursorAt(cu *cursor, i int) error {
-	r := s.rec(i)
+	return s.openCursorRec(cu, i, s.rec(i))
+}
+
+// openCursorRec is openCursorAt given term i's record r = s.rec(i).
+func (s *Segment) openCursorRec(cu *cursor, i int, r termRec) error {
 	blob := s.post[r.off : r.off+uint64(r.blobLen)]
 	at := s.postOff + int64(r.off)
 	*cu = cursor{seg: s, blob: blob, blobAt: at, nb: int(r.nb), df: int(r.df), tfBlock: -1, posIdx: -1, term: i}

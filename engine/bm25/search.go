@@ -113,18 +113,25 @@ type Stats struct {
 	looked *statsLookups
 }
 
-// statsLookups: idx[si][ti] is term terms[ti]'s dictionary index in
-// segs[si], or -1.
+// statsLookups: rows[ti][si] is term terms[ti]'s place in segs[si]
+// (term-major, so a TermTable's cached row serves as is).
 type statsLookups struct {
 	segs []*Segment
 	pos  map[string]int // term → ti
-	idx  [][]int32
+	rows [][]termRef
 }
 
 // CollectStats sums N, Σ|D| and the df of terms over segs. Documents
 // deleted but not yet merged away are counted (as Lucene does); callers who
-// track live counts can build Stats themselves.
+// track live counts can build Stats themselves. TermTable.CollectStats
+// returns the same Stats with fewer dictionary lookups.
 func CollectStats(segs []*Segment, terms []string) *Stats {
+	return collectStats(segs, terms, nil)
+}
+
+// collectStats is CollectStats; when tt is not nil, segs starts with
+// tt's segments and their part of each term comes from the table.
+func collectStats(segs []*Segment, terms []string, tt *TermTable) *Stats {
 	st := &Stats{DF: make(map[string]int64, len(terms))}
 	// A term listed twice (e.g. a word and a prefix expansion of it)
 	// counts once.
@@ -135,32 +142,47 @@ func CollectStats(segs []*Segment, terms []string) *Stats {
 			uniq = append(uniq, t)
 		}
 	}
-	lk := &statsLookups{segs: segs, pos: make(map[string]int, len(uniq)), idx: make([][]int32, len(segs))}
-	for ti, t := range uniq {
-		lk.pos[t] = ti
+	from := 0 // segs[:from] are answered by tt
+	if tt != nil {
+		from = len(tt.segs)
+		st.N, st.SumDL = tt.n, tt.sumDL
 	}
-	flat := make([]int32, len(segs)*len(uniq))
-	for si, s := range segs {
+	for _, s := range segs[from:] {
 		st.N += int64(s.numDocs)
 		st.SumDL += int64(s.sumDL)
-		idx := flat[si*len(uniq) : (si+1)*len(uniq) : (si+1)*len(uniq)]
-		for ti, t := range uniq {
-			idx[ti] = -1
-			if i, ok := s.lookup(t); ok {
-				idx[ti] = int32(i)
-				st.DF[t] += int64(s.rec(i).df)
-			}
+	}
+	lk := &statsLookups{segs: segs, pos: make(map[string]int, len(uniq)), rows: make([][]termRef, len(uniq))}
+	var flat []termRef
+	if from < len(segs) {
+		flat = make([]termRef, len(segs)*len(uniq))
+	}
+	for ti, t := range uniq {
+		lk.pos[t] = ti
+		var row []termRef
+		if tt != nil {
+			r := tt.row(t)
+			st.DF[t] += r.df
+			row = r.refs
 		}
-		lk.idx[si] = idx
+		if from < len(segs) {
+			own := flat[ti*len(segs) : (ti+1)*len(segs) : (ti+1)*len(segs)]
+			copy(own, row)
+			for si, s := range segs[from:] {
+				own[from+si] = s.ref(t)
+				st.DF[t] += int64(own[from+si].rec.df)
+			}
+			row = own
+		}
+		lk.rows[ti] = row
 	}
 	st.looked = lk
 	return st
 }
 
 // lookupsFor returns, when st was collected over exactly the views'
-// segments, each plan term's dictionary index per view (-1: absent),
-// looking up only terms st did not see; nil otherwise.
-func (st *Stats) lookupsFor(views []View, terms []qterm) [][]int {
+// segments, each plan term's place per view (tidx[qi][vi]), looking up
+// only terms st did not see; nil otherwise.
+func (st *Stats) lookupsFor(views []View, terms []qterm) [][]termRef {
 	lk := st.looked
 	if lk == nil || len(lk.segs) != len(views) {
 		return nil
@@ -170,22 +192,24 @@ func (st *Stats) lookupsFor(views []View, terms []qterm) [][]int {
 			return nil
 		}
 	}
-	tidx := make([][]int, len(views))
-	flat := make([]int, len(views)*len(terms))
-	for vi, v := range views {
-		idx := flat[vi*len(terms) : (vi+1)*len(terms) : (vi+1)*len(terms)]
-		for qi, t := range terms {
-			if ti, ok := lk.pos[t.term]; ok {
-				idx[qi] = int(lk.idx[vi][ti])
-			} else if i, ok := v.Seg.lookup(t.term); ok {
-				idx[qi] = i
-			} else {
-				idx[qi] = -1
-			}
+	tidx := make([][]termRef, len(terms))
+	for qi, t := range terms {
+		if ti, ok := lk.pos[t.term]; ok {
+			tidx[qi] = lk.rows[ti]
+			continue
 		}
-		tidx[vi] = idx
+		tidx[qi] = lookupRow(views, t.term)
 	}
 	return tidx
+}
+
+// lookupRow returns term's place in each view's segment.
+func lookupRow(views []View, term string) []termRef {
+	row := make([]termRef, len(views))
+	for vi, v := range views {
+		row[vi] = v.Seg.ref(term)
+	}
+	return row
 }
 
 // AvgDL returns Σ|D| / N (0 for an empty collection).
@@ -270,14 +294,21 @@ type plan struct {
 	k       int
 	alg     string // AlgBMM or AlgBMW
 	empty   bool   // no scored clause: nothing matches
-	// tidx[vi][qi] is term qi's dictionary index in view vi (-1: absent),
-	// when planQuery looked the terms up itself or CollectStats did; nil
-	// otherwise.
-	tidx [][]int
+	// tidx[qi][vi] is term qi's place in view vi, when planQuery looked
+	// the terms up itself or CollectStats did; nil otherwise.
+	tidx [][]termRef
 	// tcurs and cursors hold one cursor per query term, reused by each
-	// segment in turn (segments are searched one after the other).
-	tcurs   []tcur
-	cursors []cursor
+	// segment in turn (segments are searched one after the other), as are
+	// the per-segment search state ss, its per-term slices (curs,
+	// contrib) and MaxScore's (msCurs, msPrefix), so a segment costs no
+	// allocation.
+	tcurs    []tcur
+	cursors  []cursor
+	ss       segSearch
+	curs     []*tcur
+	contrib  []float64
+	msCurs   []*tcur
+	msPrefix []float64
 }
 
 func planQuery(views []View, q Query, p SearchParams, st *Stats) (*plan, error) {
@@ -346,20 +377,19 @@ func planQuery(views []View, q Query, p SearchParams, st *Stats) (*plan, error) 
 		// CollectStats, keeping each term's dictionary index per view so
 		// the search does not look the terms up again.
 		st = &Stats{DF: make(map[string]int64, len(pl.terms))}
-		pl.tidx = make([][]int, len(views))
-		for vi, v := range views {
-			s := v.Seg
-			st.N += int64(s.numDocs)
-			st.SumDL += int64(s.sumDL)
-			idx := make([]int, len(pl.terms))
-			for qi, t := range pl.terms {
-				idx[qi] = -1
-				if i, ok := s.lookup(t.term); ok {
-					idx[qi] = i
-					st.DF[t.term] += int64(s.rec(i).df)
-				}
+		for _, v := range views {
+			st.N += int64(v.Seg.numDocs)
+			st.SumDL += int64(v.Seg.sumDL)
+		}
+		pl.tidx = make([][]termRef, len(pl.terms))
+		flat := make([]termRef, len(pl.terms)*len(views))
+		for qi, t := range pl.terms {
+			row := flat[qi*len(views) : (qi+1)*len(views) : (qi+1)*len(views)]
+			for vi, v := range views {
+				row[vi] = v.Seg.ref(t.term)
+				st.DF[t.term] += int64(row[vi].rec.df)
 			}
-			pl.tidx[vi] = idx
+			pl.tidx[qi] = row
 		}
 	} else {
 		pl.tidx = st.lookupsFor(views, pl.terms)
@@ -656,6 +686,7 @@ func attachNorms(curs []*tcur, k1, b float64) {
 // tcur is a cursor bound to a query term.
 type tcur struct {
 	*cursor
+	rec   termRec // the term's record in the cursor's segment
 	qi    int
 	w     float64
 	ub    float64   // upper bound of this term's contribution in the segment
@@ -678,7 +709,7 @@ func (c *tcur) open() bool {
 	if c.lazy {
 		c.lazy = false
 		s, term, sb := c.seg, c.term, c.sb
-		if err := s.openCursorAt(c.cursor, term); err != nil {
+		if err := s.openCursorRec(c.cursor, term, c.rec); err != nil {
 			c.err = err
 			c.c = efCursor{val: efEnd}
 			c.pc = nil
@@ -736,22 +767,25 @@ type segSearch struct {
 }
 
 func newSegSearch(vi int, v View, pl *plan, top *topK, cn *canceller) (*segSearch, bool, error) {
-	ss := &segSearch{cn: cn, vi: vi, v: v, pl: pl, top: top, curs: make([]*tcur, len(pl.terms)), contrib: make([]float64, len(pl.terms))}
-	s := v.Seg
 	if pl.tcurs == nil {
 		pl.tcurs = make([]tcur, len(pl.terms))
 		pl.cursors = make([]cursor, len(pl.terms))
+		pl.curs = make([]*tcur, len(pl.terms))
+		pl.contrib = make([]float64, len(pl.terms))
 	}
+	clear(pl.curs)
+	clear(pl.contrib)
+	ss := &pl.ss
+	*ss = segSearch{cn: cn, vi: vi, v: v, pl: pl, top: top, curs: pl.curs, contrib: pl.contrib, excl: ss.excl[:0], posIts: ss.posIts[:0]}
+	s := v.Seg
 	for qi, t := range pl.terms {
-		var i int
-		var ok bool
+		var ref termRef
 		if pl.tidx != nil {
-			i = pl.tidx[vi][qi]
-			ok = i >= 0
+			ref = pl.tidx[qi][vi]
 		} else {
-			i, ok = s.lookup(t.term)
+			ref = s.ref(t.term)
 		}
-		if !ok {
+		if ref.idx < 0 {
 			if t.required {
 				return nil, false, nil
 			}
@@ -762,12 +796,12 @@ func newSegSearch(vi int, v View, pl *plan, top *topK, cn *canceller) (*segSearc
 		// when the traversal first needs them. A list that a MaxScore
 		// traversal only bounds in this segment is never decoded.
 		c := &pl.cursors[qi]
-		r := s.rec(i)
+		i, r := int(ref.idx), ref.rec
 		*c = cursor{seg: s, blob: s.post[r.off : r.off+uint64(r.blobLen)], blobAt: s.postOff + int64(r.off),
 			nb: int(r.nb), df: int(r.df), metaOff: int(r.efLen), tfBlock: -1, posIdx: -1, term: i, c: efCursor{val: efEnd}}
 		ub := termScore(t.w, r.maxTF, bm25Norm(r.minDL, pl.k1, pl.b, pl.avgdl), pl.k1)
 		tc := &pl.tcurs[qi]
-		*tc = tcur{cursor: c, qi: qi, w: t.w, ub: ub, avgdl: pl.avgdl, lazy: true}
+		*tc = tcur{cursor: c, rec: r, qi: qi, w: t.w, ub: ub, avgdl: pl.avgdl, lazy: true}
 		ss.curs[qi] = tc
 	}
 	attachNorms(ss.curs, pl.k1, pl.b)
@@ -940,17 +974,21 @@ func (ss *segSearch) disjunctive() {
 // lists are probed (NextGEQ) only while the document can still make it,
 // using their block-max bound at the candidate.
 func (ss *segSearch) maxScore() {
-	var cs []*tcur
+	cs := ss.pl.msCurs[:0]
 	for _, c := range ss.curs {
 		if c != nil {
 			cs = append(cs, c)
 		}
 	}
+	ss.pl.msCurs = cs
 	if len(cs) == 0 {
 		return
 	}
 	slices.SortStableFunc(cs, func(a, b *tcur) int { return cmp.Compare(a.ub, b.ub) })
-	ms := &msState{ss: ss, cs: cs, prefix: make([]float64, len(cs))}
+	if cap(ss.pl.msPrefix) < len(cs) {
+		ss.pl.msPrefix = make([]float64, len(cs))
+	}
+	ms := &msState{ss: ss, cs: cs, prefix: ss.pl.msPrefix[:len(cs)]}
 	acc := 0.0
 	for i, c := range cs {
 		acc += c.ub

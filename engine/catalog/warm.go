@@ -19,8 +19,12 @@ import (
 // segments, so the mapped bytes stay valid while it is read. Read-only
 // once returned.
 type Warm struct {
-	key    string
-	Segs   []*bm25.Segment
+	key  string
+	Segs []*bm25.Segment
+	// Terms is the term dictionary shared by Segs (bm25.TermTable): a
+	// query's statistics over Segs plus the MemTable's segments cost one
+	// lookup per cached term, not one per term and segment.
+	Terms  *bm25.TermTable
 	Bases  []uint32 // len(Segs)+1: Bases[len] = len(Rows)
 	Rows   []Row
 	ByDoc  map[*tier.Document]uint32
@@ -104,6 +108,7 @@ func (wcache *WarmCache) Get(sn *tier.Snapshot) (*Warm, error) {
 		}
 	}
 	wc.Bases = append(wc.Bases, uint32(len(wc.Rows)))
+	wc.Terms = bm25.NewTermTable(wc.Segs)
 	wcache.cats = append(wcache.cats, wc)
 	if len(wcache.cats) > warmCacheSize {
 		wcache.cats = wcache.cats[len(wcache.cats)-warmCacheSize:]

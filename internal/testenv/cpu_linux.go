@@ -12,11 +12,14 @@ import (
 // has used; 0 where it cannot be read. Benchmarks lock their goroutine
 // to its thread (runtime.LockOSThread) and report the difference per op:
 // unlike wall time it does not count the time other processes on a
-// loaded machine take the core away.
+// loaded machine take the core away. It reads CLOCK_THREAD_CPUTIME_ID,
+// exact to the nanosecond, so a single call of a few microseconds can be
+// timed (getrusage(RUSAGE_THREAD) splits the thread's time by ticks, and
+// a 2 ms span could read as 0).
 func ThreadCPU() time.Duration {
-	var ru unix.Rusage
-	if err := unix.Getrusage(unix.RUSAGE_THREAD, &ru); err != nil {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
 		return 0
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return time.Duration(ts.Nano())
 }
