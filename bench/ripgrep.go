@@ -242,7 +242,7 @@ func (ripgrepSuite) Run(ctx context.Context, cfg Config, res *Results) error {
 			if err != nil {
 				return fmt.Errorf("bench: ripgrep: strata hit %q: %w", h.SourceURI, err)
 			}
-			if src, err := engine.ReadSpan(h.SourceURI); err != nil || engine.VersionHash(src) != h.VersionHash {
+			if strataHitStale(h) {
 				a.strataStale++
 			}
 			rel, err := filepath.Rel(root, p)
@@ -286,6 +286,13 @@ func (ripgrepSuite) Run(ctx context.Context, cfg Config, res *Results) error {
 		}
 	}
 	return nil
+}
+
+// strataHitStale reports whether h's source span, read from disk now,
+// no longer hashes to its VersionHash (or cannot be read).
+func strataHitStale(h contract.Envelope) bool {
+	src, err := engine.ReadSpan(h.SourceURI)
+	return err != nil || engine.VersionHash(src) != h.VersionHash
 }
 
 type ripgrepAcc struct {

@@ -10,6 +10,9 @@ import (
 	"testing"
 
 	"github.com/stratasearch/strata/bench/code"
+	"github.com/stratasearch/strata/engine"
+	"github.com/stratasearch/strata/engine/contract"
+	"github.com/stratasearch/strata/ingest"
 )
 
 // naiveGrep is the reference for runRg: every line of the files under
@@ -182,5 +185,29 @@ func TestRipgrepQueries(t *testing.T) {
 	}
 	if n["identifier"] != 10 || n["phrase"] < 1 || n["phrase"] > 10 {
 		t.Errorf("sets %v", n)
+	}
+}
+
+// TestStrataHitStale: the suite's E_stale check counts a hit whose span
+// changed on disk, or whose file is gone, and passes an unchanged one.
+func TestStrataHitStale(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "a.go")
+	if err := os.WriteFile(p, []byte("package a\n\nfunc A() {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	uri := ingest.FileURI(p) + "#L3-L3"
+	h := contract.Envelope{SourceURI: uri, VersionHash: engine.VersionHash([]byte("func A() {}\n"))}
+	if strataHitStale(h) {
+		t.Fatal("unchanged span counted stale")
+	}
+	if err := os.WriteFile(p, []byte("package a\n\nfunc B() {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !strataHitStale(h) {
+		t.Error("edited span not counted stale")
+	}
+	os.Remove(p)
+	if !strataHitStale(h) {
+		t.Error("missing file not counted stale")
 	}
 }
