@@ -71,21 +71,24 @@ type LanceDBMode struct {
 
 // LanceDBRun is one run of the lancedb suite.
 type LanceDBRun struct {
-	Dataset       string        `json:"dataset"`
-	N             int           `json:"n"`
-	NQ            int           `json:"nq"`
-	D             int           `json:"d"`
-	PeerVersion   string        `json:"lancedb_version"`
-	PeerIndex     string        `json:"lancedb_index"`
-	StrataIngestS float64       `json:"strata_ingest_s"`
-	PeerIngestS   float64       `json:"lancedb_ingest_s"`
-	StrataBuildS  float64       `json:"strata_build_s"`
-	PeerBuildS    float64       `json:"lancedb_build_s"`
-	StrataBytes   int64         `json:"strata_bytes"`
-	PeerBytes     int64         `json:"lancedb_bytes"`
-	Modes         []LanceDBMode `json:"modes"`
-	PeerSweep     []string      `json:"lancedb_sweep"` // "nprobes/refine: recall, p50"
-	Method        string        `json:"method"`
+	Dataset       string  `json:"dataset"`
+	N             int     `json:"n"`
+	NQ            int     `json:"nq"`
+	D             int     `json:"d"`
+	PeerVersion   string  `json:"lancedb_version"`
+	PeerIndex     string  `json:"lancedb_index"`
+	StrataIngestS float64 `json:"strata_ingest_s"`
+	PeerIngestS   float64 `json:"lancedb_ingest_s"`
+	StrataBuildS  float64 `json:"strata_build_s"`
+	PeerBuildS    float64 `json:"lancedb_build_s"`
+	StrataBytes   int64   `json:"strata_bytes"` // the store directory after Flush
+	// StrataWarmBytes is the warm segment bytes within StrataBytes
+	// (CollectionStats.WarmBytes: doc store, BM25, HNSW, vectors).
+	StrataWarmBytes int64         `json:"strata_warm_bytes"`
+	PeerBytes       int64         `json:"lancedb_bytes"`
+	Modes           []LanceDBMode `json:"modes"`
+	PeerSweep       []string      `json:"lancedb_sweep"` // "nprobes/refine: recall, p50"
+	Method          string        `json:"method"`
 }
 
 type lanceTimed struct {
@@ -182,7 +185,7 @@ func (lancedbSuite) Run(ctx context.Context, cfg Config, res *Results) error {
 	if err != nil {
 		return err
 	}
-	run.StrataIngestS, run.StrataBuildS, run.StrataBytes = sr.ingestS, sr.buildS, sr.bytes
+	run.StrataIngestS, run.StrataBuildS, run.StrataBytes, run.StrataWarmBytes = sr.ingestS, sr.buildS, sr.bytes, sr.warmBytes
 
 	truth := exactCosine(p.DocVecs, p.QueryVecs, k, nil)
 	truthF := exactCosine(p.DocVecs, p.QueryVecs, k, func(i int) bool { return lanceTag(i) == lanceFilterTag })
@@ -259,15 +262,16 @@ func (lancedbSuite) Run(ctx context.Context, cfg Config, res *Results) error {
 			Ratio{Suite: lancedbSuiteName, Dataset: name, Figure: m.Mode + " p99 (lancedb / strata, goal ≥ 2)", Peer: "lancedb",
 				Strata: m.StrataP99Ms, PeerVal: m.PeerP99Ms, Value: m.PeerP99Ms / m.StrataP99Ms, StrataRun: -1, PeerRun: -1})
 	}
-	cfg.logf("lancedb: ingest strata %.2f s lancedb %.2f s; build strata %.2f s lancedb %.2f s; bytes strata %d lancedb %d",
-		run.StrataIngestS, run.PeerIngestS, run.StrataBuildS, run.PeerBuildS, run.StrataBytes, run.PeerBytes)
+	cfg.logf("lancedb: ingest strata %.2f s lancedb %.2f s; build strata %.2f s lancedb %.2f s; bytes strata %d (warm segments %d) lancedb %d",
+		run.StrataIngestS, run.PeerIngestS, run.StrataBuildS, run.PeerBuildS, run.StrataBytes, run.StrataWarmBytes, run.PeerBytes)
 	res.Ratios = append(res.Ratios,
 		Ratio{Suite: lancedbSuiteName, Dataset: name, Figure: "ingest s (lancedb / strata, goal ≥ 2)", Peer: "lancedb",
 			Strata: run.StrataIngestS, PeerVal: run.PeerIngestS, Value: run.PeerIngestS / run.StrataIngestS, StrataRun: -1, PeerRun: -1},
 		Ratio{Suite: lancedbSuiteName, Dataset: name, Figure: "index build s (lancedb / strata)", Peer: "lancedb",
 			Strata: run.StrataBuildS, PeerVal: run.PeerBuildS, Value: run.PeerBuildS / run.StrataBuildS, StrataRun: -1, PeerRun: -1},
 		Ratio{Suite: lancedbSuiteName, Dataset: name, Figure: "on-disk bytes (lancedb / strata, goal ≥ 1)", Peer: "lancedb",
-			Strata: float64(run.StrataBytes), PeerVal: float64(run.PeerBytes), Value: float64(run.PeerBytes) / float64(run.StrataBytes), StrataRun: -1, PeerRun: -1})
+			Strata: float64(run.StrataBytes), PeerVal: float64(run.PeerBytes), Value: float64(run.PeerBytes) / float64(run.StrataBytes), StrataRun: -1, PeerRun: -1,
+			Note: fmt.Sprintf("Strata: whole store directory after Flush; its warm segments alone %d bytes", run.StrataWarmBytes)})
 	res.LanceDB = append(res.LanceDB, run)
 	return nil
 }
@@ -385,7 +389,7 @@ type strataTimed struct {
 
 type strataLance struct {
 	ingestS, buildS               float64
-	bytes                         int64
+	bytes, warmBytes              int64
 	fts, vector, hybrid, filtered strataTimed
 }
 
@@ -422,6 +426,7 @@ func runStrataLance(ctx context.Context, dir string, p *LanceDBParams, k int) (*
 	if out.bytes, err = dirSize(dir); err != nil {
 		return nil, fmt.Errorf("bench: lancedb: %w", err)
 	}
+	out.warmBytes = int64(col.Stats().WarmBytes)
 	f := contract.Eq("tag", contract.String(lanceFilterTag))
 	timed := func(q func(i int) contract.Query) (strataTimed, error) {
 		var st strataTimed
