@@ -36,7 +36,7 @@ lint:
 	GOARCH=arm64 $(GO) vet $(PKGS)
 	$(GO) vet -tags noasm $(PKGS)
 
-BENCH_SUITES ?= kernels ann lexical hybrid ingest staleness server
+BENCH_SUITES ?= kernels ann lexical hybrid ingest staleness server ripgrep lancedb
 BENCH_ARM64_OUT ?= bench/results/arm64-smoke
 
 ## bench: the full harness (every suite) against the peers; report in bench/results/full (under 60 min on 2 cores). Heavy; not part of CI.

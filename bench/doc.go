@@ -10,7 +10,8 @@
 // Command: go run ./bench/cmd/strata-bench SUITE... [--quick] [--threads N]
 // [--out DIR] [--datasets a,b] [--synthetic N,NQ,D] [--emulated --no-peers].
 // `make bench-quick` runs every suite (kernels ann lexical hybrid ingest
-// staleness server) in quick mode, `make bench` in full mode.
+// staleness server ripgrep lancedb) in quick mode, `make bench` in full
+// mode.
 //
 // # Suites
 //
@@ -79,6 +80,24 @@
 //     clients; in-process server on loopback): p50 / p99 / max latency,
 //     throughput and errors per operation. The command fails on errors or
 //     on goroutines / heap not returning to baseline, and so does the suite.
+//
+//   - ripgrep (ripgrep.go): the no-index baseline. rg 13 (Debian
+//     ripgrep) over $(go env GOROOT)/src per query against Strata on a
+//     store of that tree (`searchd index`'s collection, flushed), with
+//     Query.Verify: identifier queries (pkg.Type.Method; rg -F -w -t go
+//     NAME) and phrase queries (the first 4 words of each doc-sentence;
+//     rg -F -i) from bench/code/docsentence (200 declarations, quick
+//     50). Latency p50 / mean per query, success@5 (rg: its first 5
+//     matching lines in path order), E_stale of both (a non-zero count
+//     fails the suite).
+//
+//   - lancedb (lancedb.go): LanceDB embedded (npm @lancedb/lancedb
+//     0.31.0, tools/lancedb-peer/driver.js, pinned by its package-lock
+//     and installed with npm ci when missing) against Strata on Vaswani
+//     (text + USE-Lite 512-d vectors + a keyword tag): ingest, index
+//     build, on-disk bytes, and p50 / p99 at k = 10 for full-text,
+//     vector (at matched recall@10 over an nprobes / refine sweep),
+//     hybrid and filtered queries.
 //
 // A suite that fails stops the run; what was measured is still written,
 // with the error in Results.Errors and a FAILED line in report.md, and the

@@ -26,6 +26,10 @@ type Results struct {
 	// suites (ingest.go, staleness.go).
 	Ingest    []IngestRun    `json:"ingest,omitempty"`
 	Staleness []StalenessRun `json:"staleness,omitempty"`
+	// Ripgrep holds the ripgrep suite's runs (ripgrep.go).
+	Ripgrep []RipgrepRun `json:"ripgrep,omitempty"`
+	// LanceDB holds the lancedb suite's runs (lancedb.go).
+	LanceDB []LanceDBRun `json:"lancedb,omitempty"`
 	// Server holds the server suite's `searchd loadtest` runs.
 	Server []ServerRun `json:"server,omitempty"`
 	// Emulated is set when the run was under an emulator: no timing in

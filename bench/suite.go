@@ -40,6 +40,12 @@ type Config struct {
 	// Staleness, when set, sizes the staleness suite (tests); default
 	// stalenessParams.
 	Staleness *StalenessParams
+	// Ripgrep, when set, replaces the ripgrep suite's tree
+	// ($(go env GOROOT)/src) and queries (tests).
+	Ripgrep *RipgrepParams
+	// LanceDB, when set, replaces the lancedb suite's data (Vaswani)
+	// (tests).
+	LanceDB *LanceDBParams
 	// Server, when set, sizes the server suite (tests); default
 	// serverParams (quick: 5 s, full: 30 s; 8 clients).
 	Server *ServerParams

@@ -33,9 +33,10 @@ cd "$(dirname "$0")/.."
 # Node tools the tests drive (pinned by their package-lock.json files):
 # DuckDB reads the cold tier's Parquet files back (engine/tier), and the
 # bundled USE-Lite embed server backs the hybrid main-job test
-# (cmd/searchd). Under CI=true a test whose tool is missing fails.
+# (cmd/searchd), and LanceDB is the bench harness's lancedb peer (bench).
+# Under CI=true a test whose tool is missing fails.
 if command -v node >/dev/null; then
-	for d in tools/parquet-check tools/embed-server tools/mcp-client; do
+	for d in tools/parquet-check tools/embed-server tools/mcp-client tools/lancedb-peer; do
 		if [ ! -d "$d/node_modules" ] || [ "$d/package-lock.json" -nt "$d/node_modules" ]; then
 			(cd "$d" && npm ci --no-audit --no-fund --loglevel=error)
 		fi
