@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -256,43 +255,9 @@ func TestMCPHTTPTypeScript(t *testing.T) {
 	root, data := mcpTree(t)
 	keys := filepath.Join(t.TempDir(), "keys.json")
 	os.WriteFile(keys, []byte(`[{"key":"ka","principal":"alice","namespaces":["tenant-a/"]},{"key":"kb","principal":"bob","namespaces":["tenant-b/"]},{"key":"kops","principal":"ops","admin":true}]`), 0o600)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
 	// The documents below are written through the JSON API with file://
 	// sources under root: the server accepts those only under a verify root.
-	mainArgs, _ := json.Marshal([]string{"searchd", "serve", "--data", data, "--addr", addr, "--api-keys", keys, "--log-level", "warn", "--verify-root", "*=" + root})
-	srv := exec.Command(os.Args[0], "-test.run=^TestMCPHTTPTypeScript$")
-	srv.Env = append(os.Environ(), "STRATA_TEST_MAIN_ARGS="+string(mainArgs))
-	var serr bytes.Buffer
-	srv.Stderr = &serr
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		srv.Process.Signal(os.Interrupt)
-		done := make(chan error, 1)
-		go func() { done <- srv.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			srv.Process.Kill()
-		}
-	})
-	base := "http://" + addr
-	for i := 0; ; i++ {
-		if resp, err := http.Get(base + "/healthz"); err == nil {
-			resp.Body.Close()
-			break
-		}
-		if i > 200 {
-			t.Fatalf("serve did not start:\n%s", serr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	base := startServeSubprocess(t, "^TestMCPHTTPTypeScript$", "--data", data, "--api-keys", keys, "--verify-root", "*="+root)
 	// Each tenant's document, written through the JSON API.
 	var docs []string
 	for _, d := range []struct{ file, ns, name string }{{"a.go", "tenant-a/", "AlphaPlan"}, {"b.go", "tenant-b/", "BetaSecret"}} {

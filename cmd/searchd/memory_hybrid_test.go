@@ -30,7 +30,7 @@ func TestMemoryServeEmbedder(t *testing.T) {
 		embedder string
 		want     int
 	}{{"builtin", 3}, {"none", 0}} {
-		base := startServeSubprocess(t, "^TestMemoryServeEmbedder$", "--memory-collection", "memory", "--memory-embedder", c.embedder,
+		base := startServeSubprocess(t, "^TestMemoryServeEmbedder$", "--data", filepath.Join(t.TempDir(), "d"), "--memory-collection", "memory", "--memory-embedder", c.embedder,
 			"--memory-retention", "note=720h,100")
 		post := func(path string, body any, out any) {
 			t.Helper()
@@ -75,11 +75,12 @@ func TestMemoryServeEmbedder(t *testing.T) {
 	}
 }
 
-// startServeSubprocess runs `searchd serve` in open mode on a free
-// loopback port with extra flags, as the test binary re-run with only
-// test run (whose body must call main when STRATA_TEST_MAIN_ARGS is set),
-// and returns its base URL once /healthz answers.
-func startServeSubprocess(t *testing.T, run string, extra ...string) string {
+// startServeSubprocess runs `searchd serve` on a free loopback port with
+// flags (--data and the rest; --addr and --log-level warn are added) as
+// the test binary re-run with only test run (whose body must call main
+// when STRATA_TEST_MAIN_ARGS is set), stops it at cleanup, and returns its
+// base URL once /healthz answers.
+func startServeSubprocess(t *testing.T, run string, flags ...string) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -87,7 +88,7 @@ func startServeSubprocess(t *testing.T, run string, extra ...string) string {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	args, _ := json.Marshal(append([]string{"searchd", "serve", "--data", filepath.Join(t.TempDir(), "d"), "--addr", addr, "--log-level", "warn"}, extra...))
+	args, _ := json.Marshal(append([]string{"searchd", "serve", "--addr", addr, "--log-level", "warn"}, flags...))
 	srv := exec.Command(os.Args[0], "-test.run="+run)
 	srv.Env = append(os.Environ(), "STRATA_TEST_MAIN_ARGS="+string(args))
 	var serr bytes.Buffer

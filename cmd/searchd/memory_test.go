@@ -1,16 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestMemoryServeTypeScript drives `searchd serve --memory-collection` with
@@ -27,41 +23,7 @@ func TestMemoryServeTypeScript(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "d")
 	keys := filepath.Join(t.TempDir(), "keys.json")
 	os.WriteFile(keys, []byte(`[{"key":"ka","principal":"alice","namespaces":["tenant-a/"]},{"key":"kb","principal":"bob","namespaces":["tenant-b/"]}]`), 0o600)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	mainArgs, _ := json.Marshal([]string{"searchd", "serve", "--data", data, "--addr", addr, "--api-keys", keys, "--log-level", "warn", "--memory-collection", "memory"})
-	srv := exec.Command(os.Args[0], "-test.run=^TestMemoryServeTypeScript$")
-	srv.Env = append(os.Environ(), "STRATA_TEST_MAIN_ARGS="+string(mainArgs))
-	var serr bytes.Buffer
-	srv.Stderr = &serr
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		srv.Process.Signal(os.Interrupt)
-		done := make(chan error, 1)
-		go func() { done <- srv.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			srv.Process.Kill()
-		}
-	})
-	base := "http://" + addr
-	for i := 0; ; i++ {
-		if resp, err := http.Get(base + "/healthz"); err == nil {
-			resp.Body.Close()
-			break
-		}
-		if i > 200 {
-			t.Fatalf("serve did not start:\n%s", serr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	base := startServeSubprocess(t, "^TestMemoryServeTypeScript$", "--data", data, "--api-keys", keys, "--memory-collection", "memory")
 	steps := []map[string]any{
 		{"op": "list"},
 		{"op": "call", "name": "remember", "args": map[string]any{"content": "my favourite editor is helix", "kind": "preference", "evidence": "user_stated"}},
