@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stratasearch/strata/engine"
 	"github.com/stratasearch/strata/engine/contract"
 	"github.com/stratasearch/strata/internal/testenv/s3gw"
 	"github.com/stratasearch/strata/vfs/objstore"
@@ -249,28 +250,36 @@ func TestGatewayOutage(t *testing.T) {
 	}
 }
 
+// publishedSegments starts a gateway and a writer (lease TTL an hour,
+// the given Grace) whose collection "docs" holds ten segments, more than
+// CompactMaxSegments (8), and publishes them as the returned version.
+func publishedSegments(t *testing.T, grace time.Duration) (*objstore.Store, *engine.Collection, *Writer, uint64) {
+	t.Helper()
+	st := newStore(t, s3gw.Start(t))
+	d := newDBT(t)
+	c := createCol(t, d.db, "docs")
+	for i := 0; i < 10; i++ {
+		upsert(t, c, i*20, i*20+20, 0)
+	}
+	w, err := OpenWriter(context.Background(), st, d.db, WriterOptions{LeaseTTL: time.Hour, Grace: grace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1, err := w.Publish(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, c, w, v1
+}
+
 // TestCollect: compaction replaces segments; garbage collection keeps
 // the objects of the newest manifest and of a version a live reader
 // pins, deletes the rest (and orphan uploads) once older than Grace, and
 // the reader on the old version keeps serving.
 func TestCollect(t *testing.T) {
-	g := s3gw.Start(t)
-	st := newStore(t, g)
-	ctx := context.Background()
-	d := newDBT(t)
-	c := createCol(t, d.db, "docs")
-	for i := 0; i < 10; i++ { // more than CompactMaxSegments (8)
-		upsert(t, c, i*20, i*20+20, 0)
-	}
 	const grace = 300 * time.Millisecond
-	w, err := OpenWriter(ctx, st, d.db, WriterOptions{LeaseTTL: time.Hour, Grace: grace})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v1, err := w.Publish(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, c, w, v1 := publishedSegments(t, grace)
+	ctx := context.Background()
 	old := openReader(t, st)
 	want, _ := viewResults(t, old, "docs")
 	if err := c.Compact(ctx); err != nil {

@@ -273,23 +273,9 @@ func TestCollectAfterTakeover(t *testing.T) {
 // period runs from v1's replacement, not from its creation, so the
 // objects are still there.
 func TestCollectGraceFromSupersession(t *testing.T) {
-	g := s3gw.Start(t)
-	st := newStore(t, g)
-	ctx := context.Background()
-	d := newDBT(t)
-	c := createCol(t, d.db, "docs")
-	for i := 0; i < 10; i++ { // more than CompactMaxSegments (8)
-		upsert(t, c, i*20, i*20+20, 0)
-	}
 	const grace = 300 * time.Millisecond
-	w, err := OpenWriter(ctx, st, d.db, WriterOptions{LeaseTTL: time.Hour, Grace: grace})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v1, err := w.Publish(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, c, w, v1 := publishedSegments(t, grace)
+	ctx := context.Background()
 	time.Sleep(grace + 50*time.Millisecond) // v1 and its objects are now older than Grace
 	m1, err := readManifest(ctx, st, v1)    // a reader reads the newest manifest...
 	if err != nil {
@@ -347,23 +333,9 @@ func reflect2(a, b []string) bool { return fmt.Sprint(a) == fmt.Sprint(b) }
 // the writer's heartbeats (its pin object was just written). Its pinned
 // version stays live.
 func TestCollectPinLaggingClock(t *testing.T) {
-	g := s3gw.Start(t)
-	st := newStore(t, g)
-	ctx := context.Background()
-	d := newDBT(t)
-	c := createCol(t, d.db, "docs")
-	for i := 0; i < 10; i++ { // more than CompactMaxSegments (8)
-		upsert(t, c, i*20, i*20+20, 0)
-	}
 	const grace = 300 * time.Millisecond
-	w, err := OpenWriter(ctx, st, d.db, WriterOptions{LeaseTTL: time.Hour, Grace: grace})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v1, err := w.Publish(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, c, w, v1 := publishedSegments(t, grace)
+	ctx := context.Background()
 	if err := c.Compact(ctx); err != nil {
 		t.Fatal(err)
 	}
