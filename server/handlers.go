@@ -411,7 +411,7 @@ func (s *Server) upsert(rq *request) (int, any, error) {
 	for _, d := range docs {
 		h := d.VersionHash
 		if h == "" {
-			h = engine.VersionHash([]byte(d.Content))
+			h = engine.VersionHashString(d.Content)
 		}
 		hashes[d.ID] = h
 	}
