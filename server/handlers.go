@@ -386,6 +386,19 @@ func (s *Server) upsert(rq *request) (int, any, error) {
 	if len(user) > 0 {
 		wopts = append(wopts, engine.IfMatch(user))
 	}
+	// The response's hashes are taken before the write, so that nothing
+	// here refers to docs after the call: the engine's last use of them
+	// (the conversion to its batch) lets their decoded metadata go while
+	// the batch is written.
+	n, firstID := len(docs), docs[0].ID
+	hashes := make(map[string]string, len(docs))
+	for _, d := range docs {
+		h := d.VersionHash
+		if h == "" {
+			h = engine.VersionHashString(d.Content)
+		}
+		hashes[d.ID] = h
+	}
 	epoch, err := c.Upsert(rq.ctx, docs, wopts...)
 	var nsErr *engine.NamespaceError
 	var idErr *engine.IDUnavailableError
@@ -407,18 +420,10 @@ func (s *Server) upsert(rq *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	hashes := make(map[string]string, len(docs))
-	for _, d := range docs {
-		h := d.VersionHash
-		if h == "" {
-			h = engine.VersionHashString(d.Content)
-		}
-		hashes[d.ID] = h
+	if n == 1 {
+		rq.header.Set("ETag", `"`+hashes[firstID]+`"`)
 	}
-	if len(docs) == 1 {
-		rq.header.Set("ETag", `"`+hashes[docs[0].ID]+`"`)
-	}
-	up := UpsertResponse{Epoch: epoch, Count: len(docs), VersionHashes: hashes}
+	up := UpsertResponse{Epoch: epoch, Count: n, VersionHashes: hashes}
 	if rq.hideEpoch() {
 		return http.StatusOK, keyUpsertResponse{UpsertResponse: up}, nil
 	}
