@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -222,6 +223,46 @@ type UpsertResponse struct {
 	// VersionHashes are the stored version hashes by id (the values
 	// If-Match expects).
 	VersionHashes map[string]string `json:"version_hashes"`
+}
+
+func (u UpsertResponse) appendJSON(dst []byte) []byte { return u.appendJSONEpoch(dst, true) }
+
+func (u keyUpsertResponse) appendJSON(dst []byte) []byte {
+	return u.UpsertResponse.appendJSONEpoch(dst, false)
+}
+
+// appendJSONEpoch appends u's JSON form (the map's keys sorted, as
+// json.Marshal writes them), with the epoch or without it.
+func (u UpsertResponse) appendJSONEpoch(dst []byte, epoch bool) []byte {
+	ids := make([]string, 0, len(u.VersionHashes))
+	size := 64
+	for id, h := range u.VersionHashes {
+		ids = append(ids, id)
+		size += len(id) + len(h) + 6
+	}
+	slices.Sort(ids)
+	dst = slices.Grow(dst, size)
+	dst = append(dst, '{')
+	if epoch {
+		dst = append(dst, `"epoch":`...)
+		dst = strconv.AppendUint(dst, u.Epoch, 10)
+		dst = append(dst, ',')
+	}
+	dst = append(dst, `"count":`...)
+	dst = strconv.AppendInt(dst, int64(u.Count), 10)
+	if u.VersionHashes == nil {
+		return append(dst, `,"version_hashes":null}`...)
+	}
+	dst = append(dst, `,"version_hashes":{`...)
+	for i, id := range ids {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = contract.AppendJSONString(dst, id)
+		dst = append(dst, ':')
+		dst = contract.AppendJSONString(dst, u.VersionHashes[id])
+	}
+	return append(dst, '}', '}')
 }
 
 func isHexHash(h string) bool {
