@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
 	"github.com/stratasearch/strata/engine/catalog"
 	"github.com/stratasearch/strata/engine/contract"
 	"github.com/stratasearch/strata/engine/tier"
+	"github.com/zeebo/blake3"
 )
 
 // TestEncodeMetaMatchesStoredForm: the payload form toTier writes equals
@@ -70,5 +72,26 @@ func TestEncodeMetaMatchesStoredForm(t *testing.T) {
 	}
 	if _, err := encodeMeta(map[string]contract.Value{"bad": contract.Number(math.NaN())}, false); err == nil {
 		t.Fatal("a NaN was encoded")
+	}
+}
+
+// TestToTierHashesContentInPlace: toTier's version hash of a 1 MiB
+// content equals blake3 of its bytes and is computed without a copy of
+// the content (it allocates a small fraction of it).
+func TestToTierHashesContentInPlace(t *testing.T) {
+	content := string(bytes.Repeat([]byte("a version hash of the content "), 1<<20/30))
+	d := contract.Document{ID: "x", Content: content, Trust: contract.Authoritative}
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	td, err := toTier(&d, false)
+	runtime.ReadMemStats(&ms1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := blake3.Sum256([]byte(content)); td.VersionHash != want {
+		t.Fatalf("version hash %x, want %x", td.VersionHash, want)
+	}
+	if got := ms1.TotalAlloc - ms0.TotalAlloc; got > uint64(len(content))/8 {
+		t.Fatalf("toTier allocated %d bytes for a %d-byte content", got, len(content))
 	}
 }

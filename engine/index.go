@@ -15,7 +15,7 @@ import (
 	"github.com/stratasearch/strata/engine/contract"
 	"github.com/stratasearch/strata/engine/text"
 	"github.com/stratasearch/strata/engine/tier"
-	"github.com/zeebo/blake3"
+	"github.com/stratasearch/strata/engine/verify"
 )
 
 // verInfo is what the engine keeps per row (catalog.Row); a MemTable
@@ -173,7 +173,7 @@ func toTier(d *contract.Document, verifiable bool) (tier.Document, error) {
 		td.ACL = d.ACL
 	}
 	if d.VersionHash == "" {
-		td.VersionHash = blake3.Sum256([]byte(d.Content))
+		td.VersionHash = verify.SumString(d.Content)
 	} else if _, err := hex.Decode(td.VersionHash[:], []byte(d.VersionHash)); err != nil {
 		return tier.Document{}, fmt.Errorf("version_hash: %w", err)
 	}

@@ -35,6 +35,9 @@ func ReadSpan(uri string) ([]byte, error) { return verify.ReadSpan(uri) }
 // the live source span.
 func VersionHash(source []byte) string { return verify.VersionHash(source) }
 
+// VersionHashString is VersionHash of s's bytes, without copying them.
+func VersionHashString(s string) string { return verify.VersionHashString(s) }
+
 // VerifiableSources marks every document of an Upsert as having a source
 // the writer vouches for: verification may read its file:// source
 // wherever it is, as long as no symbolic link lies on its path (a link

@@ -105,8 +105,17 @@ func writeRaw(w http.ResponseWriter, code int, body []byte) {
 	_, _ = w.Write(body)
 }
 
+// jsonAppender is a response that encodes itself: appendJSON appends the
+// JSON json.Marshal would write for it (strings with HTML escaping off),
+// in one buffer sized up front, without reflection.
+type jsonAppender interface{ appendJSON(dst []byte) []byte }
+
 // writeJSON encodes v (with a trailing newline) and writes it.
 func writeJSON(w http.ResponseWriter, code int, v any) {
+	if a, ok := v.(jsonAppender); ok {
+		writeRaw(w, code, append(a.appendJSON(nil), '\n'))
+		return
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		writeAPIError(w, newErr(http.StatusInternalServerError, StatusInternal, "encode", "encoding the response failed: "+err.Error(), nil, nil, ""))

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -224,6 +225,46 @@ type UpsertResponse struct {
 	VersionHashes map[string]string `json:"version_hashes"`
 }
 
+func (u UpsertResponse) appendJSON(dst []byte) []byte { return u.appendJSONEpoch(dst, true) }
+
+func (u keyUpsertResponse) appendJSON(dst []byte) []byte {
+	return u.UpsertResponse.appendJSONEpoch(dst, false)
+}
+
+// appendJSONEpoch appends u's JSON form (the map's keys sorted, as
+// json.Marshal writes them), with the epoch or without it.
+func (u UpsertResponse) appendJSONEpoch(dst []byte, epoch bool) []byte {
+	ids := make([]string, 0, len(u.VersionHashes))
+	size := 64
+	for id, h := range u.VersionHashes {
+		ids = append(ids, id)
+		size += len(id) + len(h) + 6
+	}
+	slices.Sort(ids)
+	dst = slices.Grow(dst, size)
+	dst = append(dst, '{')
+	if epoch {
+		dst = append(dst, `"epoch":`...)
+		dst = strconv.AppendUint(dst, u.Epoch, 10)
+		dst = append(dst, ',')
+	}
+	dst = append(dst, `"count":`...)
+	dst = strconv.AppendInt(dst, int64(u.Count), 10)
+	if u.VersionHashes == nil {
+		return append(dst, `,"version_hashes":null}`...)
+	}
+	dst = append(dst, `,"version_hashes":{`...)
+	for i, id := range ids {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = contract.AppendJSONString(dst, id)
+		dst = append(dst, ':')
+		dst = contract.AppendJSONString(dst, u.VersionHashes[id])
+	}
+	return append(dst, '}', '}')
+}
+
 func isHexHash(h string) bool {
 	if len(h) != 64 {
 		return false
@@ -386,6 +427,19 @@ func (s *Server) upsert(rq *request) (int, any, error) {
 	if len(user) > 0 {
 		wopts = append(wopts, engine.IfMatch(user))
 	}
+	// The response's hashes are taken before the write, so that nothing
+	// here refers to docs after the call: the engine's last use of them
+	// (the conversion to its batch) lets their decoded metadata go while
+	// the batch is written.
+	n, firstID := len(docs), docs[0].ID
+	hashes := make(map[string]string, len(docs))
+	for _, d := range docs {
+		h := d.VersionHash
+		if h == "" {
+			h = engine.VersionHashString(d.Content)
+		}
+		hashes[d.ID] = h
+	}
 	epoch, err := c.Upsert(rq.ctx, docs, wopts...)
 	var nsErr *engine.NamespaceError
 	var idErr *engine.IDUnavailableError
@@ -407,18 +461,10 @@ func (s *Server) upsert(rq *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	hashes := make(map[string]string, len(docs))
-	for _, d := range docs {
-		h := d.VersionHash
-		if h == "" {
-			h = engine.VersionHash([]byte(d.Content))
-		}
-		hashes[d.ID] = h
+	if n == 1 {
+		rq.header.Set("ETag", `"`+hashes[firstID]+`"`)
 	}
-	if len(docs) == 1 {
-		rq.header.Set("ETag", `"`+hashes[docs[0].ID]+`"`)
-	}
-	up := UpsertResponse{Epoch: epoch, Count: len(docs), VersionHashes: hashes}
+	up := UpsertResponse{Epoch: epoch, Count: n, VersionHashes: hashes}
 	if rq.hideEpoch() {
 		return http.StatusOK, keyUpsertResponse{UpsertResponse: up}, nil
 	}

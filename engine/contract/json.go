@@ -227,7 +227,11 @@ func DecodeDocuments(data []byte) ([]Document, error) {
 	}
 	ds := make([]Document, len(raws))
 	for i, raw := range raws {
-		if err := strictUnmarshal(raw, &ds[i]); err != nil {
+		// Each element is valid JSON (splitArray checked the array, or
+		// encoding/json split it), and Document checks its own keys, so
+		// its UnmarshalJSON is what strictUnmarshal would end in, without
+		// a second pass of encoding/json over the element.
+		if err := ds[i].UnmarshalJSON(raw); err != nil {
 			ve := decodeFailure(err, "documents")
 			for j := range ve.Errors {
 				ve.Errors[j].Loc = at([]any{"documents", i}, ve.Errors[j].Loc[1:]...)

@@ -75,3 +75,7 @@ func appendJSONStrings(dst []byte, ss []string) []byte {
 	}
 	return append(dst, ']')
 }
+
+// AppendJSONString appends s as a JSON string, as appendJSONString writes
+// it (encoding/json's form with HTML escaping off).
+func AppendJSONString(dst []byte, s string) []byte { return appendJSONString(dst, s) }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+	"unsafe"
 )
 
 // refMetadata is the straightforward decoding decodeMetadata must equal:
@@ -105,4 +106,20 @@ func FuzzDecodeMetadata(f *testing.F) {
 		}
 		checkMetadata(t, raw)
 	})
+}
+
+// TestValueSize: a Value is 40 bytes, so that a decoded metadata map
+// costs 56 bytes a slot (key and value) rather than 80.
+func TestValueSize(t *testing.T) {
+	if n := unsafe.Sizeof(Value{}); n != 40 {
+		t.Fatalf("contract.Value is %d bytes, want 40", n)
+	}
+	v := Strings("a", "b")
+	w := Strings("a", "b")
+	if l, ok := v.List(); !ok || len(l) != 2 || l[1] != "b" || !v.Equal(w) || v.Equal(Strings("a")) || v.Equal(String("a")) {
+		t.Fatalf("list value %v does not round-trip", v)
+	}
+	if b, err := (Value{kind: KindStrings}).MarshalJSON(); err != nil || string(b) != "[]" {
+		t.Fatalf("empty list encodes as %s, %v", b, err)
+	}
 }

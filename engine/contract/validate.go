@@ -46,7 +46,7 @@ func (q *Query) Validate(dim int, opts ValidateOptions) error {
 	if !utf8.ValidString(q.Text) {
 		c.add(at(root, "text"), strings.ToValidUTF8(q.Text, "\uFFFD"), ErrTypeInvalidUTF8, "text is not valid UTF-8", "UTF-8 string")
 	}
-	validateVector(&c, at(root, "vector"), q.Vector, dim)
+	validateVector(&c, func() []any { return at(root, "vector") }, q.Vector, dim)
 
 	if q.Budget < 0 {
 		c.add(at(root, "budget_ms"), q.Budget.Milliseconds(), ErrTypeOutOfRange, "budget must not be negative", "integer milliseconds ≥ 0 (0 = no deadline)")
@@ -191,16 +191,18 @@ func (q *Query) Validate(dim int, opts ValidateOptions) error {
 	return c.err()
 }
 
-func validateVector(c *collector, loc []any, v []float32, dim int) {
+// validateVector checks v against dim and the norm bound; loc gives the
+// vector's location, built only for an error.
+func validateVector(c *collector, loc func() []any, v []float32, dim int) {
 	if dim > 0 && len(v) > 0 && len(v) != dim {
-		c.add(loc, len(v), ErrTypeDimensionMismatch, "vector has the wrong dimension", "float32["+itoa(dim)+"]")
+		c.add(loc(), len(v), ErrTypeDimensionMismatch, "vector has the wrong dimension", "float32["+itoa(dim)+"]")
 	}
 	var norm2 float64
 	finite := true
 	for i, x := range v {
 		f := float64(x)
 		if math.IsNaN(f) || math.IsInf(f, 0) {
-			c.add(at(loc, i), safeNumber(f), ErrTypeNotFinite, "vector component is not finite", "finite float32")
+			c.add(at(loc(), i), safeNumber(f), ErrTypeNotFinite, "vector component is not finite", "finite float32")
 			finite = false
 			continue
 		}
@@ -210,7 +212,7 @@ func validateVector(c *collector, loc []any, v []float32, dim int) {
 	// vectors is finite in float32: |q−x|² ≤ (|q|+|x|)² ≤ 4·MaxVectorNorm2
 	// = MaxFloat32, and |q·x| ≤ |q|·|x| ≤ MaxVectorNorm2.
 	if finite && norm2 > MaxVectorNorm2 {
-		c.add(loc, norm2, ErrTypeVectorNorm, "vector's squared norm is too large: distances to it would overflow float32", "Σx² ≤ "+strconv.FormatFloat(MaxVectorNorm2, 'g', 4, 64))
+		c.add(loc(), norm2, ErrTypeVectorNorm, "vector's squared norm is too large: distances to it would overflow float32", "Σx² ≤ "+strconv.FormatFloat(MaxVectorNorm2, 'g', 4, 64))
 	}
 }
 
@@ -261,7 +263,7 @@ func (d *Document) validate(c *collector, root []any, dim int, opts ValidateOpti
 	if !d.Trust.Valid() {
 		c.add(at(root, "trust"), string(d.Trust), ErrTypeUnknownValue, "trust must be authoritative, derived or external_unverified", "authoritative | derived | external_unverified")
 	}
-	validateVector(c, at(root, "vector"), d.Vector, dim)
+	validateVector(c, func() []any { return at(root, "vector") }, d.Vector, dim)
 	if !utf8.ValidString(d.Content) {
 		c.add(at(root, "content"), nil, ErrTypeInvalidUTF8, "content is not valid UTF-8", "UTF-8 string")
 	}

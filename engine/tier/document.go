@@ -69,6 +69,10 @@ type Op struct {
 // op on the same id within the batch wins.
 type Batch struct {
 	Ops []Op
+	// slab, set by decodeBatchSlab, holds every vector of Ops, in op
+	// order, each Doc.Vector a view of it: the MemTable may keep it as
+	// its rows instead of copying them.
+	slab []float32
 }
 
 // Upsert adds an upsert of doc (the Batch keeps doc's slices and map; do
@@ -181,6 +185,10 @@ func AppendMetadataEntry[V string | []byte](dst []byte, key string, value V) []b
 type decoder struct {
 	b   []byte
 	err error
+	// slab is the unused part of the float32s the vectors are decoded
+	// into (decodeBatchSlab); a vector that does not fit gets its own.
+	slab  []float32
+	carve bool // every vector so far came from slab
 }
 
 func (d *decoder) fail(what string) {
@@ -271,7 +279,11 @@ func (d *decoder) docBody(doc *Document) {
 	if nv := d.count(4, "vector"); nv > 0 {
 		raw := d.bytes(uint64(nv)*4, "vector")
 		if raw != nil {
-			doc.Vector = make([]float32, nv)
+			if nv <= len(d.slab) {
+				doc.Vector, d.slab = d.slab[:nv:nv], d.slab[nv:]
+			} else {
+				doc.Vector, d.carve = make([]float32, nv), false
+			}
 			for j := range doc.Vector {
 				doc.Vector[j] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*j:]))
 			}
@@ -282,8 +294,19 @@ func (d *decoder) docBody(doc *Document) {
 }
 
 // decodeBatch parses an encoded batch. Errors wrap errBatch.
-func decodeBatch(p []byte) (*Batch, error) {
-	d := &decoder{b: p}
+func decodeBatch(p []byte) (*Batch, error) { return decodeBatchSlab(p, 0) }
+
+// decodeBatchSlab is decodeBatch with the vectors decoded into one slab
+// of vecFloats float32s (the batch's total, known to the writer; a hint
+// that bounds the allocation, not a trusted count): when they fill it
+// exactly, the batch carries it (Batch.slab).
+func decodeBatchSlab(p []byte, vecFloats int) (*Batch, error) {
+	d := &decoder{b: p, carve: vecFloats > 0}
+	var slab []float32
+	if vecFloats > 0 {
+		slab = make([]float32, vecFloats)
+		d.slab = slab
+	}
 	if v := d.byte1("version"); d.err == nil && v != batchFormatVersion {
 		return nil, fmt.Errorf("%w: unknown batch format version %d", errBatch, v)
 	}
@@ -307,6 +330,9 @@ func decodeBatch(p []byte) (*Batch, error) {
 	}
 	if d.err != nil {
 		return nil, d.err
+	}
+	if d.carve && len(d.slab) == 0 {
+		b.slab = slab
 	}
 	return b, nil
 }

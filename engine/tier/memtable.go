@@ -93,7 +93,14 @@ type memTable struct {
 
 	mu       sync.RWMutex
 	versions []version
-	vecs     []float32 // rows × dim
+	// The vector rows, in row order: the kept chunks, then vecs. A batch
+	// decoded into one slab (Batch.slab) of at least keepSlabBytes, in a
+	// collection that stores vectors as given (not Cosine), becomes a
+	// chunk as it is, its documents' vectors views of it; other rows are
+	// copied into vecs.
+	chunks   []vecChunk
+	vecs     []float32 // rows × dim after the chunks
+	vecsRow0 int       // the row of vecs[0]
 	rowVer   []int32   // row → version index
 	latest   map[string]int32
 	lexical  LexicalIndexer
@@ -108,18 +115,37 @@ func newMemTable(dim int, metric Metric, lex LexicalIndexer) *memTable {
 	return &memTable{dim: dim, metric: metric, latest: map[string]int32{}, lexical: lex}
 }
 
+// vecChunk is rows row0.. of the MemTable's vectors, row-major.
+type vecChunk struct {
+	vecs []float32
+	row0 int
+}
+
+// keepSlabBytes is the least size of a batch's vector slab that the
+// MemTable keeps as a chunk rather than copying.
+const keepSlabBytes = 64 << 10
+
 // apply applies b at epoch e. The caller guarantees epochs are applied in
 // increasing order and e is not yet visible to readers.
 func (m *memTable) apply(b *Batch, e uint64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	// Grow the vector slab once for the whole batch: append's 1.25×
-	// steps would copy a large batch's vectors about four more times.
 	nv := 0
 	for i := range b.Ops {
 		nv += len(b.Ops[i].Doc.Vector)
 	}
-	if free := cap(m.vecs) - len(m.vecs); nv > free {
+	keep := m.metric != Cosine && nv > 0 && len(b.slab) == nv && 4*nv >= keepSlabBytes
+	if keep {
+		// The rows so far end the open slab; the batch's slab follows.
+		if len(m.vecs) > 0 {
+			m.chunks = append(m.chunks, vecChunk{vecs: m.vecs, row0: m.vecsRow0})
+			m.vecs = nil
+		}
+		m.chunks = append(m.chunks, vecChunk{vecs: b.slab, row0: len(m.rowVer)})
+		m.vecsRow0 = len(m.rowVer) + nv/m.dim
+	} else if free := cap(m.vecs) - len(m.vecs); nv > free {
+		// Grow the open slab once for the whole batch: append's 1.25×
+		// steps would copy a large batch's vectors about four more times.
 		m.vecs = slices.Grow(m.vecs, max(nv, len(m.vecs)))
 	}
 	// The same for the version list (at least doubling, as append does).
@@ -149,7 +175,9 @@ func (m *memTable) apply(b *Batch, e uint64) {
 				vec = base.UnitVector(nil, vec)
 			}
 			v.row = int32(len(m.rowVer))
-			m.vecs = append(m.vecs, vec...)
+			if !keep {
+				m.vecs = append(m.vecs, vec...)
+			}
 			m.rowVer = append(m.rowVer, int32(len(m.versions)))
 		}
 		idx := int32(len(m.versions))
@@ -214,43 +242,22 @@ func (m *memTable) search(ctx context.Context, q []float32, k int, e uint64, fil
 	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	rows := len(m.rowVer)
 	out := make([]float32, scanBlockRows)
 	h := make(hitHeap, 0, k+1)
-	for r0 := 0; r0 < rows; r0 += scanBlockRows {
-		if cancel.Done(done) {
-			cerr = ctx.Err()
-			break
-		}
-		n := min(scanBlockRows, rows-r0)
-		block := m.vecs[r0*m.dim : (r0+n)*m.dim]
-		if m.metric == L2 {
-			asm.L2SqBatch(q, block, out[:n])
-		} else {
-			asm.DotBatch(q, block, out[:n])
-		}
-		for i := 0; i < n; i++ {
-			v := &m.versions[m.rowVer[r0+i]]
-			if !v.visibleAt(e) {
-				continue
+	chunks := m.chunks
+	if len(m.vecs) > 0 {
+		chunks = append(chunks[:len(chunks):len(chunks)], vecChunk{vecs: m.vecs, row0: m.vecsRow0})
+	}
+scan:
+	for _, c := range chunks {
+		rows := len(c.vecs) / m.dim
+		for r0 := 0; r0 < rows; r0 += scanBlockRows {
+			if cancel.Done(done) {
+				cerr = ctx.Err()
+				break scan
 			}
-			d := out[i]
-			switch m.metric {
-			case IP:
-				d = -d
-			case Cosine:
-				d = 1 - d
-			}
-			if len(h) == k && d >= h[0].Distance {
-				continue
-			}
-			if filter != nil && !filter(v.doc) {
-				continue
-			}
-			heap.Push(&h, Hit{Doc: v.doc, Epoch: v.birth, Distance: d})
-			if len(h) > k {
-				heap.Pop(&h)
-			}
+			n := min(scanBlockRows, rows-r0)
+			m.scanBlock(q, c.vecs[r0*m.dim:(r0+n)*m.dim], out[:n], c.row0+r0, k, e, filter, &h)
 		}
 	}
 	res := make([]Hit, len(h))
@@ -258,6 +265,40 @@ func (m *memTable) search(ctx context.Context, q []float32, k int, e uint64, fil
 		res[i] = heap.Pop(&h).(Hit)
 	}
 	return res, cerr
+}
+
+// scanBlock ranks the rows row0.. held in block (len(out) rows) into h,
+// the k nearest so far, keeping only versions visible at e that pass
+// filter.
+func (m *memTable) scanBlock(q, block, out []float32, row0, k int, e uint64, filter func(*Document) bool, h *hitHeap) {
+	if m.metric == L2 {
+		asm.L2SqBatch(q, block, out)
+	} else {
+		asm.DotBatch(q, block, out)
+	}
+	for i := range out {
+		v := &m.versions[m.rowVer[row0+i]]
+		if !v.visibleAt(e) {
+			continue
+		}
+		d := out[i]
+		switch m.metric {
+		case IP:
+			d = -d
+		case Cosine:
+			d = 1 - d
+		}
+		if len(*h) == k && d >= (*h)[0].Distance {
+			continue
+		}
+		if filter != nil && !filter(v.doc) {
+			continue
+		}
+		heap.Push(h, Hit{Doc: v.doc, Epoch: v.birth, Distance: d})
+		if len(*h) > k {
+			heap.Pop(h)
+		}
+	}
 }
 
 // ctxErr reports whether err is ctx's own error: the search was cut short

@@ -519,7 +519,11 @@ func (s *Store) Apply(b *Batch) (uint64, error) {
 	// stamped timestamps exactly as replay will see them. It is made
 	// before the write, so that a payload replay could not decode (a
 	// malformed Document.EncodedMetadata) never reaches the WAL.
-	db, err := decodeBatch(payload)
+	nv := 0
+	for i := range b.Ops {
+		nv += len(b.Ops[i].Doc.Vector)
+	}
+	db, err := decodeBatchSlab(payload, nv)
 	if err != nil {
 		return 0, fmt.Errorf("tier: batch does not decode: %w", err)
 	}

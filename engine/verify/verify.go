@@ -75,6 +75,21 @@ func VersionHash(source []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// SumString is blake3.Sum256 of s, hashed from the string itself: no
+// []byte copy of s (a document's content can be megabytes).
+func SumString(s string) (sum [32]byte) {
+	h := blake3.New()
+	_, _ = h.WriteString(s)
+	h.Sum(sum[:0])
+	return sum
+}
+
+// VersionHashString is VersionHash of s's bytes, without copying them.
+func VersionHashString(s string) string {
+	sum := SumString(s)
+	return hex.EncodeToString(sum[:])
+}
+
 // Source spans. A file:// URI names a whole file, or with a fragment
 // #Lx-Ly (or #Lx) the lines x..y, 1-based and inclusive: the bytes from the
 // start of line x through the end of line y including its '\n' (if the file

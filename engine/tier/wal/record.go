@@ -51,17 +51,21 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // AppendRecord appends one framed record to dst and returns the extended
 // slice. typ must be non-zero; len(payload) ≤ MaxPayloadBytes.
 func AppendRecord(dst []byte, typ uint8, seq uint64, payload []byte) []byte {
-	off := len(dst)
-	dst = append(dst, make([]byte, HeaderSize)...)
-	h := dst[off : off+HeaderSize]
+	return append(AppendHeader(dst, typ, seq, payload), payload...)
+}
+
+// AppendHeader appends the header of the record AppendRecord would frame
+// (its CRC covers payload) without the payload, for a writer that writes
+// the payload from where it already is.
+func AppendHeader(dst []byte, typ uint8, seq uint64, payload []byte) []byte {
+	var h [HeaderSize]byte
 	binary.LittleEndian.PutUint32(h[4:8], uint32(len(payload)))
 	h[8] = typ
 	h[9] = RecordVersion
 	binary.LittleEndian.PutUint64(h[10:18], seq)
-	dst = append(dst, payload...)
-	crc := crc32.Checksum(dst[off+4:], castagnoli)
-	binary.LittleEndian.PutUint32(dst[off:off+4], crc)
-	return dst
+	crc := crc32.Update(crc32.Checksum(h[4:], castagnoli), castagnoli, payload)
+	binary.LittleEndian.PutUint32(h[0:4], crc)
+	return append(dst, h[:]...)
 }
 
 // Record is one decoded record. Payload aliases the scanned buffer.

@@ -163,18 +163,24 @@ type segment struct {
 type WAL struct {
 	o Options
 
-	mu       sync.Mutex
-	work     *sync.Cond // flusher waits for pending data
-	done     *sync.Cond // appenders wait for acknowledgement
-	pending  []byte
-	spare    []byte
-	pendFrom uint64 // seq of the first pending record
-	nextSeq  uint64
-	written  uint64 // highest seq written to the file
-	synced   uint64 // highest seq fsynced
-	err      error  // sticky
-	closed   bool
-	segs     []segment // sorted by firstSeq; the last is active
+	mu      sync.Mutex
+	work    *sync.Cond // flusher waits for pending data
+	done    *sync.Cond // appenders wait for acknowledgement
+	pending []byte
+	spare   []byte
+	// direct lists the payloads of at least directPayloadBytes that are
+	// pending: their headers are in pending, and each payload is written
+	// from the appender's own slice (which Append holds until written)
+	// after pending[:at], instead of being copied into pending.
+	direct      []directPayload
+	spareDirect []directPayload
+	pendFrom    uint64 // seq of the first pending record
+	nextSeq     uint64
+	written     uint64 // highest seq written to the file
+	synced      uint64 // highest seq fsynced
+	err         error  // sticky
+	closed      bool
+	segs        []segment // sorted by firstSeq; the last is active
 
 	ioMu sync.Mutex // serialises writes and rotation (flusher, rotation, close)
 	// rotMu guards the active file's lifetime: rotation and close replace
@@ -609,7 +615,8 @@ func (w *WAL) newSegment(seq uint64) error {
 // acknowledged under the sync policy (SyncAlways: after the covering
 // fsync). Concurrent calls are batched into one write and one fsync. After
 // a write or fsync failure every call returns an error wrapping ErrFailed
-// and the cause.
+// and the cause. A payload of 64 KiB or more is written from payload
+// itself, not copied: the caller must not modify it while Append runs.
 func (w *WAL) Append(payload []byte) (uint64, error) {
 	if len(payload) > MaxPayloadBytes {
 		return 0, fmt.Errorf("wal: record of %d bytes exceeds %d", len(payload), MaxPayloadBytes)
@@ -627,7 +634,12 @@ func (w *WAL) Append(payload []byte) (uint64, error) {
 	if len(w.pending) == 0 {
 		w.pendFrom = seq
 	}
-	w.pending = AppendRecord(w.pending, TypeBatch, seq, payload)
+	if len(payload) >= directPayloadBytes {
+		w.pending = AppendHeader(w.pending, TypeBatch, seq, payload)
+		w.direct = append(w.direct, directPayload{at: len(w.pending), data: payload})
+	} else {
+		w.pending = AppendRecord(w.pending, TypeBatch, seq, payload)
+	}
 	w.work.Signal()
 	for {
 		acked := w.written
@@ -663,18 +675,21 @@ func (w *WAL) flusher() {
 			w.mu.Unlock()
 			return
 		}
-		buf, from, last := w.pending, w.pendFrom, w.nextSeq-1
+		buf, direct, from, last := w.pending, w.direct, w.pendFrom, w.nextSeq-1
 		w.pending, w.spare = w.spare[:0], nil
+		w.direct, w.spareDirect = w.spareDirect[:0], nil
 		failed := w.err != nil
 		w.mu.Unlock()
 
 		var err error
 		if !failed {
-			err = w.writeBatch(buf, from, last)
+			err = w.writeBatch(buf, direct, from, last)
 		}
 
 		w.mu.Lock()
 		w.spare = buf[:0]
+		clear(direct) // the appenders' payloads are theirs again
+		w.spareDirect = direct[:0]
 		if failed {
 			continue // appenders already see the sticky error
 		}
@@ -690,9 +705,22 @@ func (w *WAL) flusher() {
 	}
 }
 
-// writeBatch writes the framed records from..last as one write(2); under
-// SyncAlways it then fsyncs and writes a sync mark for last.
-func (w *WAL) writeBatch(buf []byte, from, last uint64) error {
+// directPayloadBytes is the payload size from which Append writes a
+// record's payload from the caller's slice rather than copying it into
+// the pending buffer (a 64 MiB batch would otherwise be held twice).
+const directPayloadBytes = 64 << 10
+
+// directPayload is a pending payload written from its appender's slice,
+// after the first at bytes of the pending buffer.
+type directPayload struct {
+	at   int
+	data []byte
+}
+
+// writeBatch writes the framed records from..last: buf, with each direct
+// payload written at its place in it (one write(2) when there is none);
+// under SyncAlways it then fsyncs and writes a sync mark for last.
+func (w *WAL) writeBatch(buf []byte, direct []directPayload, from, last uint64) error {
 	w.ioMu.Lock()
 	defer w.ioMu.Unlock()
 	if w.segSize >= w.o.SegmentSizeBytes || (w.rotateReq.Load() && w.segSize > 0) {
@@ -701,10 +729,29 @@ func (w *WAL) writeBatch(buf []byte, from, last uint64) error {
 			return err
 		}
 	}
-	n, err := w.f.Write(buf)
-	w.segSize += int64(n)
-	if err != nil {
-		return fmt.Errorf("wal: write: %w", err)
+	write := func(b []byte) error {
+		if len(b) == 0 {
+			return nil
+		}
+		n, err := w.f.Write(b)
+		w.segSize += int64(n)
+		if err != nil {
+			return fmt.Errorf("wal: write: %w", err)
+		}
+		return nil
+	}
+	at := 0
+	for _, d := range direct {
+		if err := write(buf[at:d.at]); err != nil {
+			return err
+		}
+		if err := write(d.data); err != nil {
+			return err
+		}
+		at = d.at
+	}
+	if err := write(buf[at:]); err != nil {
+		return err
 	}
 	if w.o.Sync == SyncAlways {
 		if err := w.fsync(w.f); err != nil {

@@ -1,0 +1,104 @@
+package tier
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"unsafe"
+
+	"github.com/stratasearch/strata/vfs"
+)
+
+// bigBatch is a batch of n upserts over ids big-0..big-(n-1) (some
+// without a vector, so the slab holds fewer rows than ops) and one
+// delete, its vectors seeded by i.
+func bigBatch(i uint64, n int) *Batch {
+	rng := rand.New(rand.NewPCG(91, i))
+	b := &Batch{}
+	for j := range n {
+		var vec []float32
+		if j%17 != 5 {
+			vec = make([]float32, testDim)
+			for k := range vec {
+				vec[k] = float32(rng.NormFloat64())
+			}
+		}
+		b.Upsert(Document{ID: fmt.Sprintf("big-%d", j), Content: "big", Vector: vec, Trust: TrustDerived, UpdatedUnixNano: int64(i)})
+	}
+	b.Delete(fmt.Sprintf("big-%d", rng.IntN(n)))
+	return b
+}
+
+// TestMemTableKeptSlabs: batches large enough for the MemTable to keep
+// their decoded vector slab as rows, between small batches that are
+// copied into its open slab, search like the brute-force reference at
+// every step, for each metric, and again after replay (which copies).
+// Under L2 and IP a large batch's stored vectors are views of one kept
+// chunk; under Cosine they are not (its rows are normalised copies).
+func TestMemTableKeptSlabs(t *testing.T) {
+	n := keepSlabBytes/(4*testDim)*17/16 + 40
+	for _, metric := range []Metric{L2, IP, Cosine} {
+		t.Run(metric.String(), func(t *testing.T) {
+			fs := vfs.NewCrashableMem()
+			o := testOptions(fs)
+			o.Metric = metric
+			s := mustOpen(t, o)
+			m := model{}
+			rng := rand.New(rand.NewPCG(5, 6))
+			for i := uint64(1); i <= 12; i++ {
+				var b *Batch
+				if i%4 == 2 {
+					b = bigBatch(i, n)
+				} else {
+					b = genBatch(33, i)
+				}
+				if _, err := s.Apply(b); err != nil {
+					t.Fatal(err)
+				}
+				m.apply(b)
+				sn := s.Snapshot()
+				if d := checkSearch(sn, m, metric, rng); d != "" {
+					sn.Close()
+					t.Fatalf("after batch %d: %s", i, d)
+				}
+				sn.Close()
+			}
+			mem := s.currentView().mem
+			kept := 0
+			for _, c := range mem.chunks {
+				if len(c.vecs) >= keepSlabBytes/4 {
+					kept++
+				}
+			}
+			if want := map[Metric]int{L2: 3, IP: 3, Cosine: 0}[metric]; kept != want {
+				t.Fatalf("%d kept chunks, want %d", kept, want)
+			}
+			if metric != Cosine {
+				c := mem.chunks[len(mem.chunks)-1]
+				for _, c2 := range mem.chunks {
+					if len(c2.vecs) >= keepSlabBytes/4 {
+						c = c2
+					}
+				}
+				v := &mem.versions[mem.rowVer[c.row0+1]]
+				lo, hi := uintptr(unsafe.Pointer(&c.vecs[0])), uintptr(unsafe.Pointer(&c.vecs[len(c.vecs)-1]))
+				if p := uintptr(unsafe.Pointer(&v.doc.Vector[0])); p < lo || p > hi {
+					t.Fatalf("stored vector of %s is not a view of its kept chunk", v.doc.ID)
+				}
+			}
+			s.currentView().unref()
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			s = mustOpen(t, o)
+			defer s.Close()
+			sn := s.Snapshot()
+			defer sn.Close()
+			for range 5 {
+				if d := checkSearch(sn, m, metric, rng); d != "" {
+					t.Fatalf("after replay: %s", d)
+				}
+			}
+		})
+	}
+}
