@@ -264,3 +264,71 @@ func docSignature(b *strings.Builder, tag, span string) {
 		return
 	}
 }
+
+// DocFieldRepeat is how many times Index repeats a declaration chunk's
+// doc comment (DocComment) in its Content header, after the names and
+// path line: BM25 then counts each doc-comment word that many extra
+// times, so a query describing what code does matches the definition
+// whose documentation says it above code that merely mentions the words.
+// 0 leaves the header as names and path only.
+const DocFieldRepeat = 1
+
+// DocComment returns the doc comment of a declaration chunk as one line
+// of words without comment markers: in Go the comment lines that open the
+// span (the chunk starts at its doc comment), in the languages of package
+// lang the comment lines above the definition (//, ///, /* */, # in
+// Python) and a Python docstring's first line. It is "" for a chunk
+// without names (text, package clause) or without a doc comment. span is
+// the chunk's source text, rel its path relative to the indexed root.
+func DocComment(rel string, c Chunk, span []byte) string {
+	if len(c.Names) == 0 {
+		return ""
+	}
+	tag := Lang(rel)
+	if tag != "go" && !lang.Supported(tag) {
+		return ""
+	}
+	var b strings.Builder
+	word := func(t string) {
+		if t != "" {
+			if b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(t)
+		}
+	}
+	lines := strings.Split(string(span), "\n")
+	for i, l := range lines {
+		t := strings.TrimSpace(l)
+		switch {
+		case t == "":
+			continue
+		case tag == "go" && strings.HasPrefix(t, "//"):
+			word(strings.TrimSpace(strings.TrimPrefix(t, "//")))
+			continue
+		case tag == "go":
+		case strings.HasPrefix(t, "@"), strings.HasPrefix(t, "#["), t == "*/":
+			continue
+		case strings.HasPrefix(t, "//"), strings.HasPrefix(t, "/*"), strings.HasPrefix(t, "*"),
+			tag == "python" && strings.HasPrefix(t, "#"):
+			t = strings.TrimLeft(t, "/*#!")
+			word(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(t), "*/")))
+			continue
+		}
+		if tag == "python" {
+			for _, d := range lines[i+1:] {
+				d = strings.TrimSpace(d)
+				if d == "" {
+					continue
+				}
+				d = strings.TrimLeft(d, "rRuUbB")
+				if q := d[:min(3, len(d))]; q == `"""` || q == "'''" {
+					word(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(d[3:]), q)))
+				}
+				break
+			}
+		}
+		break
+	}
+	return b.String()
+}
