@@ -10,7 +10,7 @@
 //	    intent-py/answers.json against the Python library root
 //	strata-codebench eval -data DIR [-collection code] [-sets intent,docsentence,identifier]
 //	    [-modes lexical,plain,dense,hybrid,rrf,rerank-maxnorm,minmax,zscore,maxnorm] [-json FILE]
-//	    [-split all|dev|test] [-misses] [-bridge-weight W]
+//	    [-split all|dev|test] [-misses] [-bridge-weight W] [-prior-unexported F]
 //	    run every query of each set in each mode against a store made by
 //	    `searchd index $(go env GOROOT)/src --data DIR` and print success@1,
 //	    success@5, MRR@10 and the paired bootstrap of RR@10 against the
@@ -260,10 +260,15 @@ func eval(args []string) error {
 	split := fl.String("split", "all", "queries: all | dev (even positions) | test (odd positions)")
 	misses := fl.Bool("misses", false, "list the queries not answered at rank 1 (rank, top hit)")
 	rootF := fl.String("root", "", "the directory the store indexed, answers' files are relative to (default GOROOT/src)")
+	priorUnexp := fl.Float64("prior-unexported", ingest.PriorUnexported, "path prior factor of a declaration that is not public API (ingest.PriorUnexported; 1 = none)")
 	bridgeW := fl.Float64("bridge-weight", 0, "factor on the bridge's association weights in +x modes (ingest.Bridge.Weight; 0 = ingest.ExpandWeight)")
 	if err := fl.Parse(args); err != nil {
 		return err
 	}
+	if *priorUnexp < 0 || *priorUnexp > 1 {
+		return fmt.Errorf("eval: -prior-unexported %g: want a factor in [0, 1]", *priorUnexp)
+	}
+	ingest.PriorUnexported = *priorUnexp
 	if *data == "" {
 		return errors.New("eval: -data is required")
 	}
