@@ -47,11 +47,9 @@
 // path (relative to the indexed root), kind, mtime, and for declarations
 // symbol ("EqualFold", "Builder.WriteString", "Class.method"), receiver
 // and names. The engine's
-// BM25 indexes Content only, so Content is a header — a line of the
-// declared names and the relative path, then for a declaration with a doc
-// comment a line of its words (DocComment), so a query describing what
-// the code does weighs the documentation above the body — followed by the
-// span; metadata content_offset is the header length (Snippet strips it).
+// BM25 indexes Content only, so Content is a one-line header — the
+// declared names and the relative path — followed by the span; metadata
+// content_offset is the header length (Snippet strips it).
 //
 // # Incremental runs
 //

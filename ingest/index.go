@@ -112,12 +112,10 @@ type prepared struct {
 // Each chunk is a document: id ABS_PATH#Lx-Ly, source_uri
 // file://ABS_PATH#Lx-Ly, version hash = engine.VersionHash of exactly that
 // line span, trust authoritative, metadata lang, path, kind, mtime and for
-// Go symbol (and receiver, names). Content is a header (a line of the
+// Go symbol (and receiver, names). Content is a one-line header (the
 // declared names and the relative path, so BM25 — which indexes Content
-// only — matches a symbol's name and path words, then for a declaration
-// with a doc comment a line of its words, DocComment, so they count twice)
-// followed by the span; metadata content_offset is the header's length in
-// bytes.
+// only — matches a symbol's name and path words) followed by the span;
+// metadata content_offset is the header's length in bytes.
 func Index(ctx context.Context, col *engine.Collection, manifestPath, root string, o Options, p Progress) (Stats, error) {
 	ix, err := NewIndexer(col, manifestPath, o)
 	if err != nil {
@@ -473,11 +471,6 @@ func prepare(f File, old *FileEntry, absRoot string, o Options) prepared {
 			header = strings.Join(names, " ") + " " + rel
 		}
 		header += "\n"
-		if DocFieldRepeat > 0 && len(c.Names) > 0 {
-			if d := DocComment(rel, c, span); d != "" {
-				header += strings.Repeat(d+"\n", DocFieldRepeat)
-			}
-		}
 		meta := map[string]contract.Value{
 			MetaLang:   contract.String(lang),
 			MetaPath:   contract.String(rel),
