@@ -93,6 +93,14 @@ const (
 	PriorInternal  = 0.75 // under an internal/ directory (copies and helpers below the public API)
 )
 
+// PriorUnexported is the factor the path priors give a declaration that
+// is not public API in its language (exportedSymbol: a lower-case Go
+// name, a Python name with a leading underscore), on top of Prior's: a
+// query describing what code does wants the public function, not the
+// helpers behind it that share its words. A variable so that benchmarks
+// can measure other values (strata-codebench -prior-unexported).
+var PriorUnexported = 0.8
+
 // Prior returns the path prior of a chunk: 1 for hand-written public
 // implementation code, less for the classes of PriorGenerated..PriorInternal
 // (their product when several apply). rel is the slash-separated path
@@ -150,14 +158,44 @@ func isTestFile(base string) bool {
 }
 
 // hitPrior is Prior of an envelope (metadata path and generated; 1 when
-// the path is absent).
+// the path is absent) times PriorUnexported for a declaration (metadata
+// symbol) that is not public API.
 func hitPrior(h *contract.Envelope) float64 {
 	p, ok := h.Metadata[MetaPath].Str()
 	if !ok {
 		return 1
 	}
 	g, _ := h.Metadata[MetaGenerated].Boolean()
-	return Prior(p, g)
+	f := Prior(p, g)
+	if sym, ok := h.Metadata[MetaSymbol].Str(); ok && !exportedSymbol(sym, p) {
+		f *= PriorUnexported
+	}
+	return f
+}
+
+// exportedSymbol reports whether a declaration's symbol ("EqualFold",
+// "Builder.WriteString", "Class.method") is public API in the language of
+// its file rel: in Go, every part begins with an upper-case letter (an
+// exported method of an unexported type is not reachable by name); in
+// Python, no part begins with an underscore ("__init__"-style dunder
+// names count as public); in other languages every symbol counts as
+// public.
+func exportedSymbol(sym, rel string) bool {
+	switch Lang(rel) {
+	case "go":
+		for _, part := range strings.Split(sym, ".") {
+			if part == "" || !unicode.IsUpper([]rune(part)[0]) {
+				return false
+			}
+		}
+	case "python":
+		for _, part := range strings.Split(sym, ".") {
+			if strings.HasPrefix(part, "_") && !(strings.HasPrefix(part, "__") && strings.HasSuffix(part, "__")) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Search is SearchWith with the default options.
@@ -191,8 +229,9 @@ func Search(ctx context.Context, col *engine.Collection, q contract.Query) (cont
 // Path priors (unless o.NoPriors): each list (declarations, then the
 // rest) is re-ranked by score × Prior, over the top max(3·TopK, 30)
 // hits the engine returns, so a test, testdata file, example, .txt
-// script, generated file or cmd/ or internal/ copy ranks below the public
-// implementation of equal score. Envelope.Score is then score × prior
+// script, generated file or cmd/ or internal/ copy, and an unexported
+// declaration (PriorUnexported), ranks below the public implementation of
+// equal score. Envelope.Score is then score × prior
 // and Explain.Prior the factor. Scores need not decrease down the list
 // when declarations come first. Result.Epoch is the last search's.
 func SearchWith(ctx context.Context, col *engine.Collection, q contract.Query, o SearchOptions) (contract.Result, error) {

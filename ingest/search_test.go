@@ -91,8 +91,12 @@ func TestSearchGeneratedAndPriors(t *testing.T) {
 			if g != (p == "gen/b.go") {
 				t.Errorf("%s: generated mark %v", p, g)
 			}
-			if !o.NoPriors && h.Explain.Prior != Prior(p, g) {
-				t.Errorf("%s: explain prior %v, want %v", p, h.Explain.Prior, Prior(p, g))
+			want := Prior(p, g)
+			if sym, ok := h.Metadata[MetaSymbol].Str(); ok && !exportedSymbol(sym, p) {
+				want *= PriorUnexported // zz
+			}
+			if !o.NoPriors && h.Explain.Prior != want {
+				t.Errorf("%s: explain prior %v, want %v", p, h.Explain.Prior, want)
 			}
 			out = append(out, p)
 		}

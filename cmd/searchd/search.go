@@ -39,7 +39,7 @@ func runSearch(args []string) error {
 	plain := fl.Bool("plain", false, "the engine's order: no definitions-first, no path priors")
 	defs := fl.String("definitions", "auto", "definitions first: auto (only when the query looks like an identifier: EqualFold, strings.EqualFold, read_full) | always (any identifier-like word) | off")
 	expand := fl.Bool("expand", false, "vocabulary bridging: add down-weighted identifier terms associated with the query's prose words (the table index learns; shown by --explain)")
-	priors := fl.Bool("priors", true, "path priors: rank tests, testdata, examples, .txt, generated files and cmd/ and internal/ copies below the public implementation (--priors=false: off)")
+	priors := fl.Bool("priors", true, "path priors: rank tests, testdata, examples, .txt, generated files, cmd/ and internal/ copies and unexported declarations below the public implementation (--priors=false: off)")
 	explain := fl.Bool("explain", false, "print each hit's retriever ranks (lexical rank, dense rank, fused score)")
 	syntax := fl.String("syntax", "text", `query syntax: text (quotes and +/- are plain characters) | operators ("phrase", +required, -excluded, prefix*)`)
 	embFlags := addEmbedderFlags(fl) // embedder.go

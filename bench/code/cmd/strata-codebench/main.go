@@ -10,12 +10,14 @@
 //	    intent-py/answers.json against the Python library root
 //	strata-codebench eval -data DIR [-collection code] [-sets intent,docsentence,identifier]
 //	    [-modes lexical,plain,dense,hybrid,rrf,rerank-maxnorm,minmax,zscore,maxnorm] [-json FILE]
-//	    [-split all|dev|test] [-misses]
+//	    [-split all|dev|test] [-misses] [-bridge-weight W] [-prior-unexported F]
 //	    run every query of each set in each mode against a store made by
 //	    `searchd index $(go env GOROOT)/src --data DIR` and print success@1,
 //	    success@5, MRR@10 and the paired bootstrap of RR@10 against the
 //	    first mode. A mode name ending in "+x" runs that mode with the
-//	    collection's vocabulary bridge (searchd search --expand); a fusion
+//	    collection's vocabulary bridge (searchd search --expand), its
+//	    association weights scaled by -bridge-weight (default
+//	    ingest.ExpandWeight); a fusion
 //	    mode takes "@N" (Window) and "/α" (dense weight α, lexical 1−α):
 //	    "rerank-maxnorm@30/0.5". -split dev keeps the queries of even
 //	    position in each set (0-based), test the odd ones: parameters are
@@ -258,9 +260,15 @@ func eval(args []string) error {
 	split := fl.String("split", "all", "queries: all | dev (even positions) | test (odd positions)")
 	misses := fl.Bool("misses", false, "list the queries not answered at rank 1 (rank, top hit)")
 	rootF := fl.String("root", "", "the directory the store indexed, answers' files are relative to (default GOROOT/src)")
+	priorUnexp := fl.Float64("prior-unexported", ingest.PriorUnexported, "path prior factor of a declaration that is not public API (ingest.PriorUnexported; 1 = none)")
+	bridgeW := fl.Float64("bridge-weight", 0, "factor on the bridge's association weights in +x modes (ingest.Bridge.Weight; 0 = ingest.ExpandWeight)")
 	if err := fl.Parse(args); err != nil {
 		return err
 	}
+	if *priorUnexp < 0 || *priorUnexp > 1 {
+		return fmt.Errorf("eval: -prior-unexported %g: want a factor in [0, 1]", *priorUnexp)
+	}
+	ingest.PriorUnexported = *priorUnexp
 	if *data == "" {
 		return errors.New("eval: -data is required")
 	}
@@ -320,6 +328,7 @@ func eval(args []string) error {
 					if bridge == nil {
 						return fmt.Errorf("mode %q: no vocabulary bridge at %s", m, p)
 					}
+					bridge.Weight = *bridgeW
 				}
 				so.Bridge = bridge
 			}
