@@ -23,11 +23,31 @@ func deepCall(id, n int) string {
 
 func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
 
-// TestMCPStdioDeepMessage: a message nested deeper than the SDK decodes
-// gets an invalid-request error carrying its id, and the session goes on
-// (the SDK's transport alone ends the session, so the client loses the
-// server to one tool argument).
-func TestMCPStdioDeepMessage(t *testing.T) {
+// malformedMessages are valid JSON that is not a JSON-RPC message the SDK
+// decodes, each with the id its error must carry ("null" when it has no
+// valid one). The SDK's stdio transport ends the session on every one.
+var malformedMessages = []struct{ msg, id string }{
+	{deepCall(2, 1500), "2"},
+	{`[{"jsonrpc":"2.0","id":3,"method":"tools/list"}]`, "null"},
+	{`{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}`, "null"},
+	{`{"jsonrpc":"2.0","id":true,"method":"tools/list"}`, "null"},
+	{`{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}`, "null"},
+	{`{"jsonrpc":"2.0","id":null,"method":"tools/list"}`, "null"},
+	{`{"jsonrpc":"1.0","id":4,"method":"tools/list"}`, "4"},
+	{`{"id":5}`, "5"},
+	{`"str"`, "null"},
+	{`7`, "null"},
+	{`{"jsonrpc":"2.0","id":6}`, "6"},
+	{`{"jsonrpc":"2.0","id":"x","method":5}`, `"x"`},
+	{`{"jsonrpc":"2.0","id":8,"error":5}`, "8"},
+}
+
+// TestMCPStdioMalformedMessages: each malformed message gets an
+// invalid-request error (-32600) carrying its id when it has a valid one,
+// and the session goes on (the SDK's transport alone ends the session, so
+// one bad line, or one tool argument nested 1500 deep, loses the client
+// its server).
+func TestMCPStdioMalformedMessages(t *testing.T) {
 	root, db := fixture(t)
 	s := newServer(t, db, root, nil)
 	inR, inW := io.Pipe()
@@ -39,31 +59,31 @@ func TestMCPStdioDeepMessage(t *testing.T) {
 		done <- s.serveStream(ctx, inR, outW)
 		outW.Close() // a session that ends fails the reads below
 	}()
-	go func() {
-		io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`+"\n")
-		io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
-		io.WriteString(inW, deepCall(2, 1500)+"\n")
-		io.WriteString(inW, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`+"\n")
-	}()
 	br := bufio.NewReader(outR)
-	got := map[string]map[string]any{}
-	for range 3 {
+	read := func(what string) map[string]any {
 		l, err := br.ReadString('\n')
 		if err != nil {
-			t.Fatalf("session ended after %d answers: %v (%v)", len(got), err, got)
+			t.Fatalf("%s: the session ended: %v", what, err)
 		}
 		var m map[string]any
 		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("answer is not JSON: %q", l)
+			t.Fatalf("%s: answer is not JSON: %q", what, l)
 		}
-		got[string(mustJSON(m["id"]))] = m
+		return m
 	}
-	e, _ := got["2"]["error"].(map[string]any)
-	if e == nil || e["code"] != float64(-32600) {
-		t.Errorf("deep message: want an invalid-request error with id 2, got %v", got)
-	}
-	if got["3"]["result"] == nil {
-		t.Errorf("tools/list after the deep message: %v", got["3"])
+	go io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`+"\n"+
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	read("initialize")
+	for i, tc := range malformedMessages {
+		go io.WriteString(inW, tc.msg+"\n"+`{"jsonrpc":"2.0","id":"after","method":"ping"}`+"\n")
+		m := read(clip(tc.msg))
+		e, _ := m["error"].(map[string]any)
+		if e == nil || e["code"] != float64(-32600) || string(mustJSON(m["id"])) != tc.id {
+			t.Errorf("%d %s: want an invalid-request error with id %s, got %v", i, clip(tc.msg), tc.id, m)
+		}
+		if m := read("ping after " + clip(tc.msg)); m["id"] != "after" || m["result"] == nil {
+			t.Errorf("ping after %s: %v", clip(tc.msg), m)
+		}
 	}
 	inW.Close()
 	cancel()
@@ -71,12 +91,35 @@ func TestMCPStdioDeepMessage(t *testing.T) {
 
 func mustJSON(v any) []byte { b, _ := json.Marshal(v); return b }
 
-// TestMCPHTTPDeepMessage: over HTTP the same message gets a JSON-RPC
+// TestMCPHTTPMalformedMessages: over HTTP the same messages get a JSON-RPC
 // error (not the SDK's plain-text 400), and depth 1000 still passes.
-func TestMCPHTTPDeepMessage(t *testing.T) {
+func TestMCPHTTPMalformedMessages(t *testing.T) {
 	root, db := fixture(t)
 	ts := httptest.NewServer(newServer(t, db, root, nil).HTTPHandler(HTTPOptions{Authenticate: bearer}))
 	t.Cleanup(ts.Close)
+	for _, tc := range malformedMessages {
+		req, _ := http.NewRequest("POST", ts.URL, strings.NewReader(tc.msg))
+		req.Header.Set("Authorization", "Bearer root")
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", StatelessRevision)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		buf.ReadFrom(resp.Body)
+		resp.Body.Close()
+		var m struct {
+			ID    json.RawMessage `json:"id"`
+			Error struct {
+				Code int `json:"code"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(buf.Bytes(), &m); err != nil || m.Error.Code != -32600 || string(m.ID) != tc.id || resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("%s: %d %s", clip(tc.msg), resp.StatusCode, buf.String())
+		}
+	}
 	for _, n := range []int{1500, 9000} {
 		req, _ := http.NewRequest("POST", ts.URL, strings.NewReader(deepCall(5, n)))
 		req.Header.Set("Authorization", "Bearer root")
@@ -106,7 +149,7 @@ func TestMCPHTTPDeepMessage(t *testing.T) {
 	if inboundReply([]byte(deepCall(1, 995))) != nil {
 		t.Error("a message 1000 levels deep was refused")
 	}
-	if str := []byte(`{"s":"[[[[{{{{\"\\"}`); inboundReply(str) != nil || jsonDepth(str) != 1 {
+	if str := []byte(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"s":"[[[[{{{{\"\\"}}`); inboundReply(str) != nil || jsonDepth(str) != 2 {
 		t.Error("brackets inside strings counted")
 	}
 }
