@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/stratasearch/strata/engine/contract"
 )
 
@@ -200,4 +201,43 @@ func TestMCPHTTPSessionAdminBinding(t *testing.T) {
 	if r, body := post("admin-key", id, flush); r.StatusCode != http.StatusOK || !strings.Contains(body, "job_id") {
 		t.Errorf("the admin key's own session: %d %s", r.StatusCode, body)
 	}
+}
+
+// FuzzInboundReply: a message inboundReply lets through is one the SDK's
+// own decoder accepts (so the stdio session cannot end on it), and every
+// reply is one JSON-RPC error object.
+func FuzzInboundReply(f *testing.F) {
+	for _, tc := range malformedMessages {
+		f.Add([]byte(tc.msg))
+	}
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":"a","result":{}}`,
+		`{"jsonrpc":"2.0","id":2,"error":{"code":-1,"message":"x"}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"search","arguments":{"query":"x"}}}`,
+		`garbage`, `{"jsonrpc":"2.0","id":9223372036854775808,"method":"ping"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		reply := inboundReply(msg)
+		if reply == nil {
+			if _, err := jsonrpc.DecodeMessage(msg); err != nil {
+				t.Fatalf("let through %q, which the SDK refuses: %v", msg, err)
+			}
+			return
+		}
+		var r struct {
+			JSONRPC string          `json:"jsonrpc"`
+			ID      json.RawMessage `json:"id"`
+			Error   *struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(reply, &r); err != nil || r.JSONRPC != "2.0" || r.Error == nil || (r.Error.Code != -32600 && r.Error.Code != -32700) || len(r.ID) == 0 {
+			t.Fatalf("reply to %q is not a JSON-RPC error: %s", msg, reply)
+		}
+	})
 }
