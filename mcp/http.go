@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"bytes"
-	"encoding/json"
 	"io"
 	"net/http"
 	"sync"
@@ -47,7 +46,8 @@ type HTTPOptions struct {
 // notifications/cancelled cancels the call's context). Each principal gets
 // its own MCP server whose tools run as it, and a session stays bound to
 // the principal that opened it: a request naming another principal's
-// session is answered 404 like an unknown one.
+// session is answered 404 like an unknown one (so is a request by the
+// principal's non-admin key naming a session its admin key opened).
 func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 	h := &httpHandler{s: s, o: o, owner: map[string]sessionOwner{}}
 	get := func(r *http.Request) *sdk.Server {
@@ -64,12 +64,21 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 	return h
 }
 
-// sdkFor returns the MCP server of c's principal, building it once.
-func (s *Server) sdkFor(c Caller) *sdk.Server {
+// callerKey names the MCP server a caller gets: its principal key, and
+// whether it has the job tools. Two API keys of one principal, one of
+// them an admin's, get different servers, and neither may use a session
+// the other opened.
+func (s *Server) callerKey(c Caller) string {
 	key := principalKey(c.Principal, s.o.Namespace)
 	if s.jobTools(c) {
 		key += "\x00admin"
 	}
+	return key
+}
+
+// sdkFor returns the MCP server of c's principal, building it once.
+func (s *Server) sdkFor(c Caller) *sdk.Server {
+	key := s.callerKey(c)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if srv := s.sdks[key]; srv != nil {
@@ -107,17 +116,18 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method == http.MethodPost {
-		// A body that is not JSON gets JSON-RPC's parse error (the SDK
-		// answers it with a plain-text 400).
+		// A body that is not JSON, or nests deeper than the SDK decodes,
+		// gets a JSON-RPC error (inboundReply; the SDK answers it with a
+		// plain-text 400).
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, sdk.DefaultMaxRequestBodyBytes))
 		if err != nil {
 			http.Error(w, "request body too large or unreadable", http.StatusRequestEntityTooLarge)
 			return
 		}
-		if !json.Valid(body) {
+		if reply := inboundReply(body); reply != nil {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusBadRequest)
-			io.WriteString(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`+"\n")
+			w.Write(reply)
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -126,7 +136,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.stateless.ServeHTTP(w, r)
 		return
 	}
-	who := principalKey(c.Principal, h.s.o.Namespace)
+	who := h.s.callerKey(c)
 	if id := r.Header.Get(sessionHeader); id != "" {
 		h.mu.Lock()
 		own, known := h.owner[id]

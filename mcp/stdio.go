@@ -3,7 +3,6 @@ package mcp
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"io"
 	"os"
 	"sync"
@@ -22,8 +21,10 @@ func (s *Server) RunStdio(ctx context.Context) error {
 
 // serveStream serves newline-delimited JSON-RPC on r and w. A line that is
 // not JSON (or is longer than maxStdioLine) is answered with JSON-RPC's
-// parse error (-32700, id null) and skipped, as the protocol asks; the
-// SDK's stream transport would end the session on it.
+// parse error (-32700, id null), and one nested deeper than the SDK
+// decodes with an invalid-request error (inboundReply); either is skipped,
+// as the protocol asks, where the SDK's stream transport would end the
+// session on it.
 func (s *Server) serveStream(ctx context.Context, r io.Reader, w io.Writer) error {
 	lw := &lockedWriter{w: w}
 	pr, pw := io.Pipe()
@@ -42,8 +43,11 @@ func (s *Server) serveStream(ctx context.Context, r io.Reader, w io.Writer) erro
 				continue
 			}
 			if len(line) > 0 || tooLong {
-				if trimmed := trimSpace(line); tooLong || len(trimmed) > 0 && !json.Valid(trimmed) {
-					lw.Write([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}` + "\n"))
+				trimmed := trimSpace(line)
+				if tooLong {
+					lw.Write([]byte(parseErrorReply))
+				} else if reply := inboundReply(trimmed); len(trimmed) > 0 && reply != nil {
+					lw.Write(reply)
 				} else if len(trimmed) > 0 {
 					if _, werr := pw.Write(append(trimmed, '\n')); werr != nil {
 						return

@@ -1,7 +1,9 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -72,11 +74,14 @@ func (s *Server) registerTools() {
 // --- search ---
 
 type searchArgs struct {
-	Query  string           `json:"query"`
-	Mode   string           `json:"mode"`
-	Filter *contract.Filter `json:"filter"`
-	TopK   *int             `json:"top_k"`
-	Cursor string           `json:"cursor"`
+	Query string `json:"query"`
+	Mode  string `json:"mode"`
+	// FilterJSON is decoded by validate into Filter, so that a filter's
+	// decoding errors keep their place under "filter".
+	FilterJSON json.RawMessage  `json:"filter"`
+	Filter     *contract.Filter `json:"-"`
+	TopK       *int             `json:"top_k"`
+	Cursor     string           `json:"cursor"`
 }
 
 func (a *searchArgs) validate(c *call) []contract.FieldError {
@@ -93,9 +98,14 @@ func (a *searchArgs) validate(c *call) []contract.FieldError {
 		fes = append(fes, contract.FieldError{Loc: []any{"arguments", "cursor"}, InputValue: len(a.Cursor), ErrorType: contract.ErrTypeOutOfRange,
 			Message: "cursor too long", ExpectedDomain: fmt.Sprintf("at most %d bytes", contract.MaxCursorBytes)})
 	}
-	if a.Filter != nil {
-		if err := a.Filter.Validate(); err != nil {
+	if raw := bytes.TrimSpace(a.FilterJSON); len(raw) > 0 && string(raw) != "null" {
+		var f contract.Filter
+		if err := contract.Decode(bytes.NewReader(raw), "filter", &f); err != nil {
 			fes = append(fes, rebase(err, []any{"arguments", "filter"})...)
+		} else if err := f.Validate(); err != nil {
+			fes = append(fes, rebase(err, []any{"arguments", "filter"})...)
+		} else {
+			a.Filter = &f
 		}
 	}
 	return fes

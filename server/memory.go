@@ -1,8 +1,10 @@
 package server
 
 import (
+	"crypto/rand"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/stratasearch/strata/engine/contract"
@@ -14,7 +16,7 @@ import (
 //	POST /v1/memory/remember     {"writes":[Write…]}          → {"outcomes":[Outcome…]}
 //	POST /v1/memory/recall       Query                        → Result (framed hits)
 //	POST /v1/memory/forget       {"subject","ids":[…]} | {"subject","all":true} → RollbackReport
-//	GET  /v1/memory/history?subject=…&key=…&known_at=…       → {"records":[Record…]}
+//	GET  /v1/memory/history?subject=…&key=…&known_at=…       → {"records":[Record…],"framed":[…],"text","nonce"}
 //	POST /v1/memory/rollback     {"provenance":"…"}  (admin)  → RollbackReport
 //	POST /v1/memory/consolidate  {"subject":"…"}     (admin; "" = every subject)
 //	POST /v1/memory/purge        {}                  (admin)  → PurgeReport
@@ -60,9 +62,19 @@ type ConsolidateRequest struct {
 	Subject string `json:"subject"`
 }
 
-// HistoryResponse is the answer of GET /v1/memory/history.
+// HistoryResponse is the answer of GET /v1/memory/history. Records are
+// data for the application; Framed and Text are what may reach a model.
 type HistoryResponse struct {
 	Records []*memory.Record `json:"records"`
+	// Framed[i] is Records[i] as evidence: sanitised, escaped and framed
+	// with its trust, provenance and version (contract.FrameHit), as
+	// recall frames its hits, so a stored instruction reaches a model as
+	// quoted data.
+	Framed []string `json:"framed"`
+	// Text is every Framed entry, oldest first.
+	Text string `json:"text"`
+	// Nonce is the per-request nonce every frame carries.
+	Nonce string `json:"nonce"`
 }
 
 // maxMemoryWrites bounds one remember batch.
@@ -208,8 +220,24 @@ func (m *memoryRoutes) history(rq *request) (int, any, error) {
 	if recs == nil {
 		recs = []*memory.Record{}
 	}
-	return http.StatusOK, HistoryResponse{Records: recs}, nil
+	resp := HistoryResponse{Records: recs, Framed: make([]string, len(recs)), Nonce: frameNonce()}
+	var text strings.Builder
+	for i, r := range recs {
+		f, err := contract.FrameHit(contract.Envelope{DocID: r.ID, Content: r.Content, SourceURI: r.Provenance,
+			VersionHash: r.Version, Timestamp: r.RecordedAt, Score: 1, Trust: r.Trust}, resp.Nonce)
+		if err != nil {
+			return 0, nil, err
+		}
+		resp.Framed[i] = f
+		text.WriteString(f)
+	}
+	resp.Text = text.String()
+	return http.StatusOK, resp, nil
 }
+
+// frameNonce returns a fresh 128-bit frame nonce, as contract.Stage draws
+// one.
+func frameNonce() string { return rand.Text() }
 
 func (m *memoryRoutes) rollback(rq *request) (int, any, error) {
 	var req RollbackRequest

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // ErrInvalid is matched (errors.Is) by every *ValidationError.
@@ -220,7 +221,8 @@ func decodeFailure(err error, root string) *ValidationError {
 				loc = append(loc, p)
 			}
 		}
-		return &ValidationError{Errors: []FieldError{{Loc: loc, InputValue: te.Value, ErrorType: ErrTypeJSONType, Message: "wrong JSON type: " + te.Error(), ExpectedDomain: te.Type.String()}}}
+		msg, domain := typeMismatch(te)
+		return &ValidationError{Errors: []FieldError{{Loc: loc, InputValue: te.Value, ErrorType: ErrTypeJSONType, Message: msg, ExpectedDomain: domain}}}
 	}
 	msg := err.Error()
 	if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
@@ -234,4 +236,50 @@ func decodeFailure(err error, root string) *ValidationError {
 		return &ValidationError{Errors: []FieldError{{Loc: base, InputValue: nil, ErrorType: ErrTypeJSONInvalid, Message: "malformed JSON: unexpected end of input", ExpectedDomain: "a JSON document"}}}
 	}
 	return &ValidationError{Errors: []FieldError{{Loc: base, InputValue: nil, ErrorType: ErrTypeJSONInvalid, Message: msg, ExpectedDomain: "a JSON document"}}}
+}
+
+// typeMismatch describes a JSON type error in JSON's terms, not Go's: the
+// message and expected domain name JSON types (the Go type a value decodes
+// into is the engine's business, not the caller's).
+func typeMismatch(te *json.UnmarshalTypeError) (msg, domain string) {
+	domain = jsonDomain(te.Type)
+	return "wrong JSON type: got " + te.Value + ", want " + domain, domain
+}
+
+// jsonDomain names the JSON type a value of Go type t decodes from.
+func jsonDomain(t reflect.Type) string {
+	if t == nil {
+		return "a JSON value"
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == reflect.TypeFor[json.RawMessage]() || t.Kind() == reflect.Interface {
+		return "a JSON value"
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return "integer"
+	case reflect.Float32, reflect.Float64:
+		return "number"
+	case reflect.Slice, reflect.Array:
+		if t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 {
+			return "string (base64)"
+		}
+		if e := jsonDomain(t.Elem()); e != "a JSON value" {
+			return "array of " + e
+		}
+		return "array"
+	case reflect.Map, reflect.Struct:
+		if t == reflect.TypeFor[time.Time]() {
+			return "string (RFC 3339 date-time)"
+		}
+		return "object"
+	}
+	return "a JSON value"
 }

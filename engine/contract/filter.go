@@ -235,7 +235,8 @@ func wrapNested(err error, loc []any, fallback error) error {
 				l = at(l, p)
 			}
 		}
-		return &decodeError{loc: l, input: te.Value, typ: ErrTypeJSONType, msg: "wrong JSON type: " + te.Error(), domain: te.Type.String()}
+		msg, domain := typeMismatch(te)
+		return &decodeError{loc: l, input: te.Value, typ: ErrTypeJSONType, msg: msg, domain: domain}
 	}
 	if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 		return &decodeError{loc: at(loc, strings.Trim(f, `"`)), input: strings.Trim(f, `"`), typ: ErrTypeUnknownField, msg: "unknown field " + f, domain: "a field of the closed schema"}
