@@ -200,10 +200,50 @@ func syntaxFragment(fset *token.FileSet, f *ast.File, path string, src []byte, p
 	return fr
 }
 
-// syntaxFile is one Go file of a syntaxBatch.
+// syntaxFile is one Go file of a syntaxBatch. fset and f are its parse
+// (parser.ParseComments) when parsed is set (f nil: it does not parse);
+// syntaxBatch parses a file that is not.
 type syntaxFile struct {
 	path, pkg string
 	src       []byte
+	parsed    bool
+	fset      *token.FileSet
+	f         *ast.File
+}
+
+// parse parses sf once.
+func (sf *syntaxFile) parse() {
+	if sf.parsed {
+		return
+	}
+	sf.parsed = true
+	sf.fset = token.NewFileSet()
+	f, err := parser.ParseFile(sf.fset, sf.path, sf.src, parser.ParseComments)
+	if err != nil {
+		f = nil
+	}
+	sf.f = f
+}
+
+// parseAll parses the files not yet parsed, one goroutine per core.
+func parseAll(files []syntaxFile) {
+	parallel(len(files), func(i int) { files[i].parse() })
+}
+
+// parallel runs do(0..n-1) on min(GOMAXPROCS, n) goroutines.
+func parallel(n int, do func(i int)) {
+	var wg sync.WaitGroup
+	next := atomic.Int64{}
+	for w := min(runtime.GOMAXPROCS(0), n); w > 0; w-- {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				do(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // syntaxBatch builds the fragments of several edited Go files at once,
@@ -224,33 +264,23 @@ func syntaxBatch(files []syntaxFile, v *graph.View, chunk ingest.Options) []*gra
 	view := viewKinds(v)
 	// The files are independent until the rebuild below: one goroutine
 	// per core.
-	var wg sync.WaitGroup
-	next := atomic.Int64{}
-	for w := min(runtime.GOMAXPROCS(0), len(files)); w > 0; w-- {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < len(files); i = int(next.Add(1) - 1) {
-				sf := files[i]
-				fset := token.NewFileSet()
-				f, err := parser.ParseFile(fset, sf.path, sf.src, parser.ParseComments)
-				if err != nil {
-					frags[i] = &graph.Fragment{File: sf.path}
-					continue
-				}
-				missed := map[string]bool{}
-				ps[i] = parsed{fset, f, missed}
-				frags[i] = syntaxFragment(fset, f, sf.path, sf.src, sf.pkg, func(key string) (graph.NodeKind, bool) {
-					k, ok := view(key)
-					if !ok {
-						missed[key] = true
-					}
-					return k, ok
-				}, chunk)
+	parallel(len(files), func(i int) {
+		sf := &files[i]
+		sf.parse()
+		if sf.f == nil {
+			frags[i] = &graph.Fragment{File: sf.path}
+			return
+		}
+		missed := map[string]bool{}
+		ps[i] = parsed{sf.fset, sf.f, missed}
+		frags[i] = syntaxFragment(sf.fset, sf.f, sf.path, sf.src, sf.pkg, func(key string) (graph.NodeKind, bool) {
+			k, ok := view(key)
+			if !ok {
+				missed[key] = true
 			}
-		}()
-	}
-	wg.Wait()
+			return k, ok
+		}, chunk)
+	})
 	if len(files) < 2 {
 		return frags
 	}
