@@ -37,7 +37,7 @@ func SyntaxFragment(path string, src []byte, pkgPath string, v *graph.View, chun
 	if err != nil {
 		return nil, fmt.Errorf("codegraph: %w", err)
 	}
-	return syntaxFragment(fset, f, path, src, pkgPath, viewKinds(v), chunk), nil
+	return syntaxFragment(fset, f, path, src, pkgPath, viewKinds(v), chunk, nil), nil
 }
 
 // kindFunc tells the kind of the node with a key a file uses but does
@@ -58,7 +58,7 @@ func viewKinds(v *graph.View) kindFunc {
 
 // syntaxFragment is SyntaxFragment over a parsed file (f is not
 // modified), with kinds for the names the file does not declare.
-func syntaxFragment(fset *token.FileSet, f *ast.File, path string, src []byte, pkgPath string, kinds kindFunc, chunk ingest.Options) *graph.Fragment {
+func syntaxFragment(fset *token.FileSet, f *ast.File, path string, src []byte, pkgPath string, kinds kindFunc, chunk ingest.Options, cache *sigCache) *graph.Fragment {
 	line := func(p token.Pos) int { return fset.PositionFor(p, false).Line }
 	ch := chunksOf(path, ingest.ChunkGoFile(fset, f, ingest.NewLines(src), chunk))
 	fr := &graph.Fragment{File: path}
@@ -171,7 +171,7 @@ func syntaxFragment(fset *token.FileSet, f *ast.File, path string, src []byte, p
 			}
 		}
 	}
-	sigs := declSigs(fset, f, pkgPath)
+	sigs := declSigs(fset, f, pkgPath, src, cache)
 	for i := range fr.Nodes {
 		if s, ok := sigs[fr.Nodes[i].Key]; ok {
 			fr.Nodes[i].Sig = s
@@ -252,7 +252,7 @@ func parallel(n int, do func(i int)) {
 // whose lookups missed such a name is rebuilt from its parse with the
 // batch's declarations known). A file that does not parse gets an empty
 // fragment.
-func syntaxBatch(files []syntaxFile, v *graph.View, chunk ingest.Options) []*graph.Fragment {
+func syntaxBatch(files []syntaxFile, v *graph.View, chunk ingest.Options, cache *sigCache) []*graph.Fragment {
 	chunk.EnsureDefaults()
 	type parsed struct {
 		fset   *token.FileSet
@@ -279,7 +279,7 @@ func syntaxBatch(files []syntaxFile, v *graph.View, chunk ingest.Options) []*gra
 				missed[key] = true
 			}
 			return k, ok
-		}, chunk)
+		}, chunk, cache)
 	})
 	if len(files) < 2 {
 		return frags
@@ -301,7 +301,7 @@ func syntaxBatch(files []syntaxFile, v *graph.View, chunk ingest.Options) []*gra
 	for i, p := range ps {
 		for key := range p.missed {
 			if _, ok := declared[key]; ok {
-				frags[i] = syntaxFragment(p.fset, p.f, files[i].path, files[i].src, files[i].pkg, both, chunk)
+				frags[i] = syntaxFragment(p.fset, p.f, files[i].path, files[i].src, files[i].pkg, both, chunk, cache)
 				break
 			}
 		}
@@ -368,9 +368,38 @@ func recvTypeName(e ast.Expr) string {
 
 // declSigs prints each top-level declaration's head: a func without its
 // body, "type T struct", "var X T".
-func declSigs(fset *token.FileSet, f *ast.File, pkgPath string) map[string]string {
+func declSigs(fset *token.FileSet, f *ast.File, pkgPath string, src []byte, cache *sigCache) map[string]string {
 	out := map[string]string{}
 	var buf bytes.Buffer
+	// sig is clipSig of the printed node n, from the cache when the
+	// source text of [from, n.End()) is known (kind tells the cases
+	// apart).
+	sig := func(kind byte, from token.Pos, n ast.Node, print func() (string, bool)) (string, bool) {
+		var key string
+		if cache != nil && src != nil {
+			if tf := fset.File(from); tf != nil && tf == fset.File(n.End()) {
+				lo, hi := tf.Offset(from), tf.Offset(n.End())
+				if 0 <= lo && lo <= hi && hi <= len(src) {
+					key = string(kind) + string(src[lo:hi])
+					if s, ok := cache.get(key); ok {
+						return s, true
+					}
+				}
+			}
+		}
+		s, ok := print()
+		if ok && key != "" {
+			cache.put(key, s)
+		}
+		return s, ok
+	}
+	printed := func(n any) (string, bool) {
+		buf.Reset()
+		if printer.Fprint(&buf, fset, n) != nil {
+			return "", false
+		}
+		return buf.String(), true
+	}
 	for _, d := range f.Decls {
 		switch d := d.(type) {
 		case *ast.FuncDecl:
@@ -378,11 +407,15 @@ func declSigs(fset *token.FileSet, f *ast.File, pkgPath string) map[string]strin
 			if d.Recv != nil && len(d.Recv.List) > 0 {
 				key = pkgPath + "." + recvTypeName(d.Recv.List[0].Type) + "." + d.Name.Name
 			}
-			h := *d
-			h.Body, h.Doc = nil, nil
-			buf.Reset()
-			if printer.Fprint(&buf, fset, &h) == nil {
-				out[key] = clipSig(buf.String())
+			// The head is printed from the func keyword through the
+			// result list: that span's text.
+			if s, ok := sig('f', d.Pos(), d.Type, func() (string, bool) {
+				h := *d
+				h.Body, h.Doc = nil, nil
+				s, ok := printed(&h)
+				return clipSig(s), ok
+			}); ok {
+				out[key] = s
 			}
 		case *ast.GenDecl:
 			for _, s := range d.Specs {
@@ -395,18 +428,14 @@ func declSigs(fset *token.FileSet, f *ast.File, pkgPath string) map[string]strin
 					case *ast.InterfaceType:
 						kind = "interface"
 					default:
-						buf.Reset()
-						if printer.Fprint(&buf, fset, s.Type) == nil {
-							kind = buf.String()
-						}
+						kind, _ = sig('t', s.Type.Pos(), s.Type, func() (string, bool) { return printed(s.Type) })
 					}
 					out[pkgPath+"."+s.Name.Name] = clipSig("type " + s.Name.Name + " " + kind)
 				case *ast.ValueSpec:
 					typ := ""
 					if s.Type != nil {
-						buf.Reset()
-						if printer.Fprint(&buf, fset, s.Type) == nil {
-							typ = " " + buf.String()
+						if t, ok := sig('t', s.Type.Pos(), s.Type, func() (string, bool) { return printed(s.Type) }); ok {
+							typ = " " + t
 						}
 					}
 					for _, n := range s.Names {
@@ -417,6 +446,49 @@ func declSigs(fset *token.FileSet, f *ast.File, pkgPath string) map[string]strin
 		}
 	}
 	return out
+}
+
+// sigCache remembers what declSigs printed, by the source text printed
+// (kind byte first): the printed head, whitespace collapsed, depends on
+// that text alone. Each generation keeps the entries looked up or added
+// since the last rotate and drops the rest, so the cache holds the
+// declarations of one batch of files. Safe for concurrent use.
+type sigCache struct {
+	mu        sync.Mutex
+	prev, cur map[string]string
+}
+
+func (c *sigCache) get(key string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s, ok := c.cur[key]; ok {
+		return s, true
+	}
+	s, ok := c.prev[key]
+	if ok {
+		c.putLocked(key, s)
+	}
+	return s, ok
+}
+
+func (c *sigCache) put(key, s string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.putLocked(key, s)
+}
+
+func (c *sigCache) putLocked(key, s string) {
+	if c.cur == nil {
+		c.cur = map[string]string{}
+	}
+	c.cur[key] = s
+}
+
+// rotate starts a generation: entries not used since the last rotate go.
+func (c *sigCache) rotate() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.prev, c.cur = c.cur, nil
 }
 
 func clipSig(s string) string {

@@ -40,7 +40,8 @@ type Updater struct {
 	PkgOfDir map[string]string
 	chunk    ingest.Options
 
-	mu sync.Mutex
+	mu   sync.Mutex
+	sigs sigCache // the edited files' declaration heads, printed last time
 }
 
 // NewUpdater returns an Updater of the tree at root (absolute) indexed by
@@ -257,9 +258,10 @@ func (u *Updater) load(paths []string) (loaded, error) {
 // syntaxBatch over their parses), with v the current view.
 func (u *Updater) build(ed loaded, v *graph.View) map[string]*graph.Fragment {
 	frags := map[string]*graph.Fragment{}
-	for _, fr := range syntaxBatch(ed.gofiles, v, u.chunk) {
+	for _, fr := range syntaxBatch(ed.gofiles, v, u.chunk, &u.sigs) {
 		frags[fr.File] = fr
 	}
+	u.sigs.rotate()
 	if len(ed.other) > 0 {
 		for _, fr := range BuildLang(ed.other, u.chunk).Fragments {
 			frags[fr.File] = fr
