@@ -520,7 +520,10 @@ func syntaxUses(fr *graph.Fragment, from, recv, rtyp string, n ast.Node, pkgPath
 			lhs(x.X)
 		}
 	}
-	ast.Inspect(n, func(n ast.Node) bool {
+	// mark records, at a call, an assignment, ++/-- or &x, which of the
+	// nodes below it are called or written. The walk below is pre-order,
+	// so a node is marked before it is reached.
+	mark := func(n ast.Node) {
 		switch x := n.(type) {
 		case *ast.CallExpr:
 			fun := ast.Unparen(x.Fun)
@@ -543,8 +546,7 @@ func syntaxUses(fr *graph.Fragment, from, recv, rtyp string, n ast.Node, pkgPath
 				lhs(x.X)
 			}
 		}
-		return true
-	})
+	}
 	emit := func(key string, at ast.Node, pos token.Pos) {
 		if key == from {
 			return
@@ -574,6 +576,7 @@ func syntaxUses(fr *graph.Fragment, from, recv, rtyp string, n ast.Node, pkgPath
 	}
 	var walk func(n ast.Node) bool
 	walk = func(n ast.Node) bool {
+		mark(n)
 		switch x := n.(type) {
 		case *ast.SelectorExpr:
 			if id, ok := x.X.(*ast.Ident); ok {
