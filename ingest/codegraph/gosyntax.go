@@ -194,8 +194,11 @@ func syntaxFragment(fset *token.FileSet, f *ast.File, path string, src []byte, p
 			}
 		}
 	}
+	// The bodies are disjoint subtrees and a node's marks come from its
+	// ancestors, so one pair of mark sets serves them all.
+	callee, written := map[ast.Node]bool{}, map[ast.Node]bool{}
 	for _, b := range bodies {
-		syntaxUses(fr, b.from, b.recv, b.rtyp, b.node, pkgPath, imports, top, kindOf, line)
+		syntaxUses(fr, b.from, b.recv, b.rtyp, b.node, pkgPath, imports, top, kindOf, line, callee, written)
 	}
 	return fr
 }
@@ -500,11 +503,11 @@ func clipSig(s string) string {
 }
 
 // syntaxUses records what the declaration node (keyed from) uses, by
-// name resolution without types.
+// name resolution without types. callee and written collect the nodes
+// below n that are called and written (the caller may share them between
+// disjoint subtrees).
 func syntaxUses(fr *graph.Fragment, from, recv, rtyp string, n ast.Node, pkgPath string, imports map[string]string, top map[any]bool,
-	kindOf func(string) (graph.NodeKind, bool), line func(token.Pos) int) {
-	callee := map[ast.Node]bool{}
-	written := map[ast.Node]bool{}
+	kindOf func(string) (graph.NodeKind, bool), line func(token.Pos) int, callee, written map[ast.Node]bool) {
 	var lhs func(e ast.Expr)
 	lhs = func(e ast.Expr) {
 		switch x := e.(type) {
