@@ -18,7 +18,8 @@ import (
 
 // Updater is the fast path after an edit: it re-indexes a tree
 // incrementally (ingest.Indexer) and, at the same time, rebuilds the
-// edited files' graph fragments, then applies to the Store, in one step,
+// edited files' graph fragments (each edited Go file parsed once for
+// both), then applies to the Store, in one step,
 // a fragment for every file the index pass rewrote or dropped, so search
 // and expansion see the edit together. Go files get SyntaxFragment
 // (package path from PkgOfDir); files of the tree-sitter languages get
