@@ -150,9 +150,25 @@ var cppHeader = regexp.MustCompile(`(?m)^\s*(?:namespace\s+\w+\s*\{|template\s*<
 // cgo — by structure (ChunkText). Spans never overlap unless
 // OverlapLines > 0, are sorted, and are unique.
 func ChunkFile(name string, src []byte, o Options) []Chunk {
-	lines := NewLines(src)
+	return chunkFile(name, src, NewLines(src), o, nil)
+}
+
+// ParsedGo is a Go file a caller has parsed (parser.ParseComments, into
+// Fset) from Src, to be chunked without another parse.
+type ParsedGo struct {
+	Src  []byte
+	Fset *token.FileSet
+	File *ast.File
+}
+
+// chunkFile is ChunkFile over src's lines; pre, if not nil and parsed
+// from exactly src, is the Go file's parse, chunked by ChunkGoFile.
+func chunkFile(name string, src []byte, lines *Lines, o Options, pre *ParsedGo) []Chunk {
 	tag := LangOf(name, src)
 	if tag == "go" {
+		if pre != nil && pre.File != nil && bytes.Equal(pre.Src, src) {
+			return ChunkGoFile(pre.Fset, pre.File, lines, o)
+		}
 		if cs, ok := ChunkGo(src, lines, o); ok {
 			return cs
 		}

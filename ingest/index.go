@@ -182,9 +182,19 @@ func (ix *Indexer) Tombstone(ctx context.Context, path string) (int, error) {
 // last successful pass) without its chunk sums, so a retry re-reads
 // whatever was not recorded and rewrites every chunk of a changed file.
 func (ix *Indexer) Index(ctx context.Context, root string, p Progress) (Stats, error) {
+	return ix.IndexParsed(ctx, root, p, nil)
+}
+
+// IndexParsed is Index with Go files the caller has parsed already
+// (parsed maps a file's absolute path to its parse, which the pass only
+// reads): a file the pass re-chunks whose content, as the pass reads it,
+// is exactly the parsed Src is chunked from that parse (ChunkGoFile)
+// instead of being parsed again, into the same chunks. An entry whose
+// Src differs from the file's content is ignored.
+func (ix *Indexer) IndexParsed(ctx context.Context, root string, p Progress, parsed map[string]*ParsedGo) (Stats, error) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	st, err := ix.index(ctx, root, p)
+	st, err := ix.index(ctx, root, p, parsed)
 	if err != nil {
 		if m, lerr := LoadManifest(ix.manifestPath); lerr == nil {
 			// The failed pass may have written or deleted some of the
@@ -199,7 +209,7 @@ func (ix *Indexer) Index(ctx context.Context, root string, p Progress) (Stats, e
 	return st, err
 }
 
-func (ix *Indexer) index(ctx context.Context, root string, p Progress) (Stats, error) {
+func (ix *Indexer) index(ctx context.Context, root string, p Progress, parsed map[string]*ParsedGo) (Stats, error) {
 	t0 := time.Now()
 	o, m, manifestPath := ix.o, ix.m, ix.manifestPath
 	var st Stats
@@ -275,10 +285,10 @@ func (ix *Indexer) index(ctx context.Context, root string, p Progress) (Stats, e
 				return
 			}
 			sem <- struct{}{}
-			go func(f File, old *FileEntry) {
+			go func(f File, old *FileEntry, pre *ParsedGo) {
 				defer func() { <-sem }()
-				ch <- prepare(f, old, absRoot, o)
-			}(f, olds[i])
+				ch <- prepare(f, old, absRoot, o, pre)
+			}(f, olds[i], parsed[f.Path])
 		}
 	}()
 	for ch := range queue {
@@ -418,7 +428,7 @@ func readListed(f File) ([]byte, error) {
 
 // prepare reads, classifies, hashes and chunks one file (no engine access;
 // run in parallel).
-func prepare(f File, old *FileEntry, absRoot string, o Options) prepared {
+func prepare(f File, old *FileEntry, absRoot string, o Options, pre *ParsedGo) prepared {
 	r := prepared{f: f}
 	// A file an older run skipped as generated is read again: generated
 	// files are indexed now.
@@ -446,8 +456,8 @@ func prepare(f File, old *FileEntry, absRoot string, o Options) prepared {
 		r.same = true
 		return r
 	}
-	chunks := ChunkFile(f.Path, data, o)
 	lines := NewLines(data)
+	chunks := chunkFile(f.Path, data, lines, o, pre)
 	lang := LangOf(f.Path, data)
 	uri := FileURI(f.Path)
 	mtime := contract.Number(float64(f.ModTime.Unix()))

@@ -23,7 +23,7 @@ func TestPrepareRefusesReplacedFile(t *testing.T) {
 	if err != nil || len(files) != 2 {
 		t.Fatalf("walk: %v %v", files, err)
 	}
-	if r := prepare(files[1], nil, root, o); r.err != nil || len(r.docs) == 0 {
+	if r := prepare(files[1], nil, root, o, nil); r.err != nil || len(r.docs) == 0 {
 		t.Fatalf("unchanged file: err %v, %d docs", r.err, len(r.docs))
 	}
 	other := filepath.Join(t.TempDir(), "new.txt")
@@ -33,7 +33,7 @@ func TestPrepareRefusesReplacedFile(t *testing.T) {
 	if err := os.Rename(other, files[0].Path); err != nil {
 		t.Fatal(err)
 	}
-	if r := prepare(files[0], nil, root, o); !errors.Is(r.err, vfs.ErrChanged) || len(r.docs) != 0 {
+	if r := prepare(files[0], nil, root, o, nil); !errors.Is(r.err, vfs.ErrChanged) || len(r.docs) != 0 {
 		t.Fatalf("replaced file: want ErrChanged and no docs, got %v, %d docs", r.err, len(r.docs))
 	}
 	if err := os.Remove(files[1].Path); err != nil {
@@ -42,7 +42,7 @@ func TestPrepareRefusesReplacedFile(t *testing.T) {
 	if err := os.Mkdir(files[1].Path, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if r := prepare(files[1], nil, root, o); !errors.Is(r.err, vfs.ErrNotRegular) {
+	if r := prepare(files[1], nil, root, o, nil); !errors.Is(r.err, vfs.ErrNotRegular) {
 		t.Fatalf("directory: want ErrNotRegular, got %v", r.err)
 	}
 }
@@ -62,7 +62,7 @@ func TestPrepareRootLinkToFile(t *testing.T) {
 	if err != nil || len(files) != 1 {
 		t.Fatalf("walk: %v %v", files, err)
 	}
-	r := prepare(files[0], nil, "", o)
+	r := prepare(files[0], nil, "", o, nil)
 	if r.err != nil || len(r.docs) == 0 {
 		t.Fatalf("root link to a file: err %v, %d docs", r.err, len(r.docs))
 	}

@@ -35,7 +35,7 @@ func TestAttackPrepareFollowsSwappedSymlink(t *testing.T) {
 	if err := os.Symlink(secret, p); err != nil {
 		t.Fatal(err)
 	}
-	r := prepare(files[0], nil, root, o)
+	r := prepare(files[0], nil, root, o, nil)
 	for _, d := range r.docs {
 		if strings.Contains(d.Content, "TOPSECRETHASH") {
 			t.Fatalf("ingestion read and indexed %s through a symlink swapped in after the walk: doc %q content %q", secret, d.ID, d.Content)

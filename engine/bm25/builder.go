@@ -54,6 +54,10 @@ type Builder struct {
 	ext     []uint64
 	sumDL   uint64
 	cached  *Segment
+	// sorted holds the terms in byte order as of the last WriteTo; added
+	// the terms new since, merged into sorted by the next WriteTo (a
+	// re-seal sorts only them).
+	sorted, added []string
 }
 
 // NewBuilder returns an empty Builder.
@@ -94,6 +98,7 @@ func (b *Builder) Add(extID uint64, toks []text.Token) (uint32, error) {
 		if p == nil {
 			p = &memPosting{}
 			b.terms[t.Term] = p
+			b.added = append(b.added, t.Term)
 		}
 		n := len(p.docs)
 		if n > 0 && p.docs[n-1] == doc {
@@ -116,6 +121,21 @@ func (b *Builder) Add(extID uint64, toks []text.Token) (uint32, error) {
 	return doc, nil
 }
 
+// mergeSorted merges two sorted lists with no common element into a new
+// one.
+func mergeSorted(a, b []string) []string {
+	out := make([]string, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if a[0] < b[0] {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	out = append(out, a...)
+	return append(out, b...)
+}
+
 // WriteTo writes the immutable segment form of everything added so far.
 func (b *Builder) WriteTo(w io.Writer) (int64, error) {
 	sw := newSegWriter(!b.opts.OmitPositions)
@@ -129,12 +149,12 @@ func (b *Builder) WriteTo(w io.Writer) (int64, error) {
 	for i, l := range b.docLens {
 		sw.addDoc(b.ext[i], l)
 	}
-	keys := make([]string, 0, len(b.terms))
-	for k := range b.terms {
-		keys = append(keys, k)
+	if len(b.added) > 0 {
+		sort.Strings(b.added)
+		b.sorted = mergeSorted(b.sorted, b.added)
+		b.added = nil
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range b.sorted {
 		p := b.terms[k]
 		if err := sw.addTerm([]byte(k), p.docs, p.tfs, p.pos); err != nil {
 			return 0, err

@@ -351,7 +351,7 @@ func (b *goBuilder) declare(p *packages.Package) error {
 		b.res.Files++
 		b.res.SourceBytes += int64(len(src))
 		ch := fileChunks(path, src, b.o.Chunk)
-		sigs := declSigs(p.Fset, f, p.PkgPath)
+		sigs := declSigs(p.Fset, f, p.PkgPath, nil, nil)
 		fr := b.frag(path)
 		fk := fileKey(path)
 		fr.Nodes = append(fr.Nodes, pkgNode, graph.Node{Kind: graph.File, Key: fk, Name: filepath.Base(path), File: path})

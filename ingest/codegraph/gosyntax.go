@@ -37,7 +37,7 @@ func SyntaxFragment(path string, src []byte, pkgPath string, v *graph.View, chun
 	if err != nil {
 		return nil, fmt.Errorf("codegraph: %w", err)
 	}
-	return syntaxFragment(fset, f, path, src, pkgPath, viewKinds(v), chunk), nil
+	return syntaxFragment(fset, f, path, src, pkgPath, viewKinds(v), chunk, nil), nil
 }
 
 // kindFunc tells the kind of the node with a key a file uses but does
@@ -58,7 +58,7 @@ func viewKinds(v *graph.View) kindFunc {
 
 // syntaxFragment is SyntaxFragment over a parsed file (f is not
 // modified), with kinds for the names the file does not declare.
-func syntaxFragment(fset *token.FileSet, f *ast.File, path string, src []byte, pkgPath string, kinds kindFunc, chunk ingest.Options) *graph.Fragment {
+func syntaxFragment(fset *token.FileSet, f *ast.File, path string, src []byte, pkgPath string, kinds kindFunc, chunk ingest.Options, cache *sigCache) *graph.Fragment {
 	line := func(p token.Pos) int { return fset.PositionFor(p, false).Line }
 	ch := chunksOf(path, ingest.ChunkGoFile(fset, f, ingest.NewLines(src), chunk))
 	fr := &graph.Fragment{File: path}
@@ -171,7 +171,7 @@ func syntaxFragment(fset *token.FileSet, f *ast.File, path string, src []byte, p
 			}
 		}
 	}
-	sigs := declSigs(fset, f, pkgPath)
+	sigs := declSigs(fset, f, pkgPath, src, cache)
 	for i := range fr.Nodes {
 		if s, ok := sigs[fr.Nodes[i].Key]; ok {
 			fr.Nodes[i].Sig = s
@@ -194,16 +194,59 @@ func syntaxFragment(fset *token.FileSet, f *ast.File, path string, src []byte, p
 			}
 		}
 	}
+	// The bodies are disjoint subtrees and a node's marks come from its
+	// ancestors, so one pair of mark sets serves them all.
+	callee, written := map[ast.Node]bool{}, map[ast.Node]bool{}
 	for _, b := range bodies {
-		syntaxUses(fr, b.from, b.recv, b.rtyp, b.node, pkgPath, imports, top, kindOf, line)
+		syntaxUses(fr, b.from, b.recv, b.rtyp, b.node, pkgPath, imports, top, kindOf, line, callee, written)
 	}
 	return fr
 }
 
-// syntaxFile is one Go file of a syntaxBatch.
+// syntaxFile is one Go file of a syntaxBatch. fset and f are its parse
+// (parser.ParseComments) when parsed is set (f nil: it does not parse);
+// syntaxBatch parses a file that is not.
 type syntaxFile struct {
 	path, pkg string
 	src       []byte
+	parsed    bool
+	fset      *token.FileSet
+	f         *ast.File
+}
+
+// parse parses sf once.
+func (sf *syntaxFile) parse() {
+	if sf.parsed {
+		return
+	}
+	sf.parsed = true
+	sf.fset = token.NewFileSet()
+	f, err := parser.ParseFile(sf.fset, sf.path, sf.src, parser.ParseComments)
+	if err != nil {
+		f = nil
+	}
+	sf.f = f
+}
+
+// parseAll parses the files not yet parsed, one goroutine per core.
+func parseAll(files []syntaxFile) {
+	parallel(len(files), func(i int) { files[i].parse() })
+}
+
+// parallel runs do(0..n-1) on min(GOMAXPROCS, n) goroutines.
+func parallel(n int, do func(i int)) {
+	var wg sync.WaitGroup
+	next := atomic.Int64{}
+	for w := min(runtime.GOMAXPROCS(0), n); w > 0; w-- {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				do(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // syntaxBatch builds the fragments of several edited Go files at once,
@@ -212,7 +255,7 @@ type syntaxFile struct {
 // whose lookups missed such a name is rebuilt from its parse with the
 // batch's declarations known). A file that does not parse gets an empty
 // fragment.
-func syntaxBatch(files []syntaxFile, v *graph.View, chunk ingest.Options) []*graph.Fragment {
+func syntaxBatch(files []syntaxFile, v *graph.View, chunk ingest.Options, cache *sigCache) []*graph.Fragment {
 	chunk.EnsureDefaults()
 	type parsed struct {
 		fset   *token.FileSet
@@ -224,33 +267,23 @@ func syntaxBatch(files []syntaxFile, v *graph.View, chunk ingest.Options) []*gra
 	view := viewKinds(v)
 	// The files are independent until the rebuild below: one goroutine
 	// per core.
-	var wg sync.WaitGroup
-	next := atomic.Int64{}
-	for w := min(runtime.GOMAXPROCS(0), len(files)); w > 0; w-- {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < len(files); i = int(next.Add(1) - 1) {
-				sf := files[i]
-				fset := token.NewFileSet()
-				f, err := parser.ParseFile(fset, sf.path, sf.src, parser.ParseComments)
-				if err != nil {
-					frags[i] = &graph.Fragment{File: sf.path}
-					continue
-				}
-				missed := map[string]bool{}
-				ps[i] = parsed{fset, f, missed}
-				frags[i] = syntaxFragment(fset, f, sf.path, sf.src, sf.pkg, func(key string) (graph.NodeKind, bool) {
-					k, ok := view(key)
-					if !ok {
-						missed[key] = true
-					}
-					return k, ok
-				}, chunk)
+	parallel(len(files), func(i int) {
+		sf := &files[i]
+		sf.parse()
+		if sf.f == nil {
+			frags[i] = &graph.Fragment{File: sf.path}
+			return
+		}
+		missed := map[string]bool{}
+		ps[i] = parsed{sf.fset, sf.f, missed}
+		frags[i] = syntaxFragment(sf.fset, sf.f, sf.path, sf.src, sf.pkg, func(key string) (graph.NodeKind, bool) {
+			k, ok := view(key)
+			if !ok {
+				missed[key] = true
 			}
-		}()
-	}
-	wg.Wait()
+			return k, ok
+		}, chunk, cache)
+	})
 	if len(files) < 2 {
 		return frags
 	}
@@ -271,7 +304,7 @@ func syntaxBatch(files []syntaxFile, v *graph.View, chunk ingest.Options) []*gra
 	for i, p := range ps {
 		for key := range p.missed {
 			if _, ok := declared[key]; ok {
-				frags[i] = syntaxFragment(p.fset, p.f, files[i].path, files[i].src, files[i].pkg, both, chunk)
+				frags[i] = syntaxFragment(p.fset, p.f, files[i].path, files[i].src, files[i].pkg, both, chunk, cache)
 				break
 			}
 		}
@@ -338,9 +371,38 @@ func recvTypeName(e ast.Expr) string {
 
 // declSigs prints each top-level declaration's head: a func without its
 // body, "type T struct", "var X T".
-func declSigs(fset *token.FileSet, f *ast.File, pkgPath string) map[string]string {
+func declSigs(fset *token.FileSet, f *ast.File, pkgPath string, src []byte, cache *sigCache) map[string]string {
 	out := map[string]string{}
 	var buf bytes.Buffer
+	// sig is clipSig of the printed node n, from the cache when the
+	// source text of [from, n.End()) is known (kind tells the cases
+	// apart).
+	sig := func(kind byte, from token.Pos, n ast.Node, print func() (string, bool)) (string, bool) {
+		var key string
+		if cache != nil && src != nil {
+			if tf := fset.File(from); tf != nil && tf == fset.File(n.End()) {
+				lo, hi := tf.Offset(from), tf.Offset(n.End())
+				if 0 <= lo && lo <= hi && hi <= len(src) {
+					key = string(kind) + string(src[lo:hi])
+					if s, ok := cache.get(key); ok {
+						return s, true
+					}
+				}
+			}
+		}
+		s, ok := print()
+		if ok && key != "" {
+			cache.put(key, s)
+		}
+		return s, ok
+	}
+	printed := func(n any) (string, bool) {
+		buf.Reset()
+		if printer.Fprint(&buf, fset, n) != nil {
+			return "", false
+		}
+		return buf.String(), true
+	}
 	for _, d := range f.Decls {
 		switch d := d.(type) {
 		case *ast.FuncDecl:
@@ -348,11 +410,15 @@ func declSigs(fset *token.FileSet, f *ast.File, pkgPath string) map[string]strin
 			if d.Recv != nil && len(d.Recv.List) > 0 {
 				key = pkgPath + "." + recvTypeName(d.Recv.List[0].Type) + "." + d.Name.Name
 			}
-			h := *d
-			h.Body, h.Doc = nil, nil
-			buf.Reset()
-			if printer.Fprint(&buf, fset, &h) == nil {
-				out[key] = clipSig(buf.String())
+			// The head is printed from the func keyword through the
+			// result list: that span's text.
+			if s, ok := sig('f', d.Pos(), d.Type, func() (string, bool) {
+				h := *d
+				h.Body, h.Doc = nil, nil
+				s, ok := printed(&h)
+				return clipSig(s), ok
+			}); ok {
+				out[key] = s
 			}
 		case *ast.GenDecl:
 			for _, s := range d.Specs {
@@ -365,18 +431,14 @@ func declSigs(fset *token.FileSet, f *ast.File, pkgPath string) map[string]strin
 					case *ast.InterfaceType:
 						kind = "interface"
 					default:
-						buf.Reset()
-						if printer.Fprint(&buf, fset, s.Type) == nil {
-							kind = buf.String()
-						}
+						kind, _ = sig('t', s.Type.Pos(), s.Type, func() (string, bool) { return printed(s.Type) })
 					}
 					out[pkgPath+"."+s.Name.Name] = clipSig("type " + s.Name.Name + " " + kind)
 				case *ast.ValueSpec:
 					typ := ""
 					if s.Type != nil {
-						buf.Reset()
-						if printer.Fprint(&buf, fset, s.Type) == nil {
-							typ = " " + buf.String()
+						if t, ok := sig('t', s.Type.Pos(), s.Type, func() (string, bool) { return printed(s.Type) }); ok {
+							typ = " " + t
 						}
 					}
 					for _, n := range s.Names {
@@ -389,6 +451,49 @@ func declSigs(fset *token.FileSet, f *ast.File, pkgPath string) map[string]strin
 	return out
 }
 
+// sigCache remembers what declSigs printed, by the source text printed
+// (kind byte first): the printed head, whitespace collapsed, depends on
+// that text alone. Each generation keeps the entries looked up or added
+// since the last rotate and drops the rest, so the cache holds the
+// declarations of one batch of files. Safe for concurrent use.
+type sigCache struct {
+	mu        sync.Mutex
+	prev, cur map[string]string
+}
+
+func (c *sigCache) get(key string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s, ok := c.cur[key]; ok {
+		return s, true
+	}
+	s, ok := c.prev[key]
+	if ok {
+		c.putLocked(key, s)
+	}
+	return s, ok
+}
+
+func (c *sigCache) put(key, s string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.putLocked(key, s)
+}
+
+func (c *sigCache) putLocked(key, s string) {
+	if c.cur == nil {
+		c.cur = map[string]string{}
+	}
+	c.cur[key] = s
+}
+
+// rotate starts a generation: entries not used since the last rotate go.
+func (c *sigCache) rotate() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.prev, c.cur = c.cur, nil
+}
+
 func clipSig(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) > 160 {
@@ -398,11 +503,11 @@ func clipSig(s string) string {
 }
 
 // syntaxUses records what the declaration node (keyed from) uses, by
-// name resolution without types.
+// name resolution without types. callee and written collect the nodes
+// below n that are called and written (the caller may share them between
+// disjoint subtrees).
 func syntaxUses(fr *graph.Fragment, from, recv, rtyp string, n ast.Node, pkgPath string, imports map[string]string, top map[any]bool,
-	kindOf func(string) (graph.NodeKind, bool), line func(token.Pos) int) {
-	callee := map[ast.Node]bool{}
-	written := map[ast.Node]bool{}
+	kindOf func(string) (graph.NodeKind, bool), line func(token.Pos) int, callee, written map[ast.Node]bool) {
 	var lhs func(e ast.Expr)
 	lhs = func(e ast.Expr) {
 		switch x := e.(type) {
@@ -418,7 +523,10 @@ func syntaxUses(fr *graph.Fragment, from, recv, rtyp string, n ast.Node, pkgPath
 			lhs(x.X)
 		}
 	}
-	ast.Inspect(n, func(n ast.Node) bool {
+	// mark records, at a call, an assignment, ++/-- or &x, which of the
+	// nodes below it are called or written. The walk below is pre-order,
+	// so a node is marked before it is reached.
+	mark := func(n ast.Node) {
 		switch x := n.(type) {
 		case *ast.CallExpr:
 			fun := ast.Unparen(x.Fun)
@@ -441,8 +549,7 @@ func syntaxUses(fr *graph.Fragment, from, recv, rtyp string, n ast.Node, pkgPath
 				lhs(x.X)
 			}
 		}
-		return true
-	})
+	}
 	emit := func(key string, at ast.Node, pos token.Pos) {
 		if key == from {
 			return
@@ -472,6 +579,7 @@ func syntaxUses(fr *graph.Fragment, from, recv, rtyp string, n ast.Node, pkgPath
 	}
 	var walk func(n ast.Node) bool
 	walk = func(n ast.Node) bool {
+		mark(n)
 		switch x := n.(type) {
 		case *ast.SelectorExpr:
 			if id, ok := x.X.(*ast.Ident); ok {

@@ -110,7 +110,7 @@ func treeFragments(ctx context.Context, root string, o GoOptions, chunk ingest.O
 				rel, _ := filepath.Rel(root, filepath.Dir(p))
 				batch = append(batch, syntaxFile{path: p, pkg: path.Join(filepath.Base(root), filepath.ToSlash(rel)), src: src})
 			}
-			for i, fr := range syntaxBatch(batch, nil, chunk) {
+			for i, fr := range syntaxBatch(batch, nil, chunk, nil) {
 				if len(fr.Nodes) == 0 {
 					st.Errors = append(st.Errors, fr.File+": does not parse")
 					continue

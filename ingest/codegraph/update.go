@@ -18,7 +18,8 @@ import (
 
 // Updater is the fast path after an edit: it re-indexes a tree
 // incrementally (ingest.Indexer) and, at the same time, rebuilds the
-// edited files' graph fragments, then applies to the Store, in one step,
+// edited files' graph fragments (each edited Go file parsed once for
+// both), then applies to the Store, in one step,
 // a fragment for every file the index pass rewrote or dropped, so search
 // and expansion see the edit together. Go files get SyntaxFragment
 // (package path from PkgOfDir); files of the tree-sitter languages get
@@ -40,7 +41,8 @@ type Updater struct {
 	PkgOfDir map[string]string
 	chunk    ingest.Options
 
-	mu sync.Mutex
+	mu   sync.Mutex
+	sigs sigCache // the edited files' declaration heads, printed last time
 }
 
 // NewUpdater returns an Updater of the tree at root (absolute) indexed by
@@ -78,15 +80,18 @@ type UpdateStats struct {
 	// after the index pass, because they were not among the edited paths.
 	Fragments, Rebuilt int
 	GraphEpoch         uint64
-	// IndexTime and GraphTime are the two halves, run concurrently;
-	// ApplyTime is the part of GraphTime in Store.Apply (the new view's
+	// IndexTime and GraphTime are the two halves, run concurrently
+	// after the edited Go files are read and parsed once for both (that
+	// parse is counted in each); ApplyTime is the part of GraphTime in Store.Apply (the new view's
 	// build and publication); Elapsed is the whole.
 	IndexTime, GraphTime, ApplyTime, Elapsed time.Duration
 }
 
 // Update brings the lexical index and the graph up to date. edited lists
 // absolute paths under the root known to have changed (nil: none known):
-// their fragments are built while the index pass runs. The graph then
+// the Go files among them are read and parsed once, then the index pass
+// (which chunks them from that parse, ingest.Indexer.IndexParsed) runs
+// while their fragments are built from it. The graph then
 // takes, in one Store.Apply, the fragment of every file the pass rewrote
 // (ingest.Progress.Changed; built now if it was not edited), a removal
 // for every file the pass dropped, and a removal for every edited path
@@ -103,6 +108,19 @@ func (u *Updater) Update(ctx context.Context, edited []string, p ingest.Progress
 	var st UpdateStats
 	var ierr error
 	changed := map[string]bool{} // path → removed
+	// The edited Go files are parsed once, here, for both halves: the
+	// index pass chunks them from this parse and the fragments are built
+	// from it.
+	t := time.Now()
+	v := u.store.View()
+	ed, gerr := u.load(edited)
+	parseTime := time.Since(t)
+	parsed := map[string]*ingest.ParsedGo{}
+	for _, sf := range ed.gofiles {
+		if sf.f != nil {
+			parsed[sf.path] = &ingest.ParsedGo{Src: sf.src, Fset: sf.fset, File: sf.f}
+		}
+	}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -115,12 +133,16 @@ func (u *Updater) Update(ctx context.Context, edited []string, p ingest.Progress
 				p.Changed(path, removed)
 			}
 		}
-		st.Index, ierr = u.ix.Index(ctx, u.root, pp)
-		st.IndexTime = time.Since(t)
+		st.Index, ierr = u.ix.IndexParsed(ctx, u.root, pp, parsed)
+		st.IndexTime = parseTime + time.Since(t)
 	}()
-	t := time.Now()
-	pre, gone, gerr := u.fragments(edited)
-	fragTime := time.Since(t)
+	t = time.Now()
+	var pre map[string]*graph.Fragment
+	if gerr == nil {
+		pre = u.build(ed, v)
+	}
+	gone := ed.gone
+	fragTime := parseTime + time.Since(t)
 	wg.Wait()
 	if ierr != nil {
 		return st, ierr
@@ -183,7 +205,24 @@ func (u *Updater) Update(ctx context.Context, edited []string, p ingest.Progress
 // and lists the paths that do not exist. Directories are skipped.
 func (u *Updater) fragments(paths []string) (map[string]*graph.Fragment, []string, error) {
 	v := u.store.View()
-	frags := map[string]*graph.Fragment{}
+	ed, err := u.load(paths)
+	if err != nil {
+		return nil, nil, err
+	}
+	return u.build(ed, v), ed.gone, nil
+}
+
+// loaded is what load read of a list of paths.
+type loaded struct {
+	gofiles []syntaxFile // read and parsed
+	other   []string     // files of the tree-sitter languages
+	gone    []string     // paths that do not exist
+}
+
+// load reads and parses (one goroutine per core) the regular Go files
+// among paths and lists their other files in the graph's languages and
+// the paths that do not exist. Directories are skipped.
+func (u *Updater) load(paths []string) (loaded, error) {
 	var gone, other []string
 	var gofiles []syntaxFile
 	for _, p := range paths {
@@ -193,7 +232,7 @@ func (u *Updater) fragments(paths []string) (map[string]*graph.Fragment, []strin
 			continue
 		}
 		if err != nil {
-			return nil, nil, err
+			return loaded{}, err
 		}
 		if !fi.Mode().IsRegular() || !graphed(p) {
 			continue
@@ -208,19 +247,28 @@ func (u *Updater) fragments(paths []string) (map[string]*graph.Fragment, []strin
 			continue
 		}
 		if err != nil {
-			return nil, nil, err
+			return loaded{}, err
 		}
 		gofiles = append(gofiles, syntaxFile{path: p, pkg: u.pkgOf(filepath.Dir(p)), src: src})
 	}
-	for _, fr := range syntaxBatch(gofiles, v, u.chunk) {
+	parseAll(gofiles)
+	return loaded{gofiles: gofiles, other: other, gone: gone}, nil
+}
+
+// build builds the fragments of what load read (the Go files as one
+// syntaxBatch over their parses), with v the current view.
+func (u *Updater) build(ed loaded, v *graph.View) map[string]*graph.Fragment {
+	frags := map[string]*graph.Fragment{}
+	for _, fr := range syntaxBatch(ed.gofiles, v, u.chunk, &u.sigs) {
 		frags[fr.File] = fr
 	}
-	if len(other) > 0 {
-		for _, fr := range BuildLang(other, u.chunk).Fragments {
+	u.sigs.rotate()
+	if len(ed.other) > 0 {
+		for _, fr := range BuildLang(ed.other, u.chunk).Fragments {
 			frags[fr.File] = fr
 		}
 	}
-	return frags, gone, nil
+	return frags
 }
 
 // graphed reports whether files at p are in the graph's languages.
