@@ -126,7 +126,9 @@ type vecChunk struct {
 const keepSlabBytes = 64 << 10
 
 // apply applies b at epoch e. The caller guarantees epochs are applied in
-// increasing order and e is not yet visible to readers.
+// increasing order and e is not yet visible to readers. b becomes the
+// MemTable's (a batch decoded for it, modified by no one after): its
+// documents are the stored versions, its vector slab may become rows.
 func (m *memTable) apply(b *Batch, e uint64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -164,8 +166,10 @@ func (m *memTable) apply(b *Batch, e uint64) {
 		if op.Kind != OpUpsert {
 			continue
 		}
-		doc := op.Doc // copy; the Batch's slices are shared read-only
-		v := version{doc: &doc, birth: e, death: epochLive, prev: -1, row: -1}
+		// The version keeps the batch's own document (the batch is the
+		// MemTable's: see apply), not a copy of it.
+		doc := &op.Doc
+		v := version{doc: doc, birth: e, death: epochLive, prev: -1, row: -1}
 		if had {
 			v.prev = prev
 		}
@@ -185,7 +189,7 @@ func (m *memTable) apply(b *Batch, e uint64) {
 		m.latest[id] = idx
 		m.bytes += int64(len(doc.Content) + len(doc.ID) + 4*len(doc.Vector) + 64)
 		if m.lexical != nil {
-			m.lexical.Add(uint32(idx), &doc)
+			m.lexical.Add(uint32(idx), doc)
 		}
 	}
 }
