@@ -356,6 +356,20 @@ func lastIndexByteBefore(b []byte, before int, c byte) int {
 // safeName is a path or name as a frame attribute may carry it: sanitised
 // (contract.Sanitize) and with newlines and tabs as spaces.
 func safeName(s string) string {
+	plain := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7F {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return s // printable ASCII: nothing to sanitise or replace
+	}
 	s, _ = contract.Sanitize(strings.ToValidUTF8(s, "\uFFFD"))
-	return strings.NewReplacer("\n", " ", "\t", " ").Replace(s)
+	return nameSpaces.Replace(s)
 }
+
+// nameSpaces turns the line breaks and tabs a sanitised name may keep into
+// spaces.
+var nameSpaces = strings.NewReplacer("\n", " ", "\t", " ")

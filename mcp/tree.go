@@ -6,7 +6,6 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -282,7 +281,7 @@ func runRepoMap(ctx context.Context, c *call, a *mapArgs) (mapResult, string, er
 					continue
 				}
 				line := fmt.Sprintf("%s%s/ (%d files)\n", ind, name, n)
-				cost := len(contract.EscapeText(line))
+				cost := contract.EscapedLen(line)
 				if used+cost > room {
 					full = true
 					break
@@ -305,7 +304,7 @@ func runRepoMap(ctx context.Context, c *call, a *mapArgs) (mapResult, string, er
 					line += ": " + strings.Join(syms, ", ")
 				}
 				line += "\n"
-				cost := len(contract.EscapeText(line))
+				cost := contract.EscapedLen(line)
 				if used+cost > room {
 					full = true
 					break
@@ -352,54 +351,66 @@ func runRepoMap(ctx context.Context, c *call, a *mapArgs) (mapResult, string, er
 
 // topSymbols returns up to k of a file's declared symbols: exported
 // before unexported, and within each, types, then functions, then
-// methods, then constants and variables, in file order.
+// methods, then constants and variables, in file order. It walks the
+// chunks once per rank until k names are found, so the cost follows k
+// and the ranks used, and nothing is allocated but the result.
 func topSymbols(f *file, k int) []string {
 	if k == 0 {
 		return nil
 	}
-	type cand struct {
-		name      string
-		rank, pos int
-	}
-	var cs []cand
-	for i, ch := range f.chunks {
-		var names []string
-		var rank int
-		switch ch.kind {
-		case "type":
-			rank, names = 0, ch.names
-		case "func":
-			rank, names = 1, []string{ch.symbol}
-		case "method":
-			rank, names = 2, []string{ch.symbol}
-		case "const", "var":
-			rank, names = 3, ch.names
-		default:
-			continue
-		}
-		for _, n := range names {
-			if n == "" || n == "_" {
+	var out []string
+	for rank := 0; rank < 8 && len(out) < k; rank++ {
+		exported := rank < 4
+		for i := range f.chunks {
+			ch := &f.chunks[i]
+			if symbolRank(ch.kind) != rank%4 {
 				continue
 			}
-			r := rank
-			base := n[strings.LastIndexByte(n, '.')+1:]
-			if first, _ := utf8.DecodeRuneInString(base); !unicode.IsUpper(first) {
-				r += 4
+			if ch.kind == "func" || ch.kind == "method" {
+				out = takeSymbol(out, ch.symbol, exported)
+			} else {
+				for _, n := range ch.names {
+					if out = takeSymbol(out, n, exported); len(out) == k {
+						break
+					}
+				}
 			}
-			cs = append(cs, cand{safeName(n), r, i})
-		}
-	}
-	sort.SliceStable(cs, func(i, j int) bool { return cs[i].rank < cs[j].rank })
-	var out []string
-	seen := map[string]bool{}
-	for _, c := range cs {
-		if len(out) == k {
-			break
-		}
-		if !seen[c.name] {
-			seen[c.name] = true
-			out = append(out, c.name)
+			if len(out) == k {
+				break
+			}
 		}
 	}
 	return out
+}
+
+// symbolRank orders declaration kinds for topSymbols (-1: not a symbol).
+func symbolRank(kind string) int {
+	switch kind {
+	case "type":
+		return 0
+	case "func":
+		return 1
+	case "method":
+		return 2
+	case "const", "var":
+		return 3
+	}
+	return -1
+}
+
+// takeSymbol appends declared name n, sanitised, to out when it is a
+// symbol ("" and "_" are not), its export matches exported, and out does
+// not hold it yet.
+func takeSymbol(out []string, n string, exported bool) []string {
+	if n == "" || n == "_" {
+		return out
+	}
+	base := n[strings.LastIndexByte(n, '.')+1:]
+	if first, _ := utf8.DecodeRuneInString(base); unicode.IsUpper(first) != exported {
+		return out
+	}
+	if n = safeName(n); slices.Contains(out, n) {
+		return out
+	}
+	return append(out, n)
 }

@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -101,6 +103,8 @@ func runMCP(args []string) error {
 	principal := fl.String("principal", "", "run every call as this principal (default: the trusted local caller)")
 	pns := fl.String("principal-namespaces", "*", "comma-separated namespace prefixes --principal may read")
 	groups := fl.String("principal-groups", "", "comma-separated ACL groups of --principal")
+	cpuProfile := fl.String("cpuprofile", "", "write a CPU profile of the session to this file (runtime/pprof)")
+	memProfile := fl.String("memprofile", "", "write an allocation profile to this file when the session ends (runtime/pprof)")
 	admin := fl.Bool("admin", false, "give the stdio caller the job tools (index under --root, flush, compact, archive, promote, job_status, job_cancel)")
 	mf := addMCPFlags(fl, "")
 	fl.Usage = func() {
@@ -166,6 +170,11 @@ func runMCP(args []string) error {
 		return err
 	}
 	s.Warm()
+	stopProfiles, err := startProfiles(*cpuProfile, *memProfile)
+	if err != nil {
+		return fmt.Errorf("mcp: %w", err)
+	}
+	defer stopProfiles()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := s.RunStdio(ctx); err != nil && !errors.Is(err, context.Canceled) {
@@ -204,6 +213,37 @@ func mountMCP(mf *mcpFlags, dataDir string, g *graph.Store, logger *slog.Logger)
 		logger.Info("searchd serve: MCP (streamable HTTP) at /mcp", "collection", o.Collection, "roots", strings.Join(o.Roots, ", "))
 		return nil
 	}
+}
+
+// startProfiles starts a CPU profile into cpu and arranges an allocation
+// profile into mem (either "" for none); the returned function stops the
+// CPU profile and writes the allocation profile.
+func startProfiles(cpu, mem string) (func(), error) {
+	var cf *os.File
+	if cpu != "" {
+		f, err := os.Create(cpu)
+		if err != nil {
+			return nil, err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return nil, err
+		}
+		cf = f
+	}
+	return func() {
+		if cf != nil {
+			pprof.StopCPUProfile()
+			cf.Close()
+		}
+		if mem != "" {
+			if f, err := os.Create(mem); err == nil {
+				runtime.GC()
+				pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+		}
+	}, nil
 }
 
 func splitList(s string) []string {

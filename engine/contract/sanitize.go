@@ -263,6 +263,38 @@ func EscapeText(s string) string {
 	return b.String()
 }
 
+// EscapedLen is len(EscapeText(s)), computed without building the
+// escaped string.
+func EscapedLen(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch c {
+			case '<', '>':
+				n += 4
+			case '&':
+				n += 5
+			default:
+				n++
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case lookalike(r):
+			n += len(numericRef(r))
+		case r == utf8.RuneError && size == 1:
+			n += 3 // WriteRune writes U+FFFD for an invalid byte
+		default:
+			n += size
+		}
+		i += size
+	}
+	return n
+}
+
 // escapeAttr escapes s (already sanitised) for a double-quoted attribute
 // value: EscapeText plus double quote, single quote, newline and tab as
 // character references.
