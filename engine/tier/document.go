@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"time"
+	"unsafe"
 )
 
 // Trust is a document's provenance class (DESIGN.md "Data model").
@@ -189,6 +190,10 @@ type decoder struct {
 	// into (decodeBatchSlab); a vector that does not fit gets its own.
 	slab  []float32
 	carve bool // every vector so far came from slab
+	// alias makes str return strings that share b's memory instead of
+	// copies. Only for buffers nobody writes to again (a segment's decoded
+	// doc store): the strings keep the buffer alive.
+	alias bool
 }
 
 func (d *decoder) fail(what string) {
@@ -236,7 +241,13 @@ func (d *decoder) bytes(n uint64, what string) []byte {
 	return out
 }
 
-func (d *decoder) str(what string) string { return string(d.bytes(d.uvarint(what), what)) }
+func (d *decoder) str(what string) string {
+	b := d.bytes(d.uvarint(what), what)
+	if d.alias && len(b) > 0 {
+		return unsafe.String(&b[0], len(b))
+	}
+	return string(b)
+}
 
 func (d *decoder) byte1(what string) byte {
 	b := d.bytes(1, what)

@@ -7,6 +7,7 @@ import (
 	"io"
 	iofs "io/fs"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -160,12 +161,41 @@ func (s *Store) openSegments(st ManifestState) ([]*warmSegment, error) {
 		}
 		return nil, err
 	}
-	for _, m := range st.Segments {
-		sg, err := s.loadSegment(m.File)
+	// Segments open in parallel (each decodes its own doc store), at most
+	// GOMAXPROCS at a time; errors are reported in manifest order, so the
+	// first damaged segment of the manifest is the one named.
+	opened := make([]*warmSegment, len(st.Segments))
+	errs := make([]error, len(st.Segments))
+	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
+	var wg sync.WaitGroup
+	for i, m := range st.Segments {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			opened[i], errs[i] = s.loadSegment(m.File)
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
 		if err != nil {
-			return fail(err)
+			for _, sg := range opened {
+				if sg != nil {
+					sg.free()
+				}
+			}
+			return nil, err
 		}
+	}
+	for i, m := range st.Segments {
+		sg := opened[i]
+		opened[i] = nil
 		if sg.meta.Rows != m.Rows {
+			sg.free()
+			for _, rest := range opened {
+				if rest != nil {
+					rest.free()
+				}
+			}
 			sg.free()
 			return fail(segCorrupt(sg.path, 0, "segment has %d rows, manifest says %d", sg.meta.Rows, m.Rows))
 		}

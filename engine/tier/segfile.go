@@ -343,7 +343,8 @@ func openSegment(data []byte, path string, wantDim int, wantMetric Metric, index
 	if uint64(len(raw)) != rawLen {
 		return nil, segCorrupt(path, secOff[secDocs], "doc store is %d bytes, meta says %d", len(raw), rawLen)
 	}
-	d := &decoder{b: raw}
+	// raw is not written again: the documents' strings point into it.
+	d := &decoder{b: raw, alias: true}
 	if nr := d.uvarint("rows"); d.err == nil && nr != rows {
 		return nil, segCorrupt(path, secOff[secDocs], "doc store has %d rows, meta says %d", nr, rows)
 	}
