@@ -39,8 +39,12 @@
 // the process, and so are idle parsers: a parse takes one from its
 // language's pool (or makes one) and hands it back when the parse
 // completed, or closes it when the pool already holds GOMAXPROCS or the
-// parse failed. A parse is bounded by ParseTimeout; running out of it,
-// like a panic inside a parse, is returned as an error.
+// parse failed. An input over MaxParseBytes is ErrTooLarge. A parse is
+// also bounded by a wall-clock backstop (ParseTimeout plus
+// ParseTimePerKiB per KiB) set far above what real source costs, so that
+// which files parse depends on the input and not on the host's load;
+// running out of it, like a panic inside a parse, is returned as an
+// error.
 //
 // # Cost
 //
@@ -125,6 +129,9 @@ var ErrUnavailable = errors.New("lang: tree-sitter parsers need cgo")
 
 // ErrUnsupported is returned by Parse for a language tag with no grammar.
 var ErrUnsupported = errors.New("lang: no grammar for this language")
+
+// ErrTooLarge is returned by Parse for an input over MaxParseBytes.
+var ErrTooLarge = errors.New("lang: input over MaxParseBytes")
 
 //go:embed queries/*.scm
 var queryFS embed.FS

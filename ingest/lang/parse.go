@@ -23,9 +23,31 @@ import (
 	"github.com/smacker/go-tree-sitter/typescript/typescript"
 )
 
-// ParseTimeout bounds one parse; a file that takes longer is an error
-// (ingestion then cuts it by structure).
-var ParseTimeout = 2 * time.Second
+// MaxParseBytes is the largest input Parse parses; a larger one is
+// ErrTooLarge (ingestion then cuts it by structure). This is the bound
+// that decides which files get tree-sitter chunks: it depends on the
+// input alone, never on the machine's speed or load.
+var MaxParseBytes = 4 << 20
+
+// ParseTimeout and ParseTimePerKiB set the wall-clock backstop of one
+// parse: ParseTimeout plus ParseTimePerKiB for every KiB of input. The
+// backstop keeps a parse that tree-sitter's error recovery makes
+// pathological (a megabyte of random text takes seconds) from holding a
+// worker for minutes. It is set about 50 times above what real source
+// costs (0.1–1 ms per KiB on one core), so that a loaded host's slower
+// parse of a real file stays inside it and its chunks do not depend on
+// the load; a parse that runs out of it is an error. Tree-sitter's
+// runtime in go.mod's bindings offers no deterministic operation budget
+// (only this clock and a cancellation flag).
+var (
+	ParseTimeout    = 5 * time.Second
+	ParseTimePerKiB = 50 * time.Millisecond
+)
+
+// parseBudget is the wall-clock backstop for an input of n bytes.
+func parseBudget(n int) time.Duration {
+	return ParseTimeout + time.Duration(n/1024)*ParseTimePerKiB
+}
 
 // Available reports whether the tree-sitter parsers are built in.
 func Available() bool { return true }
@@ -198,6 +220,9 @@ func ParsePhases(tag string, src []byte, ph *Phases) (f *File, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(src) > MaxParseBytes {
+		return nil, fmt.Errorf("%w: %s input of %d bytes (max %d)", ErrTooLarge, tag, len(src), MaxParseBytes)
+	}
 	clock := func() time.Duration { return 0 }
 	if ph != nil && ph.Clock != nil {
 		clock = ph.Clock
@@ -254,7 +279,7 @@ func (g *grammar) parse(src []byte) (tree *sitter.Tree, err error) {
 			parser.Close()
 		}
 	}()
-	parser.SetOperationLimit(int(ParseTimeout.Microseconds()))
+	parser.SetOperationLimit(int(parseBudget(len(src)).Microseconds()))
 	tree, err = parser.ParseCtx(context.Background(), nil, src)
 	if err == nil && tree == nil {
 		err = errors.New("no tree")
