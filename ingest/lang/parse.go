@@ -30,18 +30,19 @@ import (
 var MaxParseBytes = 4 << 20
 
 // ParseTimeout and ParseTimePerKiB set the wall-clock backstop of one
-// parse: ParseTimeout plus ParseTimePerKiB for every KiB of input. The
-// backstop keeps a parse that tree-sitter's error recovery makes
-// pathological (a megabyte of random text takes seconds) from holding a
-// worker for minutes. It is set about 50 times above what real source
-// costs (0.1–1 ms per KiB on one core), so that a loaded host's slower
-// parse of a real file stays inside it and its chunks do not depend on
-// the load; a parse that runs out of it is an error. Tree-sitter's
-// runtime in go.mod's bindings offers no deterministic operation budget
-// (only this clock and a cancellation flag).
+// parse: ParseTimeout plus ParseTimePerKiB for every KiB of input (132 s
+// for 1 MiB). The backstop keeps a parse that tree-sitter's error
+// recovery makes pathological (a megabyte of random text takes seconds)
+// from holding a worker indefinitely. It is set far above what real
+// source costs (0.1–1 ms of CPU per KiB, a few hundred ms for the
+// slowest real headers), so that a loaded host's slower parse of a real
+// file stays inside it; a parse that runs out of it is an error. It is
+// still a clock: a process starved for long enough can run out of it.
+// Tree-sitter's runtime in go.mod's bindings offers no deterministic
+// operation budget (only this clock and a cancellation flag).
 var (
-	ParseTimeout    = 5 * time.Second
-	ParseTimePerKiB = 50 * time.Millisecond
+	ParseTimeout    = 30 * time.Second
+	ParseTimePerKiB = 100 * time.Millisecond
 )
 
 // parseBudget is the wall-clock backstop for an input of n bytes.
