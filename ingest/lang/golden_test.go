@@ -140,8 +140,8 @@ func TestParseTimeout(t *testing.T) {
 	if _, err := Parse("python", src); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := parseBudget(10*1024+1023), time.Microsecond+10*ParseTimePerKiB; got != want {
-		t.Fatalf("parseBudget(11263) = %v, want %v", got, want)
+	if got, want := ParseBudget(10*1024+1023), time.Microsecond+10*ParseTimePerKiB; got != want {
+		t.Fatalf("ParseBudget(11263) = %v, want %v", got, want)
 	}
 }
 

@@ -23,33 +23,6 @@ import (
 	"github.com/smacker/go-tree-sitter/typescript/typescript"
 )
 
-// MaxParseBytes is the largest input Parse parses; a larger one is
-// ErrTooLarge (ingestion then cuts it by structure). This is the bound
-// that decides which files get tree-sitter chunks: it depends on the
-// input alone, never on the machine's speed or load.
-var MaxParseBytes = 4 << 20
-
-// ParseTimeout and ParseTimePerKiB set the wall-clock backstop of one
-// parse: ParseTimeout plus ParseTimePerKiB for every KiB of input (132 s
-// for 1 MiB). The backstop keeps a parse that tree-sitter's error
-// recovery makes pathological (a megabyte of random text takes seconds)
-// from holding a worker indefinitely. It is set far above what real
-// source costs (0.1–1 ms of CPU per KiB, a few hundred ms for the
-// slowest real headers), so that a loaded host's slower parse of a real
-// file stays inside it; a parse that runs out of it is an error. It is
-// still a clock: a process starved for long enough can run out of it.
-// Tree-sitter's runtime in go.mod's bindings offers no deterministic
-// operation budget (only this clock and a cancellation flag).
-var (
-	ParseTimeout    = 30 * time.Second
-	ParseTimePerKiB = 100 * time.Millisecond
-)
-
-// parseBudget is the wall-clock backstop for an input of n bytes.
-func parseBudget(n int) time.Duration {
-	return ParseTimeout + time.Duration(n/1024)*ParseTimePerKiB
-}
-
 // Available reports whether the tree-sitter parsers are built in.
 func Available() bool { return true }
 
@@ -280,7 +253,7 @@ func (g *grammar) parse(src []byte) (tree *sitter.Tree, err error) {
 			parser.Close()
 		}
 	}()
-	parser.SetOperationLimit(int(parseBudget(len(src)).Microseconds()))
+	parser.SetOperationLimit(int(ParseBudget(len(src)).Microseconds()))
 	tree, err = parser.ParseCtx(context.Background(), nil, src)
 	if err == nil && tree == nil {
 		err = errors.New("no tree")

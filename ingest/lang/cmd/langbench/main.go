@@ -179,7 +179,7 @@ func main() {
 		for i, f := range fs {
 			chunks += nchunks[i]
 			syms += nsyms[i]
-			budget := lang.ParseTimeout + time.Duration(len(f.src)/1024)*lang.ParseTimePerKiB
+			budget := lang.ParseBudget(len(f.src))
 			worst = max(worst, 100*per[i].Seconds()/budget.Seconds())
 		}
 		t1 := time.Now()
