@@ -3,6 +3,7 @@
 package lang
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -114,20 +115,54 @@ func checkFile(t *testing.T, name string, src []byte, f *File) {
 	}
 }
 
-// A parse that runs out of ParseTimeout is an error, not a partial File.
+// A parse that runs out of its wall-clock backstop is an error, not a
+// partial File; the backstop grows with the input.
 func TestParseTimeout(t *testing.T) {
-	old := ParseTimeout
-	ParseTimeout = time.Microsecond
-	defer func() { ParseTimeout = old }()
+	oldBase, oldPer := ParseTimeout, ParseTimePerKiB
+	defer func() { ParseTimeout, ParseTimePerKiB = oldBase, oldPer }()
 	src := []byte(strings.Repeat("def f(x):\n    return [x for x in range(10) if x]\n", 20000))
+	ParseTimeout, ParseTimePerKiB = time.Microsecond, 0
 	if f, err := Parse("python", src); err == nil {
 		t.Fatalf("Parse of %d bytes in 1µs: %d decls, no error", len(src), len(f.Decls))
 	}
+	ParseTimeout, ParseTimePerKiB = time.Microsecond, time.Nanosecond
+	if f, err := Parse("python", src); err == nil {
+		t.Fatalf("Parse of %d bytes in 1µs+1ns/KiB: %d decls, no error", len(src), len(f.Decls))
+	}
 	// The same input parses with time to spare (a minute: -race and a
-	// loaded CI machine slow the 2 s default's parse of ~1 MB down).
-	ParseTimeout = time.Minute
+	// loaded CI machine slow the parse of ~1 MB down), whether the time
+	// comes from the base or from the per-KiB part.
+	ParseTimeout, ParseTimePerKiB = time.Minute, 0
 	if _, err := Parse("python", src); err != nil {
 		t.Fatal(err)
+	}
+	ParseTimeout, ParseTimePerKiB = time.Microsecond, time.Minute/time.Duration(len(src)/1024)
+	if _, err := Parse("python", src); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ParseBudget(10*1024+1023), time.Microsecond+10*ParseTimePerKiB; got != want {
+		t.Fatalf("ParseBudget(11263) = %v, want %v", got, want)
+	}
+}
+
+// An input over MaxParseBytes is ErrTooLarge whatever the time it would
+// take; one at the limit parses.
+func TestParseTooLarge(t *testing.T) {
+	old := MaxParseBytes
+	defer func() { MaxParseBytes = old }()
+	line := "def f(x):\n    return x\n"
+	src := []byte(strings.Repeat(line, 100))
+	MaxParseBytes = len(src)
+	f, err := Parse("python", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Decls) != 100 {
+		t.Fatalf("%d decls at the limit, want 100", len(f.Decls))
+	}
+	MaxParseBytes = len(src) - 1
+	if f, err := Parse("python", src); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("Parse of %d bytes, max %d: %v, %v; want ErrTooLarge", len(src), MaxParseBytes, f, err)
 	}
 }
 

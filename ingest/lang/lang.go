@@ -39,8 +39,12 @@
 // the process, and so are idle parsers: a parse takes one from its
 // language's pool (or makes one) and hands it back when the parse
 // completed, or closes it when the pool already holds GOMAXPROCS or the
-// parse failed. A parse is bounded by ParseTimeout; running out of it,
-// like a panic inside a parse, is returned as an error.
+// parse failed. An input over MaxParseBytes is ErrTooLarge. A parse is
+// also bounded by a wall-clock backstop (ParseTimeout plus
+// ParseTimePerKiB per KiB) set far above what real source costs, so that
+// which files parse depends on the input and not on the host's load;
+// running out of it, like a panic inside a parse, is returned as an
+// error.
 //
 // # Cost
 //
@@ -120,11 +124,41 @@ type Phases struct {
 	Free  time.Duration // closing the tree and the query cursor
 }
 
+// MaxParseBytes is the largest input Parse parses; a larger one is
+// ErrTooLarge (ingestion then cuts it by structure). This is the bound
+// that decides which files get tree-sitter chunks: it depends on the
+// input alone, never on the machine's speed or load.
+var MaxParseBytes = 4 << 20
+
+// ParseTimeout and ParseTimePerKiB set the wall-clock backstop of one
+// parse: ParseTimeout plus ParseTimePerKiB for every KiB of input (132 s
+// for 1 MiB). The backstop keeps a parse that tree-sitter's error
+// recovery makes pathological (a megabyte of random text takes seconds)
+// from holding a worker indefinitely. It is set far above what real
+// source costs (0.1–1 ms of CPU per KiB, a few hundred ms for the
+// slowest real headers), so that a loaded host's slower parse of a real
+// file stays inside it; a parse that runs out of it is an error. It is
+// still a clock: a process starved for long enough can run out of it.
+// Tree-sitter's runtime in go.mod's bindings offers no deterministic
+// operation budget (only this clock and a cancellation flag).
+var (
+	ParseTimeout    = 30 * time.Second
+	ParseTimePerKiB = 100 * time.Millisecond
+)
+
+// ParseBudget is the wall-clock backstop of a parse of n bytes.
+func ParseBudget(n int) time.Duration {
+	return ParseTimeout + time.Duration(n/1024)*ParseTimePerKiB
+}
+
 // ErrUnavailable is returned by Parse in builds without cgo.
 var ErrUnavailable = errors.New("lang: tree-sitter parsers need cgo")
 
 // ErrUnsupported is returned by Parse for a language tag with no grammar.
 var ErrUnsupported = errors.New("lang: no grammar for this language")
+
+// ErrTooLarge is returned by Parse for an input over MaxParseBytes.
+var ErrTooLarge = errors.New("lang: input over MaxParseBytes")
 
 //go:embed queries/*.scm
 var queryFS embed.FS

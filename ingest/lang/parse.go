@@ -23,10 +23,6 @@ import (
 	"github.com/smacker/go-tree-sitter/typescript/typescript"
 )
 
-// ParseTimeout bounds one parse; a file that takes longer is an error
-// (ingestion then cuts it by structure).
-var ParseTimeout = 2 * time.Second
-
 // Available reports whether the tree-sitter parsers are built in.
 func Available() bool { return true }
 
@@ -198,6 +194,9 @@ func ParsePhases(tag string, src []byte, ph *Phases) (f *File, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(src) > MaxParseBytes {
+		return nil, fmt.Errorf("%w: %s input of %d bytes (max %d)", ErrTooLarge, tag, len(src), MaxParseBytes)
+	}
 	clock := func() time.Duration { return 0 }
 	if ph != nil && ph.Clock != nil {
 		clock = ph.Clock
@@ -254,7 +253,7 @@ func (g *grammar) parse(src []byte) (tree *sitter.Tree, err error) {
 			parser.Close()
 		}
 	}()
-	parser.SetOperationLimit(int(ParseTimeout.Microseconds()))
+	parser.SetOperationLimit(int(ParseBudget(len(src)).Microseconds()))
 	tree, err = parser.ParseCtx(context.Background(), nil, src)
 	if err == nil && tree == nil {
 		err = errors.New("no tree")
