@@ -100,42 +100,50 @@ func TestMCPHTTPSessionBinding(t *testing.T) {
 	root, db := fixture(t)
 	ts := httptest.NewServer(newServer(t, db, root, nil).HTTPHandler(HTTPOptions{Authenticate: bearer}))
 	t.Cleanup(ts.Close)
-	post := func(key, session, body string) *http.Response {
-		req, _ := http.NewRequest("POST", ts.URL, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+key)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Protocol-Version", StatefulRevision)
-		if session != "" {
-			req.Header.Set("Mcp-Session-Id", session)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp
+	post := func(key, session, body string) (*http.Response, string) {
+		return postMCP(t, ts.URL, key, StatefulRevision, session, body)
 	}
-	resp := post("alice", "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
-	resp.Body.Close()
+	resp, _ := post("alice", "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
 	id := resp.Header.Get("Mcp-Session-Id")
 	if id == "" {
 		t.Fatalf("no session id (%d)", resp.StatusCode)
 	}
-	post("alice", id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
+	post("alice", id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list","arguments":{}}}`
-	if r := post("bob", id, call); r.StatusCode != http.StatusNotFound {
+	if r, _ := post("bob", id, call); r.StatusCode != http.StatusNotFound {
 		t.Errorf("bob used alice's session: %d", r.StatusCode)
 	}
-	if r := post("alice", id, call); r.StatusCode != http.StatusOK {
+	if r, _ := post("alice", id, call); r.StatusCode != http.StatusOK {
 		t.Errorf("alice's own session: %d", r.StatusCode)
 	}
 	// A malformed JSON-RPC message gets the protocol's parse error.
-	r := post("alice", id, `{"jsonrpc":"2.0","id":3,"method":`)
-	var buf bytes.Buffer
-	buf.ReadFrom(r.Body)
-	if !strings.Contains(buf.String(), `"code":-32700`) || r.StatusCode != http.StatusBadRequest {
-		t.Errorf("malformed message: %d %s", r.StatusCode, buf.String())
+	r, body := post("alice", id, `{"jsonrpc":"2.0","id":3,"method":`)
+	if !strings.Contains(body, `"code":-32700`) || r.StatusCode != http.StatusBadRequest {
+		t.Errorf("malformed message: %d %s", r.StatusCode, body)
 	}
+}
+
+// postMCP posts one JSON-RPC message to the streamable HTTP endpoint at
+// url with key as the bearer token, at the given protocol revision (and
+// session, if not empty), and returns the response with its body read.
+func postMCP(t *testing.T, url, key, revision, session, body string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", revision)
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	buf.ReadFrom(resp.Body)
+	resp.Body.Close()
+	return resp, buf.String()
 }
 
 // TestMCPSchemasMatchValidation: for every tool, the advertised input schema

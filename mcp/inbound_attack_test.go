@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -99,49 +98,27 @@ func TestMCPHTTPMalformedMessages(t *testing.T) {
 	ts := httptest.NewServer(newServer(t, db, root, nil).HTTPHandler(HTTPOptions{Authenticate: bearer}))
 	t.Cleanup(ts.Close)
 	for _, tc := range malformedMessages {
-		req, _ := http.NewRequest("POST", ts.URL, strings.NewReader(tc.msg))
-		req.Header.Set("Authorization", "Bearer root")
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Protocol-Version", StatelessRevision)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var buf bytes.Buffer
-		buf.ReadFrom(resp.Body)
-		resp.Body.Close()
+		resp, body := postMCP(t, ts.URL, "root", StatelessRevision, "", tc.msg)
 		var m struct {
 			ID    json.RawMessage `json:"id"`
 			Error struct {
 				Code int `json:"code"`
 			} `json:"error"`
 		}
-		if err := json.Unmarshal(buf.Bytes(), &m); err != nil || m.Error.Code != -32600 || string(m.ID) != tc.id || resp.StatusCode != http.StatusBadRequest {
-			t.Errorf("%s: %d %s", clip(tc.msg), resp.StatusCode, buf.String())
+		if err := json.Unmarshal([]byte(body), &m); err != nil || m.Error.Code != -32600 || string(m.ID) != tc.id || resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("%s: %d %s", clip(tc.msg), resp.StatusCode, body)
 		}
 	}
 	for _, n := range []int{1500, 9000} {
-		req, _ := http.NewRequest("POST", ts.URL, strings.NewReader(deepCall(5, n)))
-		req.Header.Set("Authorization", "Bearer root")
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Protocol-Version", StatelessRevision)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var buf bytes.Buffer
-		buf.ReadFrom(resp.Body)
-		resp.Body.Close()
+		resp, body := postMCP(t, ts.URL, "root", StatelessRevision, "", deepCall(5, n))
 		var m struct {
 			ID    any `json:"id"`
 			Error struct {
 				Code int `json:"code"`
 			} `json:"error"`
 		}
-		if err := json.Unmarshal(buf.Bytes(), &m); err != nil || m.Error.Code != -32600 || m.ID != float64(5) || resp.StatusCode != http.StatusBadRequest {
-			t.Errorf("depth %d: %d %s", n, resp.StatusCode, buf.String())
+		if err := json.Unmarshal([]byte(body), &m); err != nil || m.Error.Code != -32600 || m.ID != float64(5) || resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("depth %d: %d %s", n, resp.StatusCode, body)
 		}
 	}
 	if d := jsonDepth([]byte(deepCall(1, 995))); d != 1000 {
@@ -171,22 +148,7 @@ func TestMCPHTTPSessionAdminBinding(t *testing.T) {
 	ts := httptest.NewServer(s.HTTPHandler(HTTPOptions{Authenticate: auth}))
 	t.Cleanup(ts.Close)
 	post := func(key, session, body string) (*http.Response, string) {
-		req, _ := http.NewRequest("POST", ts.URL, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+key)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Protocol-Version", StatefulRevision)
-		if session != "" {
-			req.Header.Set("Mcp-Session-Id", session)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var buf bytes.Buffer
-		buf.ReadFrom(resp.Body)
-		resp.Body.Close()
-		return resp, buf.String()
+		return postMCP(t, ts.URL, key, StatefulRevision, session, body)
 	}
 	resp, _ := post("admin-key", "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
 	id := resp.Header.Get("Mcp-Session-Id")
