@@ -77,6 +77,9 @@ func searchAsEngine(views []View, segs []*Segment, q Query, p SearchParams) ([]H
 // over the raw tokens.
 func TestMultiSegmentORExact(t *testing.T) {
 	docs := vaswaniDocs(t)
+	if testing.Short() {
+		docs = docs[:2000] // the race and noasm runs: 2,000 of the 11,429 abstracts
+	}
 	m := &model{docs: docs}
 	one := buildSegs(t, docs, nil, Options{})
 	many := buildSegs(t, docs, evenCuts(len(docs), 35), Options{})
