@@ -67,6 +67,24 @@ func TestDefinitionsBudgetAllTools(t *testing.T) {
 		t.Errorf("FullDefinitions: %d tokens (%d bytes), admin %d (%d bytes); the server: %d (%d), admin %d (%d)",
 			ftokens, len(fdefs), fatokens, len(fadmin), tokens, len(defs), atokens, len(adefs))
 	}
+	// DefinitionSizes (the --describe table): every family and caller
+	// within the ceiling, each family adding bytes, the last row the
+	// full admin set.
+	sizes, err := DefinitionSizes(Options{Roots: []string{"/r"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sizes) != 8 {
+		t.Fatalf("%d sizes", len(sizes))
+	}
+	for i, z := range sizes {
+		if z.Tokens > MaxDefinitionTokens || z.Tokens != (z.Bytes+3)/4 || i > 0 && z.Bytes <= sizes[i-1].Bytes && z.Admin {
+			t.Errorf("size %d: %+v", i, z)
+		}
+	}
+	if last := sizes[len(sizes)-1]; !last.Graph || !last.Memory || !last.Admin || last.Bytes != len(adefs) || last.Tools != 9 {
+		t.Errorf("last size %+v, want the full admin set (%d bytes)", last, len(adefs))
+	}
 }
 
 // TestDefinitionsBudgetOnTheWire: the tools array of tools/list exactly as

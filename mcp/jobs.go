@@ -21,7 +21,7 @@ import (
 // The job tool: given a kind, job queues a job of that kind (index, flush,
 // compact, archive, promote) on Options.Jobs (the server's durable job
 // store) and returns at once with its 128-bit id; given that job_id, job
-// follows it (state, progress, log) and, with cancel, stops it. They are
+// follows it (state, progress, log) and, with cancel, stops it. It is
 // listed and callable only for an admin caller (Caller.Admin) and only when
 // Options.Jobs is set; every job works on Options.Collection, and index
 // only on a directory under Options.Roots (after resolving symbolic links)
@@ -29,12 +29,13 @@ import (
 //
 // Completion is pushed to the session that submitted the job: a
 // notifications/message (logging) notification at level "notice", logger
-// "strata.jobs", whose data is the job_status result, sent when the client
-// has set a logging level (logging/setLevel) at or below notice; and, when
-// the call carried a progress token, a notifications/progress with that
-// token, progress = total = 1 and a message naming the job and its state.
+// "strata.jobs", whose data is the job tool's result for the job, sent
+// when the client has set a logging level (logging/setLevel) at or below
+// notice; and, when the call carried a progress token, a
+// notifications/progress with that token, progress = total = 1 and a
+// message naming the job and its state.
 
-// Jobs is the job runner the job tools submit to; *server.Server is one.
+// Jobs is the job runner the job tool submits to; *server.Server is one.
 type Jobs interface {
 	SubmitJob(req server.JobRequest, o server.JobOptions) (server.JobView, error)
 	Job(id string) (server.JobView, bool)

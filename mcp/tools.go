@@ -20,9 +20,9 @@ import (
 // output schema types the fields a model acts on (the text content
 // carries the rest) and requires none, so a tool error's structured
 // content (the error shape) validates too. They are kept terse on purpose:
-// every tool an ordinary caller can see, the graph and memory tools
-// included, costs at most MaxDefinitionTokens together
-// (TestDefinitionsBudgetAllTools).
+// every tool any caller can see, an admin caller with the graph, memory
+// and job families included, costs at most MaxDefinitionTokens together
+// (TestDefinitionsBudgetOnTheWire).
 const (
 	searchIn = `{"type":"object","additionalProperties":false,"required":["query"],"properties":{` +
 		`"query":{"type":"string","minLength":1,"maxLength":4096},` +
