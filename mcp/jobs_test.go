@@ -317,3 +317,62 @@ func TestMCPJobToolsHTTP(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPJobBadArguments: an admin's job call with arguments of the other
+// mode or of another kind, or without what its kind needs, is a tool error
+// with the validation-error shape naming the field; nothing is queued.
+func TestMCPJobBadArguments(t *testing.T) {
+	root, db := fixture(t)
+	js := jobServer(t, db, t.TempDir(), root)
+	defer js.Close()
+	cj := &countingJobs{Jobs: js}
+	s := newServer(t, db, root, func(o *Options) { o.Jobs = cj })
+	cs := connect(t, s, Caller{Admin: true})
+	id := strings.Repeat("0", 32)
+	for _, tc := range []struct {
+		args      map[string]any
+		field     string
+		errorType string
+	}{
+		{map[string]any{}, "kind", contract.ErrTypeMissing},
+		{map[string]any{"kind": "rebuild"}, "kind", contract.ErrTypeUnknownValue},
+		{map[string]any{"kind": "index"}, "path", contract.ErrTypeMissing},
+		{map[string]any{"kind": "promote"}, "archive_id", contract.ErrTypeMissing},
+		{map[string]any{"kind": "flush", "path": "sub"}, "path", contract.ErrTypeUnknownField},
+		{map[string]any{"kind": "compact", "segments": []int{1}}, "segments", contract.ErrTypeUnknownField},
+		{map[string]any{"kind": "flush", "cancel": true}, "cancel", contract.ErrTypeUnknownField},
+		{map[string]any{"job_id": id, "kind": "flush"}, "kind", contract.ErrTypeUnknownField},
+		{map[string]any{"job_id": id, "timeout_seconds": 5}, "timeout_seconds", contract.ErrTypeUnknownField},
+		{map[string]any{"cancel": true}, "job_id", contract.ErrTypeInvalidFormat},
+	} {
+		res, m, _ := callTool(t, cs, "job", tc.args)
+		errs, _ := m["errors"].([]any)
+		if !res.IsError || m["status"] != "validation_error" || len(errs) != 1 {
+			t.Errorf("job %v: %v", tc.args, m)
+			continue
+		}
+		e := errs[0].(map[string]any)
+		if loc, _ := e["loc"].([]any); len(loc) != 2 || loc[0] != "arguments" || loc[1] != tc.field || e["error_type"] != tc.errorType {
+			t.Errorf("job %v: error %v, want %s at arguments.%s", tc.args, e, tc.errorType, tc.field)
+		}
+	}
+	if cj.submitted != 0 {
+		t.Errorf("%d jobs submitted by refused calls", cj.submitted)
+	}
+	if res, m, _ := callTool(t, cs, "job", map[string]any{"kind": "flush"}); res.IsError || cj.submitted != 1 {
+		t.Fatalf("flush: %v (%d submitted)", m, cj.submitted)
+	} else {
+		waitState(t, cs, m["job_id"].(string), "completed")
+	}
+}
+
+// countingJobs is the real job runner, counting submissions.
+type countingJobs struct {
+	Jobs
+	submitted int
+}
+
+func (c *countingJobs) SubmitJob(req server.JobRequest, o server.JobOptions) (server.JobView, error) {
+	c.submitted++
+	return c.Jobs.SubmitJob(req, o)
+}
