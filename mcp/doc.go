@@ -30,34 +30,47 @@
 //     methods, then constants and variables), admitted level by level
 //     while the token budget lasts, so a small budget shows the upper
 //     levels whole.
-//   - expand, callers, callees (with Options.Graph, a code graph of the
-//     collection built by ingest/codegraph): expand seeds personalized
-//     PageRank with the top hits of a search and returns the chunks it
-//     ranks within the token budget (three quarters for source text, the
-//     rest for frames), verified, with a path from a seed per hit
-//     ("Widget.Paint() -> CALLS a.go:Frobnicate()"); callers and callees
-//     list a symbol's CALLS neighbours with call-site lines, only those
-//     whose chunks the caller may read (engine.Collection.Fetch).
-//   - index, flush, compact, archive, promote (admin callers only, with
-//     Options.Jobs): queue a durable job of package server's job runner on
-//     Options.Collection (index: a directory under Options.Roots, symbolic
-//     links resolved) and return at once with its 128-bit id; job_status
-//     gives its state (queued, running, completed, failed, cancelled,
-//     timed_out, interrupted), progress and last log lines, job_cancel
-//     stops it. Completion is pushed to the submitting session as a
-//     notifications/message (logger "strata.jobs", level notice; sent once
-//     the client has set a logging level) and, when the call carried a
-//     progress token, a final notifications/progress. An ordinary caller
-//     is not shown these tools and cannot call them.
+//   - the code-graph arguments (with Options.Graph, a code graph of the
+//     collection built by ingest/codegraph), which add no tool: search's
+//     expand (a token budget; not with filter or cursor) seeds
+//     personalized PageRank with the top_k hits and returns the chunks it
+//     ranks within the budget (three quarters for source text, the rest
+//     for frames), verified, with a path from a seed per hit
+//     ("Widget.Paint() -> CALLS a.go:Frobnicate()"); find_definition's
+//     calls (callers | callees) lists the symbol's CALLS neighbours with
+//     call-site lines instead of its definitions, only those whose chunks
+//     the caller may read (engine.Collection.Fetch). Without a graph the
+//     schemas do not list them and they are unknown fields.
+//   - remember, recall, forget (EnableMemory; memory.go): recall with key
+//     and history and no query lists every version of that key oldest
+//     first.
+//   - job (admin callers only, with Options.Jobs): with kind (index,
+//     flush, compact, archive, promote) it queues a durable job of package
+//     server's job runner on Options.Collection (index: path, a directory
+//     under Options.Roots, symbolic links resolved; promote: archive_id;
+//     archive: segments or oldest, omit_vectors, nlist) and returns at
+//     once with its 128-bit id; with job_id it gives the job's state
+//     (queued, running, completed, failed, cancelled, timed_out,
+//     interrupted), progress and last log lines, and cancel: true stops
+//     it first. An argument of the other mode or of another kind is a
+//     validation error. Completion is pushed to the submitting session as
+//     a notifications/message (logger "strata.jobs", level notice; sent
+//     once the client has set a logging level) and, when the call carried
+//     a progress token, a final notifications/progress. An ordinary caller
+//     is not shown the tool and cannot call it.
 //
 // Tools are registered by register (server.go): an argument struct with a
 // validate method, a run function, and the JSON Schemas (registerAdmin
-// for an admin-only tool). The definitions
-// an ordinary caller sees cost at most MaxDefinitionTokens (1,500) tokens
-// in staging's estimate (⌈bytes/4⌉); `searchd mcp --describe` prints the
-// figure with the graph and memory tools registered too (FullDefinitions),
-// and that of an admin caller's list (with the job tools, which is over
-// that ceiling).
+// for an admin-only tool). Optional families add arguments to existing
+// tools where the operation is the same (the graph) rather than tools:
+// the definitions any caller sees — an admin caller with every family
+// included — cost at most MaxDefinitionTokens (1,500) tokens in staging's
+// estimate (⌈bytes/4⌉) as tools/list carries them; `searchd mcp
+// --describe` prints the figure for every family and caller
+// (DefinitionSizes). Rules that span fields (a job kind's arguments,
+// expand without filter or cursor) are stated in the descriptions and
+// enforced by validation rather than as JSON Schema conditionals, which
+// would cost more than the rest of a tool.
 //
 // # The runtime disposes
 //

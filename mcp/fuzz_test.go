@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/stratasearch/strata/engine/contract"
+	"github.com/stratasearch/strata/engine/graph"
 )
 
 // FuzzMCPTruncateSpan: the output fits the budget, and is exactly the span's
@@ -46,18 +47,23 @@ func FuzzMCPTruncateSpan(f *testing.F) {
 	})
 }
 
-// FuzzMCPToolArguments: any arguments decode to valid ones or to a
+// FuzzMCPToolArguments: any arguments of any tool (the graph arguments,
+// the memory and job tools included) decode to valid ones or to a
 // validation error (never a panic or another error).
 func FuzzMCPToolArguments(f *testing.F) {
-	for _, s := range []string{`{}`, `{"query":"x","top_k":3}`, `{"query":1}`, `{"filter":{"and":[{"eq":{"field":"a","value":1}}]}}`,
-		`{"uri":"../x","start_line":-1}`, `{"cursor":"AAAA"}`, `[1,2]`, `null`, `{"path":"a/../..","limit":0}`, `{"symbol":"A.B","x":[]}`} {
-		for i := 0; i < 5; i++ {
-			f.Add(uint8(i), s)
-		}
-	}
-	s, err := New(nil, Options{Roots: []string{"/nonexistent"}}, nil)
+	s, err := New(nil, Options{Roots: []string{"/nonexistent"}, Graph: graph.NewStore(graph.FromFragments(nil))}, nil)
 	if err != nil {
 		f.Fatal(err)
+	}
+	s.registerMemoryTools()
+	for _, seed := range []string{`{}`, `{"query":"x","top_k":3}`, `{"query":1}`, `{"filter":{"and":[{"eq":{"field":"a","value":1}}]}}`,
+		`{"uri":"../x","start_line":-1}`, `{"cursor":"AAAA"}`, `[1,2]`, `null`, `{"path":"a/../..","limit":0}`, `{"symbol":"A.B","x":[]}`,
+		`{"query":"x","expand":5,"cursor":"c","filter":{}}`, `{"symbol":"A","calls":"up","top_k":0}`,
+		`{"kind":"archive","segments":[0,0],"oldest":-1,"nlist":1e9}`, `{"kind":"index","path":null}`, `{"kind":"promote","archive_id":0}`,
+		`{"job_id":"x","cancel":true,"kind":"flush","log_lines":-1}`, `{"cancel":false}`, `{"key":"k","history":true,"kinds":["x"]}`} {
+		for i := range s.tools {
+			f.Add(uint8(i), seed)
+		}
 	}
 	f.Fuzz(func(t *testing.T, which uint8, raw string) {
 		tl := s.tools[int(which)%len(s.tools)]

@@ -13,61 +13,29 @@ import (
 	"github.com/stratasearch/strata/ingest/codegraph"
 )
 
-// The code-graph tools, registered when Options.Graph is set: expand
-// (search seeds, personalized PageRank over the graph, a token budget),
-// callers and callees.
+// The code-graph arguments, present when Options.Graph is set: search's
+// expand (the hits are seeds of a personalized PageRank walk over the
+// graph, fitted to a token budget) and find_definition's calls (the
+// symbol's callers or callees instead of its definitions).
 const (
-	expandIn = `{"type":"object","additionalProperties":false,"required":["query"],"properties":{` +
-		`"query":{"type":"string","minLength":1,"maxLength":4096},` +
-		`"mode":{"enum":["lexical","dense","hybrid"],"default":"lexical"},` +
-		`"seeds":{"type":"integer","minimum":1,"maximum":%d},` +
-		`"token_budget":{"type":"integer","minimum":100,"maximum":%d}}}`
-	expandOut = `{"type":"object","properties":{"hits":{"type":"array"}}}`
-	callsIn   = `{"type":"object","additionalProperties":false,"required":["symbol"],"properties":{` +
-		`"symbol":{"type":"string","minLength":1,"maxLength":256},` +
-		`"limit":{"type":"integer","minimum":1,"maximum":%d}}}`
-	callsOut = `{"type":"object","properties":{"entries":{"type":"array"}}}`
+	// expandProp and pathsProp join search's schemas.
+	expandProp = `,"expand":{"type":"integer","minimum":100,"maximum":%d,"description":"token budget; widen the top_k hits over the code graph"}`
+	pathsProp  = `,"paths":{"type":"array"}`
+	// callsProp and entriesProp join find_definition's schemas.
+	callsProp   = `,"calls":{"enum":["callers","callees"],"description":"instead: callers or callees, with call sites (top_k default 20)"}`
+	entriesProp = `,"entries":{"type":"array"}`
 )
 
-func (s *Server) registerGraphTools() {
-	if s.o.Graph == nil {
-		return
-	}
-	register(s, "expand", "Search, expanded over the code graph.",
-		fmt.Sprintf(expandIn, s.o.MaxTopK, s.o.TokenBudget), expandOut, runExpand)
-	register(s, "callers", "Callers of a symbol (Name or Type.Method), with call sites.", fmt.Sprintf(callsIn, MaxListLimit), callsOut, runCallers)
-	register(s, "callees", "Callees of a symbol, with call sites.", fmt.Sprintf(callsIn, MaxListLimit), callsOut, runCallees)
-}
-
+// expandArgs are search's arguments with expand set: the query, its mode,
+// the number of seeds (top_k) and the token budget (expand).
 type expandArgs struct {
-	Query       string `json:"query"`
-	Mode        string `json:"mode"`
-	Seeds       *int   `json:"seeds"`
-	TokenBudget *int   `json:"token_budget"`
+	Query       string
+	Mode        string
+	Seeds       *int
+	TokenBudget *int
 }
 
-func (a *expandArgs) validate(c *call) []contract.FieldError {
-	fes := checkText([]any{"arguments", "query"}, a.Query, 1, 4096)
-	switch a.Mode {
-	case "", "lexical", "dense", "hybrid":
-	default:
-		fes = append(fes, contract.FieldError{Loc: []any{"arguments", "mode"}, InputValue: clip(a.Mode), ErrorType: contract.ErrTypeUnknownValue,
-			Message: "mode must be lexical, dense or hybrid", ExpectedDomain: "lexical | dense | hybrid"})
-	}
-	fes = append(fes, checkTopK(a.Seeds, c.s.o.MaxTopK)...)
-	for i := range fes {
-		if len(fes[i].Loc) == 2 && fes[i].Loc[1] == "top_k" {
-			fes[i].Loc[1] = "seeds"
-		}
-	}
-	if a.TokenBudget != nil && (*a.TokenBudget < 100 || *a.TokenBudget > c.s.o.TokenBudget) {
-		fes = append(fes, contract.FieldError{Loc: []any{"arguments", "token_budget"}, InputValue: *a.TokenBudget, ErrorType: contract.ErrTypeOutOfRange,
-			Message: fmt.Sprintf("token_budget must be in [100, %d]", c.s.o.TokenBudget), ExpectedDomain: fmt.Sprintf("[100, %d]", c.s.o.TokenBudget)})
-	}
-	return fes
-}
-
-// expandResult is expand's structured content: the staged hits (as
+// expandResult is search's structured content with expand: the staged hits (as
 // search's), each hit's path from a seed, the source tokens chosen
 // against the walk's budget, and the framed tokens.
 type expandResult struct {
@@ -133,18 +101,12 @@ func runExpand(ctx context.Context, c *call, a *expandArgs) (expandResult, strin
 	return out, pf + st.Text, nil
 }
 
+// callsArgs are find_definition's arguments with calls set: the symbol,
+// the direction (callers or callees) and the limit (top_k).
 type callsArgs struct {
-	Symbol string `json:"symbol"`
-	Limit  *int   `json:"limit"`
-}
-
-func (a *callsArgs) validate(c *call) []contract.FieldError {
-	fes := checkText([]any{"arguments", "symbol"}, a.Symbol, 1, 256)
-	if a.Limit != nil && (*a.Limit < 1 || *a.Limit > MaxListLimit) {
-		fes = append(fes, contract.FieldError{Loc: []any{"arguments", "limit"}, InputValue: *a.Limit, ErrorType: contract.ErrTypeOutOfRange,
-			Message: fmt.Sprintf("limit must be in [1, %d]", MaxListLimit), ExpectedDomain: fmt.Sprintf("[1, %d]", MaxListLimit)})
-	}
-	return fes
+	Symbol    string
+	Direction string
+	Limit     *int
 }
 
 // callEntry is one caller or callee the caller may read.
@@ -161,18 +123,12 @@ type callsResult struct {
 	Nonce   string      `json:"nonce"`
 }
 
-func runCallers(ctx context.Context, c *call, a *callsArgs) (callsResult, string, error) {
-	return runCalls(ctx, c, a, true)
-}
-
-func runCallees(ctx context.Context, c *call, a *callsArgs) (callsResult, string, error) {
-	return runCalls(ctx, c, a, false)
-}
-
-// runCalls lists the graph's CALLS neighbours of the symbol whose chunks
-// the caller may read (engine.Collection.Fetch applies scope and
-// principal), framed as evidence.
-func runCalls(ctx context.Context, c *call, a *callsArgs, in bool) (callsResult, string, error) {
+// runCalls lists the graph's CALLS neighbours of the symbol (its callers:
+// incoming edges; its callees: outgoing) whose chunks the caller may read
+// (engine.Collection.Fetch applies scope and principal), framed as
+// evidence.
+func runCalls(ctx context.Context, c *call, a *callsArgs) (callsResult, string, error) {
+	in := a.Direction == "callers"
 	col, err := c.s.collection()
 	if err != nil {
 		return callsResult{}, "", err

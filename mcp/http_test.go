@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -160,14 +161,22 @@ func TestMCPSchemasMatchValidation(t *testing.T) {
 		"read":            {`{"uri":"a.go"}`, `{"uri":""}`, `{"uri":"a.go","start_line":0}`, `{"uri":"a.go","start_line":2,"end_line":3}`, `{"uri":"a.go","line":1}`},
 		"list":            {`{}`, `{"path":"sub"}`, `{"limit":0}`, `{"limit":500}`, `{"limit":501}`, `{"depth":1}`},
 		"repo_map":        {`{}`, `{"token_budget":99}`, `{"token_budget":100}`, `{"token_budget":2000}`, `{"token_budget":2001}`, `{"symbols_per_file":11}`, `{"symbols_per_file":0}`, `{"x":1}`},
-		"index":           {`{}`, `{"path":"sub"}`, `{"path":""}`, `{"path":"/a","timeout_seconds":0}`, `{"path":"/a","timeout_seconds":86400}`, `{"path":"/a","timeout_seconds":86401}`, `{"path":"a","x":1}`},
-		"flush":           {`{}`, `{"timeout_seconds":1}`, `{"timeout_seconds":0}`, `{"collection":"x"}`},
-		"compact":         {`{}`, `{"timeout_seconds":2.5}`, `{"timeout_seconds":60}`},
-		"archive": {`{}`, `{"segments":[1,2]}`, `{"segments":[0]}`, `{"segments":[3,3]}`, `{"oldest":-1}`, `{"oldest":2}`, `{"nlist":65536}`, `{"nlist":65537}`,
-			`{"omit_vectors":true}`, `{"oldest":1000001}`},
-		"promote":    {`{}`, `{"archive_id":0}`, `{"archive_id":7}`, `{"archive_id":-1}`, `{"archive_id":7,"timeout_seconds":5}`},
-		"job_status": {`{}`, `{"job_id":"00112233445566778899aabbccddeeff"}`, `{"job_id":"00112233445566778899AABBCCDDEEFF"}`, `{"job_id":"abc"}`, `{"job_id":"00112233445566778899aabbccddeeff","log_lines":50}`, `{"job_id":"00112233445566778899aabbccddeeff","log_lines":51}`},
-		"job_cancel": {`{}`, `{"job_id":"00112233445566778899aabbccddeeff"}`, `{"job_id":"0011"}`, `{"job_id":"00112233445566778899aabbccddeeff","x":1}`},
+		"job": {`{"kind":"flush"}`, `{"kind":"index","path":"sub"}`, `{"kind":"index","path":""}`, `{"kind":"flush","timeout_seconds":0}`,
+			`{"kind":"compact","timeout_seconds":86400}`, `{"kind":"compact","timeout_seconds":86401}`, `{"kind":"compact","timeout_seconds":2.5}`,
+			`{"kind":"rebuild"}`, `{"kind":"flush","collection":"x"}`, `{"kind":"archive","segments":[1,2]}`, `{"kind":"archive","segments":[0]}`,
+			`{"kind":"archive","segments":[3,3]}`, `{"kind":"archive","oldest":-1}`, `{"kind":"archive","oldest":2}`, `{"kind":"archive","nlist":65536}`,
+			`{"kind":"archive","nlist":65537}`, `{"kind":"archive","omit_vectors":true}`, `{"kind":"archive","oldest":1000001}`,
+			`{"kind":"promote","archive_id":7}`, `{"kind":"promote","archive_id":0}`, `{"kind":"promote","archive_id":-1}`, `{"kind":"promote","archive_id":7,"timeout_seconds":5}`,
+			`{"job_id":"00112233445566778899aabbccddeeff"}`, `{"job_id":"00112233445566778899AABBCCDDEEFF"}`, `{"job_id":"abc"}`, `{"job_id":"00112233445566778899aabbccddeeff","log_lines":50}`,
+			`{"job_id":"00112233445566778899aabbccddeeff","log_lines":51}`, `{"job_id":"00112233445566778899aabbccddeeff","cancel":true}`, `{"job_id":"00112233445566778899aabbccddeeff","x":1}`},
+	}
+	// Rules across fields that the schemas state in words (descriptions),
+	// not as JSON Schema conditionals: the schema accepts these, the tool
+	// refuses them with a validation error.
+	crossField := map[string][]string{
+		"job": {`{}`, `{"kind":"index"}`, `{"kind":"promote"}`, `{"kind":"flush","path":"sub"}`, `{"kind":"index","path":"sub","archive_id":3}`,
+			`{"kind":"flush","segments":[1]}`, `{"kind":"flush","job_id":"00112233445566778899aabbccddeeff"}`, `{"job_id":"00112233445566778899aabbccddeeff","timeout_seconds":5}`, `{"job_id":"00112233445566778899aabbccddeeff","kind":"flush"}`,
+			`{"cancel":true}`, `{"kind":"flush","log_lines":3}`, `{"log_lines":3}`},
 	}
 	for _, tl := range s.tools {
 		var sch jsonschema.Schema
@@ -194,6 +203,15 @@ func TestMCPSchemasMatchValidation(t *testing.T) {
 			ourOK := err == nil
 			if schemaOK != ourOK {
 				t.Errorf("%s %s: schema says valid=%v, the tool says valid=%v (%v)", tl.def.Name, raw, schemaOK, ourOK, err)
+			}
+		}
+		for _, raw := range crossField[tl.def.Name] {
+			var v map[string]any
+			json.Unmarshal([]byte(raw), &v)
+			err := tl.check(&call{s: s, nonce: "ABCDEFGHIJKLMNOPQRSTUVWXYZ"}, json.RawMessage(raw))
+			var ve *contract.ValidationError
+			if rs.Validate(v) != nil || !errors.As(err, &ve) {
+				t.Errorf("%s %s: want schema-valid and a validation error from the tool, got %v", tl.def.Name, raw, err)
 			}
 		}
 	}

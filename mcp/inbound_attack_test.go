@@ -156,7 +156,7 @@ func TestMCPHTTPSessionAdminBinding(t *testing.T) {
 		t.Fatalf("no session id (%d)", resp.StatusCode)
 	}
 	post("admin-key", id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	flush := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"flush","arguments":{}}}`
+	flush := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"job","arguments":{"kind":"flush"}}}`
 	if r, body := post("user-key", id, flush); r.StatusCode != http.StatusNotFound {
 		t.Errorf("the user key used the admin key's session: %d %s", r.StatusCode, body)
 	}

@@ -18,9 +18,10 @@ import (
 	"github.com/stratasearch/strata/server"
 )
 
-// The job tools: index, flush, compact, archive and promote queue a job on
-// Options.Jobs (the server's durable job store) and return at once with
-// its 128-bit id; job_status and job_cancel follow and stop it. They are
+// The job tool: given a kind, job queues a job of that kind (index, flush,
+// compact, archive, promote) on Options.Jobs (the server's durable job
+// store) and returns at once with its 128-bit id; given that job_id, job
+// follows it (state, progress, log) and, with cancel, stops it. It is
 // listed and callable only for an admin caller (Caller.Admin) and only when
 // Options.Jobs is set; every job works on Options.Collection, and index
 // only on a directory under Options.Roots (after resolving symbolic links)
@@ -28,12 +29,13 @@ import (
 //
 // Completion is pushed to the session that submitted the job: a
 // notifications/message (logging) notification at level "notice", logger
-// "strata.jobs", whose data is the job_status result, sent when the client
-// has set a logging level (logging/setLevel) at or below notice; and, when
-// the call carried a progress token, a notifications/progress with that
-// token, progress = total = 1 and a message naming the job and its state.
+// "strata.jobs", whose data is the job tool's result for the job, sent
+// when the client has set a logging level (logging/setLevel) at or below
+// notice; and, when the call carried a progress token, a
+// notifications/progress with that token, progress = total = 1 and a
+// message naming the job and its state.
 
-// Jobs is the job runner the job tools submit to; *server.Server is one.
+// Jobs is the job runner the job tool submits to; *server.Server is one.
 type Jobs interface {
 	SubmitJob(req server.JobRequest, o server.JobOptions) (server.JobView, error)
 	Job(id string) (server.JobView, bool)
@@ -42,33 +44,23 @@ type Jobs interface {
 }
 
 const (
-	timeoutProp = `"timeout_seconds":{"type":"integer","minimum":1,"maximum":86400,"description":"job time limit"}`
-	noArgsIn    = `{"type":"object","additionalProperties":false,"properties":{` + timeoutProp + `}}`
-	indexIn     = `{"type":"object","additionalProperties":false,"required":["path"],"properties":{` +
-		`"path":{"type":"string","minLength":1,"maxLength":4096,"description":"directory under a root"},` + timeoutProp + `}}`
-	archiveIn = `{"type":"object","additionalProperties":false,"properties":{` +
-		`"segments":{"type":"array","maxItems":1024,"uniqueItems":true,"items":{"type":"integer","minimum":1},"description":"warm segment ids"},` +
-		`"oldest":{"type":"integer","minimum":0,"maximum":1000000,"description":"else the N oldest (default 1)"},` +
-		`"omit_vectors":{"type":"boolean"},"nlist":{"type":"integer","minimum":0,"maximum":65536},` + timeoutProp + `}}`
-	promoteIn = `{"type":"object","additionalProperties":false,"required":["archive_id"],"properties":{` +
-		`"archive_id":{"type":"integer","minimum":1,"description":"cold archive id"},` + timeoutProp + `}}`
-	jobIDProp   = `"job_id":{"type":"string","pattern":"^[0-9a-f]{32}$"}`
-	jobStatusIn = `{"type":"object","additionalProperties":false,"required":["job_id"],"properties":{` + jobIDProp +
-		`,"log_lines":{"type":"integer","minimum":0,"maximum":50,"default":10}}}`
-	jobCancelIn = `{"type":"object","additionalProperties":false,"required":["job_id"],"properties":{` + jobIDProp + `}}`
-	jobOut      = `{"type":"object","properties":{"job_id":{"type":"string"},` +
-		`"state":{"enum":["queued","running","completed","failed","cancelled","timed_out","interrupted"]},"progress":{"type":"number"}}}`
+	jobIn = `{"type":"object","additionalProperties":false,"properties":{` +
+		`"kind":{"enum":["index","flush","compact","archive","promote"]},` +
+		`"job_id":{"type":"string","pattern":"^[0-9a-f]{32}$"},"cancel":{"type":"boolean"},` +
+		`"log_lines":{"type":"integer","minimum":0,"maximum":50,"default":10},` +
+		`"path":{"type":"string","minLength":1,"maxLength":4096,"description":"index: directory under a root"},` +
+		`"archive_id":{"type":"integer","minimum":1,"description":"promote: cold archive id"},` +
+		`"segments":{"type":"array","maxItems":1024,"uniqueItems":true,"items":{"type":"integer","minimum":1},"description":"archive: warm segment ids, else"},` +
+		`"oldest":{"type":"integer","minimum":0,"maximum":1000000,"description":"the N oldest (default 1)"},` +
+		`"omit_vectors":{"type":"boolean"},"nlist":{"type":"integer","minimum":0,"maximum":65536},` +
+		`"timeout_seconds":{"type":"integer","minimum":1,"maximum":86400}}}`
+	jobOut = `{"type":"object","properties":{"job_id":{"type":"string"},` +
+		`"state":{"enum":["queued","running","completed","failed","cancelled","timed_out","interrupted"]}}}`
 )
 
-// registerJobTools registers the admin-only job tools.
+// registerJobTools registers the admin-only job tool.
 func (s *Server) registerJobTools() {
-	registerAdmin(s, "index", "Index a directory (incremental). Returns a job id at once.", indexIn, jobOut, runIndex)
-	registerAdmin(s, "flush", "Flush the write-ahead log into a segment. Returns a job id.", noArgsIn, jobOut, runKind("flush"))
-	registerAdmin(s, "compact", "Compact segments. Returns a job id.", noArgsIn, jobOut, runKind("compact"))
-	registerAdmin(s, "archive", "Archive warm segments (cold tier). Returns a job id.", archiveIn, jobOut, runArchive)
-	registerAdmin(s, "promote", "Promote a cold archive to a warm segment. Returns a job id.", promoteIn, jobOut, runPromote)
-	registerAdmin(s, "job_status", "A job's state, progress and last log lines.", jobStatusIn, jobOut, runJobStatus)
-	registerAdmin(s, "job_cancel", "Cancel a queued or running job.", jobCancelIn, jobOut, runJobCancel)
+	registerAdmin(s, "job", "kind: queue a job (index is incremental), returning its job_id at once. job_id: its state and log tail; cancel: true cancels it.", jobIn, jobOut, runJob)
 }
 
 // registerAdmin is register for a tool only admin callers see.
@@ -126,52 +118,98 @@ const defaultJobLogLines = 10
 
 // --- arguments ---
 
-type timeoutArg struct {
-	TimeoutSeconds *int `json:"timeout_seconds"`
-}
-
-func (a *timeoutArg) check() []contract.FieldError {
-	if a.TimeoutSeconds != nil && (*a.TimeoutSeconds < 1 || *a.TimeoutSeconds > 86400) {
-		return []contract.FieldError{{Loc: []any{"arguments", "timeout_seconds"}, InputValue: *a.TimeoutSeconds, ErrorType: contract.ErrTypeOutOfRange,
-			Message: "timeout_seconds is out of range", ExpectedDomain: "1..86400 seconds"}}
-	}
-	return nil
-}
-
-func (a *timeoutArg) options() server.JobOptions {
-	if a.TimeoutSeconds == nil {
-		return server.JobOptions{}
-	}
-	return server.JobOptions{Timeout: time.Duration(*a.TimeoutSeconds) * time.Second}
-}
-
-type noArgs struct {
-	TimeoutSeconds *int `json:"timeout_seconds"`
-}
-
-func (a *noArgs) validate(c *call) []contract.FieldError {
-	return (&timeoutArg{a.TimeoutSeconds}).check()
-}
-
-type indexArgs struct {
-	Path           string `json:"path"`
-	TimeoutSeconds *int   `json:"timeout_seconds"`
-}
-
-func (a *indexArgs) validate(c *call) []contract.FieldError {
-	return append(checkText([]any{"arguments", "path"}, a.Path, 1, 4096), (&timeoutArg{a.TimeoutSeconds}).check()...)
-}
-
-type archiveArgs struct {
+// jobArgs are job's arguments: kind starts a job, job_id follows one
+// (exactly one of them). Starting, path is index's (required there),
+// archive_id promote's (required there), segments, oldest, omit_vectors
+// and nlist archive's, timeout_seconds any kind's; following, cancel
+// cancels the job (queued or running) before reporting it and log_lines
+// is the log tail's length. An argument of the other mode, or of another
+// kind, is a validation error.
+type jobArgs struct {
+	Kind           string   `json:"kind"`
+	JobID          string   `json:"job_id"`
+	Cancel         *bool    `json:"cancel"`
+	LogLines       *int     `json:"log_lines"`
+	Path           *string  `json:"path"`
+	ArchiveID      *uint64  `json:"archive_id"`
 	Segments       []uint64 `json:"segments"`
-	Oldest         int      `json:"oldest"`
-	OmitVectors    bool     `json:"omit_vectors"`
-	Nlist          int      `json:"nlist"`
+	Oldest         *int     `json:"oldest"`
+	OmitVectors    *bool    `json:"omit_vectors"`
+	Nlist          *int     `json:"nlist"`
 	TimeoutSeconds *int     `json:"timeout_seconds"`
 }
 
-func (a *archiveArgs) validate(c *call) []contract.FieldError {
+// jobKindOf names the one kind each kind-specific argument belongs to.
+var jobKindOf = []struct{ field, kind string }{
+	{"path", "index"}, {"archive_id", "promote"},
+	{"segments", "archive"}, {"oldest", "archive"}, {"omit_vectors", "archive"}, {"nlist", "archive"},
+}
+
+func (a *jobArgs) given(field string) bool {
+	switch field {
+	case "timeout_seconds":
+		return a.TimeoutSeconds != nil
+	case "cancel":
+		return a.Cancel != nil
+	case "log_lines":
+		return a.LogLines != nil
+	case "path":
+		return a.Path != nil
+	case "archive_id":
+		return a.ArchiveID != nil
+	case "segments":
+		return a.Segments != nil
+	case "oldest":
+		return a.Oldest != nil
+	case "omit_vectors":
+		return a.OmitVectors != nil
+	case "nlist":
+		return a.Nlist != nil
+	}
+	return false
+}
+
+func (a *jobArgs) validate(c *call) []contract.FieldError {
+	if a.JobID != "" || a.Kind == "" && (a.Cancel != nil || a.LogLines != nil) {
+		return a.validateFollow()
+	}
 	var fes []contract.FieldError
+	for _, f := range []string{"cancel", "log_lines"} {
+		if a.given(f) {
+			fes = append(fes, contract.FieldError{Loc: []any{"arguments", f}, InputValue: nil, ErrorType: contract.ErrTypeUnknownField,
+				Message: f + " applies with job_id only", ExpectedDomain: "the arguments of starting a job (kind)"})
+		}
+	}
+	switch a.Kind {
+	case "index", "flush", "compact", "archive", "promote":
+		for _, f := range jobKindOf {
+			if a.given(f.field) && f.kind != a.Kind {
+				fes = append(fes, contract.FieldError{Loc: []any{"arguments", f.field}, InputValue: nil, ErrorType: contract.ErrTypeUnknownField,
+					Message: f.field + " applies to kind " + f.kind + " only", ExpectedDomain: "the arguments of kind " + a.Kind})
+			}
+		}
+	case "":
+		fes = append(fes, contract.FieldError{Loc: []any{"arguments", "kind"}, InputValue: nil, ErrorType: contract.ErrTypeMissing,
+			Message: "kind (start a job) or job_id (follow one) is required", ExpectedDomain: jobKinds})
+	default:
+		fes = append(fes, contract.FieldError{Loc: []any{"arguments", "kind"}, InputValue: clip(a.Kind), ErrorType: contract.ErrTypeUnknownValue,
+			Message: "unknown job kind", ExpectedDomain: jobKinds})
+	}
+	switch {
+	case a.Path != nil:
+		fes = append(fes, checkText([]any{"arguments", "path"}, *a.Path, 1, 4096)...)
+	case a.Kind == "index":
+		fes = append(fes, contract.FieldError{Loc: []any{"arguments", "path"}, InputValue: nil, ErrorType: contract.ErrTypeMissing,
+			Message: "path is required for kind index", ExpectedDomain: "a directory under the server's roots"})
+	}
+	switch {
+	case a.ArchiveID != nil && *a.ArchiveID == 0:
+		fes = append(fes, contract.FieldError{Loc: []any{"arguments", "archive_id"}, InputValue: 0, ErrorType: contract.ErrTypeOutOfRange,
+			Message: "archive ids start at 1", ExpectedDomain: "the id of one of the collection's cold archives"})
+	case a.ArchiveID == nil && a.Kind == "promote":
+		fes = append(fes, contract.FieldError{Loc: []any{"arguments", "archive_id"}, InputValue: nil, ErrorType: contract.ErrTypeMissing,
+			Message: "archive_id is required for kind promote", ExpectedDomain: "the id of one of the collection's cold archives"})
+	}
 	if len(a.Segments) > 1024 {
 		fes = append(fes, contract.FieldError{Loc: []any{"arguments", "segments"}, InputValue: len(a.Segments), ErrorType: contract.ErrTypeOutOfRange,
 			Message: "too many segment ids", ExpectedDomain: "at most 1024"})
@@ -187,48 +225,33 @@ func (a *archiveArgs) validate(c *call) []contract.FieldError {
 		}
 		seen[id] = true
 	}
-	if a.Oldest < 0 || a.Oldest > 1000000 {
-		fes = append(fes, contract.FieldError{Loc: []any{"arguments", "oldest"}, InputValue: a.Oldest, ErrorType: contract.ErrTypeOutOfRange,
+	if a.Oldest != nil && (*a.Oldest < 0 || *a.Oldest > 1000000) {
+		fes = append(fes, contract.FieldError{Loc: []any{"arguments", "oldest"}, InputValue: *a.Oldest, ErrorType: contract.ErrTypeOutOfRange,
 			Message: "oldest is out of range", ExpectedDomain: "0 (the default, 1) to 1000000"})
 	}
-	if a.Nlist < 0 || a.Nlist > 65536 {
-		fes = append(fes, contract.FieldError{Loc: []any{"arguments", "nlist"}, InputValue: a.Nlist, ErrorType: contract.ErrTypeOutOfRange,
+	if a.Nlist != nil && (*a.Nlist < 0 || *a.Nlist > 65536) {
+		fes = append(fes, contract.FieldError{Loc: []any{"arguments", "nlist"}, InputValue: *a.Nlist, ErrorType: contract.ErrTypeOutOfRange,
 			Message: "nlist is out of range", ExpectedDomain: "0 (the default) or 1..65536"})
 	}
-	return append(fes, (&timeoutArg{a.TimeoutSeconds}).check()...)
-}
-
-type promoteArgs struct {
-	ArchiveID      uint64 `json:"archive_id"`
-	TimeoutSeconds *int   `json:"timeout_seconds"`
-}
-
-func (a *promoteArgs) validate(c *call) []contract.FieldError {
-	fes := (&timeoutArg{a.TimeoutSeconds}).check()
-	if a.ArchiveID == 0 {
-		fes = append(fes, contract.FieldError{Loc: []any{"arguments", "archive_id"}, InputValue: a.ArchiveID, ErrorType: contract.ErrTypeMissing,
-			Message: "archive_id is required (a cold archive id ≥ 1)", ExpectedDomain: "the id of one of the collection's cold archives"})
+	if a.TimeoutSeconds != nil && (*a.TimeoutSeconds < 1 || *a.TimeoutSeconds > 86400) {
+		fes = append(fes, contract.FieldError{Loc: []any{"arguments", "timeout_seconds"}, InputValue: *a.TimeoutSeconds, ErrorType: contract.ErrTypeOutOfRange,
+			Message: "timeout_seconds is out of range", ExpectedDomain: "1..86400 seconds"})
 	}
 	return fes
 }
 
-var jobIDRE = regexp.MustCompile(`^[0-9a-f]{32}$`)
+const jobKinds = "index | flush | compact | archive | promote"
 
-func checkJobID(id string) []contract.FieldError {
-	if !jobIDRE.MatchString(id) {
-		return []contract.FieldError{{Loc: []any{"arguments", "job_id"}, InputValue: clip(id), ErrorType: contract.ErrTypeInvalidFormat,
-			Message: "job_id is 32 lowercase hex digits", ExpectedDomain: "a job_id an earlier job tool returned"}}
-	}
-	return nil
-}
-
-type jobStatusArgs struct {
-	JobID    string `json:"job_id"`
-	LogLines *int   `json:"log_lines"`
-}
-
-func (a *jobStatusArgs) validate(c *call) []contract.FieldError {
+// validateFollow validates following a job: job_id, cancel, log_lines and
+// nothing that starts one.
+func (a *jobArgs) validateFollow() []contract.FieldError {
 	fes := checkJobID(a.JobID)
+	for _, f := range append([]string{"kind", "timeout_seconds"}, "path", "archive_id", "segments", "oldest", "omit_vectors", "nlist") {
+		if f == "kind" && a.Kind != "" || f != "kind" && a.given(f) {
+			fes = append(fes, contract.FieldError{Loc: []any{"arguments", f}, InputValue: nil, ErrorType: contract.ErrTypeUnknownField,
+				Message: f + " applies to starting a job only", ExpectedDomain: "job_id, cancel, log_lines"})
+		}
+	}
 	if a.LogLines != nil && (*a.LogLines < 0 || *a.LogLines > 50) {
 		fes = append(fes, contract.FieldError{Loc: []any{"arguments", "log_lines"}, InputValue: *a.LogLines, ErrorType: contract.ErrTypeOutOfRange,
 			Message: "log_lines is out of range", ExpectedDomain: "0..50"})
@@ -236,11 +259,22 @@ func (a *jobStatusArgs) validate(c *call) []contract.FieldError {
 	return fes
 }
 
-type jobCancelArgs struct {
-	JobID string `json:"job_id"`
+func (a *jobArgs) options() server.JobOptions {
+	if a.TimeoutSeconds == nil {
+		return server.JobOptions{}
+	}
+	return server.JobOptions{Timeout: time.Duration(*a.TimeoutSeconds) * time.Second}
 }
 
-func (a *jobCancelArgs) validate(c *call) []contract.FieldError { return checkJobID(a.JobID) }
+var jobIDRE = regexp.MustCompile(`^[0-9a-f]{32}$`)
+
+func checkJobID(id string) []contract.FieldError {
+	if !jobIDRE.MatchString(id) {
+		return []contract.FieldError{{Loc: []any{"arguments", "job_id"}, InputValue: clip(id), ErrorType: contract.ErrTypeInvalidFormat,
+			Message: "job_id is 32 lowercase hex digits", ExpectedDomain: "a job_id an earlier job call returned"}}
+	}
+	return nil
+}
 
 // --- running ---
 
@@ -373,62 +407,63 @@ func (c *call) indexPath(p string) (string, error) {
 	return "", bad("path is outside every root")
 }
 
-func runIndex(ctx context.Context, c *call, a *indexArgs) (jobResult, string, error) {
-	if _, err := c.jobs(); err != nil {
-		return jobResult{}, "", err
+// runJobStart queues a job of a valid kind with its arguments.
+func runJobStart(ctx context.Context, c *call, a *jobArgs) (jobResult, string, error) {
+	req := server.JobRequest{Kind: a.Kind}
+	switch a.Kind {
+	case "index":
+		p, err := c.indexPath(*a.Path)
+		if err != nil {
+			return jobResult{}, "", err
+		}
+		req.Path = p
+	case "archive":
+		p := server.ArchiveParams{Segments: a.Segments}
+		if a.Oldest != nil {
+			p.Oldest = *a.Oldest
+		}
+		if a.OmitVectors != nil {
+			p.OmitVectors = *a.OmitVectors
+		}
+		if a.Nlist != nil {
+			p.Nlist = *a.Nlist
+		}
+		req.Params, _ = json.Marshal(p)
+	case "promote":
+		req.Params, _ = json.Marshal(server.PromoteParams{ArchiveID: *a.ArchiveID})
 	}
-	p, err := c.indexPath(a.Path)
-	if err != nil {
-		return jobResult{}, "", err
-	}
-	return c.submit(server.JobRequest{Kind: "index", Path: p}, (&timeoutArg{a.TimeoutSeconds}).options())
+	return c.submit(req, a.options())
 }
 
-func runKind(kind string) func(ctx context.Context, c *call, a *noArgs) (jobResult, string, error) {
-	return func(ctx context.Context, c *call, a *noArgs) (jobResult, string, error) {
-		return c.submit(server.JobRequest{Kind: kind}, (&timeoutArg{a.TimeoutSeconds}).options())
-	}
-}
-
-func runArchive(ctx context.Context, c *call, a *archiveArgs) (jobResult, string, error) {
-	params, _ := json.Marshal(server.ArchiveParams{Segments: a.Segments, Oldest: a.Oldest, OmitVectors: a.OmitVectors, Nlist: a.Nlist})
-	return c.submit(server.JobRequest{Kind: "archive", Params: params}, (&timeoutArg{a.TimeoutSeconds}).options())
-}
-
-func runPromote(ctx context.Context, c *call, a *promoteArgs) (jobResult, string, error) {
-	params, _ := json.Marshal(server.PromoteParams{ArchiveID: a.ArchiveID})
-	return c.submit(server.JobRequest{Kind: "promote", Params: params}, (&timeoutArg{a.TimeoutSeconds}).options())
-}
-
-func runJobStatus(ctx context.Context, c *call, a *jobStatusArgs) (jobResult, string, error) {
+// runJob starts a job (kind) or reports one (job_id), cancelling it
+// first when asked: a job that has already finished is then a conflict.
+func runJob(ctx context.Context, c *call, a *jobArgs) (jobResult, string, error) {
 	jobs, err := c.jobs()
 	if err != nil {
 		return jobResult{}, "", err
 	}
-	v, ok := jobs.Job(a.JobID)
-	if !ok {
-		return jobResult{}, "", &shapedError{body: failure("not_found", "no such job", "a job_id an earlier job tool returned (the last 1000 jobs are kept)")}
+	if a.JobID == "" {
+		return runJobStart(ctx, c, a)
 	}
 	n := defaultJobLogLines
 	if a.LogLines != nil {
 		n = *a.LogLines
 	}
-	r := resultOf(v, n)
-	return r, jobText(r), nil
-}
-
-func runJobCancel(ctx context.Context, c *call, a *jobCancelArgs) (jobResult, string, error) {
-	jobs, err := c.jobs()
-	if err != nil {
-		return jobResult{}, "", err
+	if a.Cancel != nil && *a.Cancel {
+		v, ok, finished := jobs.CancelJob(a.JobID)
+		if !ok {
+			return jobResult{}, "", &shapedError{body: failure("not_found", "no such job", "a job_id an earlier job call returned")}
+		}
+		if finished {
+			return jobResult{}, "", &shapedError{body: failure("conflict", "the job has already finished ("+jobState(v.State)+")", "a queued or running job")}
+		}
+		r := resultOf(v, n)
+		return r, jobText(r), nil
 	}
-	v, ok, finished := jobs.CancelJob(a.JobID)
+	v, ok := jobs.Job(a.JobID)
 	if !ok {
-		return jobResult{}, "", &shapedError{body: failure("not_found", "no such job", "a job_id an earlier job tool returned")}
+		return jobResult{}, "", &shapedError{body: failure("not_found", "no such job", "a job_id an earlier job call returned (the last 1000 jobs are kept)")}
 	}
-	if finished {
-		return jobResult{}, "", &shapedError{body: failure("conflict", "the job has already finished ("+jobState(v.State)+")", "a queued or running job")}
-	}
-	r := resultOf(v, defaultJobLogLines)
+	r := resultOf(v, n)
 	return r, jobText(r), nil
 }

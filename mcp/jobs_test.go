@@ -51,14 +51,14 @@ func connectWith(t testing.TB, s *Server, c Caller, co *sdk.ClientOptions) *sdk.
 	return cs
 }
 
-var jobToolNames = []string{"index", "flush", "compact", "archive", "promote", "job_status", "job_cancel"}
+var jobToolNames = []string{"job"}
 
-// waitState polls job_status until the job is in one of want.
+// waitState polls job (by job_id) until the job is in one of want.
 func waitState(t *testing.T, cs *sdk.ClientSession, id string, want ...string) map[string]any {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		_, m, _ := callTool(t, cs, "job_status", map[string]any{"job_id": id, "log_lines": 50})
+		_, m, _ := callTool(t, cs, "job", map[string]any{"job_id": id, "log_lines": 50})
 		if st, _ := m["state"].(string); slices.Contains(want, st) {
 			return m
 		}
@@ -70,8 +70,8 @@ func waitState(t *testing.T, cs *sdk.ClientSession, id string, want ...string) m
 }
 
 // TestMCPJobToolsAdminOnly: an ordinary caller neither sees nor can call
-// the job tools; an admin caller sees all of them; the ordinary listing
-// stays within the token ceiling.
+// the job tool (to start or to follow a job); an admin caller sees it; both
+// listings stay within the token ceiling.
 func TestMCPJobToolsAdminOnly(t *testing.T) {
 	root, db := fixture(t)
 	js := jobServer(t, db, t.TempDir(), root)
@@ -94,14 +94,10 @@ func TestMCPJobToolsAdminOnly(t *testing.T) {
 			t.Fatalf("ordinary caller sees job tool %s", n)
 		}
 	}
-	for _, n := range jobToolNames {
-		args := map[string]any{}
-		if n == "job_status" || n == "job_cancel" {
-			args["job_id"] = strings.Repeat("0", 32)
-		}
-		res, err := user.CallTool(context.Background(), &sdk.CallToolParams{Name: n, Arguments: args})
+	for _, args := range []map[string]any{{"kind": "flush"}, {"job_id": strings.Repeat("0", 32)}, {"job_id": strings.Repeat("0", 32), "cancel": true}} {
+		res, err := user.CallTool(context.Background(), &sdk.CallToolParams{Name: "job", Arguments: args})
 		if err == nil && !res.IsError {
-			t.Fatalf("ordinary caller called %s: %+v", n, res)
+			t.Fatalf("ordinary caller called job %v: %+v", args, res)
 		}
 	}
 	admin := connect(t, s, Caller{Admin: true})
@@ -121,14 +117,14 @@ func TestMCPJobToolsAdminOnly(t *testing.T) {
 	if _, tokens := s.Definitions(); tokens > MaxDefinitionTokens {
 		t.Fatalf("ordinary tool definitions: %d tokens", tokens)
 	}
-	if _, all := s.DefinitionsFor(true); all <= 0 {
-		t.Fatal("no admin definitions")
+	if _, all := s.DefinitionsFor(true); all > MaxDefinitionTokens {
+		t.Fatalf("admin tool definitions: %d tokens", all)
 	}
 }
 
-// TestMCPIndexJobNotifies: index returns a job id at once; completion
+// TestMCPIndexJobNotifies: an index job returns a job id at once; completion
 // arrives as a logging notification (and a progress notification with the
-// call's token); job_status then reads completed with progress 1, and the
+// call's token); job then reads completed with progress 1, and the
 // indexed file is searchable.
 func TestMCPIndexJobNotifies(t *testing.T) {
 	root, db := fixture(t)
@@ -147,7 +143,7 @@ func TestMCPIndexJobNotifies(t *testing.T) {
 	if err := cs.SetLoggingLevel(context.Background(), &sdk.SetLoggingLevelParams{Level: "info"}); err != nil {
 		t.Fatal(err)
 	}
-	p := &sdk.CallToolParams{Name: "index", Arguments: map[string]any{"path": "sub"}}
+	p := &sdk.CallToolParams{Name: "job", Arguments: map[string]any{"kind": "index", "path": "sub"}}
 	p.SetProgressToken("tok-1")
 	res, err := cs.CallTool(context.Background(), p)
 	if err != nil || res.IsError {
@@ -179,7 +175,7 @@ func TestMCPIndexJobNotifies(t *testing.T) {
 	}
 	m := waitState(t, cs, r.JobID, "completed")
 	if m["progress"] != 1.0 || !strings.Contains(strings.Join(anyStrings(m["log"]), "\n"), "indexed: files=") {
-		t.Fatalf("job_status %v", m)
+		t.Fatalf("job %v", m)
 	}
 	_, hits, _ := callTool(t, cs, "find_definition", map[string]any{"symbol": "Zanzibar"})
 	if h, _ := hits["hits"].([]any); len(h) == 0 {
@@ -210,7 +206,7 @@ func TestMCPIndexPathConfined(t *testing.T) {
 	s := newServer(t, db, root, func(o *Options) { o.Jobs = js })
 	cs := connect(t, s, Caller{Admin: true})
 	for _, p := range []string{outside, "../" + filepath.Base(outside), "escape", "sub/../..", "/", "a.go", "missing"} {
-		res, m, _ := callTool(t, cs, "index", map[string]any{"path": p})
+		res, m, _ := callTool(t, cs, "job", map[string]any{"kind": "index", "path": p})
 		errs, _ := m["errors"].([]any)
 		if !res.IsError || m["status"] != "validation_error" || len(errs) != 1 {
 			t.Fatalf("index %q: %v", p, m)
@@ -221,10 +217,10 @@ func TestMCPIndexPathConfined(t *testing.T) {
 	}
 }
 
-// TestMCPJobCancelAndRestart: job_cancel stops a running job (then
+// TestMCPJobCancelAndRestart: job with cancel stops a running job (then
 // reports it finished); a job running when the job runner stops reads
-// interrupted, with the reason, through job_status of a new server on the
-// same data directory.
+// interrupted, with the reason, through job of a new server on the same
+// data directory.
 func TestMCPJobCancelAndRestart(t *testing.T) {
 	root, db := fixture(t)
 	dir := t.TempDir()
@@ -240,30 +236,30 @@ func TestMCPJobCancelAndRestart(t *testing.T) {
 	s := newServer(t, db, root, func(o *Options) { o.Jobs = js })
 	cs := connect(t, s, Caller{Admin: true})
 
-	_, m, _ := callTool(t, cs, "compact", map[string]any{})
+	_, m, _ := callTool(t, cs, "job", map[string]any{"kind": "compact"})
 	id, _ := m["job_id"].(string)
 	<-started
-	if _, m, _ = callTool(t, cs, "job_cancel", map[string]any{"job_id": id}); m["job_id"] != id {
-		t.Fatalf("job_cancel %v", m)
+	if _, m, _ = callTool(t, cs, "job", map[string]any{"job_id": id, "cancel": true}); m["job_id"] != id {
+		t.Fatalf("job cancel %v", m)
 	}
 	waitState(t, cs, id, "cancelled")
-	if res, m, _ := callTool(t, cs, "job_cancel", map[string]any{"job_id": id}); !res.IsError || m["status"] != "conflict" {
+	if res, m, _ := callTool(t, cs, "job", map[string]any{"job_id": id, "cancel": true}); !res.IsError || m["status"] != "conflict" {
 		t.Fatalf("cancel of a finished job: %v", m)
 	}
-	if res, m, _ := callTool(t, cs, "job_status", map[string]any{"job_id": strings.Repeat("ab", 16)}); !res.IsError || m["status"] != "not_found" {
+	if res, m, _ := callTool(t, cs, "job", map[string]any{"job_id": strings.Repeat("ab", 16)}); !res.IsError || m["status"] != "not_found" {
 		t.Fatalf("unknown job: %v", m)
 	}
 
 	// A timeout ends the job timed_out.
-	_, m, _ = callTool(t, cs, "compact", map[string]any{"timeout_seconds": 1})
+	_, m, _ = callTool(t, cs, "job", map[string]any{"kind": "compact", "timeout_seconds": 1})
 	tid, _ := m["job_id"].(string)
 	<-started
 	waitState(t, cs, tid, "timed_out")
 
-	_, m, _ = callTool(t, cs, "compact", map[string]any{})
+	_, m, _ = callTool(t, cs, "job", map[string]any{"kind": "compact"})
 	rid, _ := m["job_id"].(string)
 	<-started
-	_, m, _ = callTool(t, cs, "flush", map[string]any{})
+	_, m, _ = callTool(t, cs, "job", map[string]any{"kind": "flush"})
 	qid, _ := m["job_id"].(string)
 	js.Close()
 
@@ -283,7 +279,7 @@ func TestMCPJobCancelAndRestart(t *testing.T) {
 
 // TestMCPJobToolsHTTP: over streamable HTTP (both revisions) the same
 // principal with and without admin rights gets different tool lists, and
-// only the admin's flush runs.
+// only the admin's flush job runs.
 func TestMCPJobToolsHTTP(t *testing.T) {
 	root, db := fixture(t)
 	js := jobServer(t, db, t.TempDir(), root)
@@ -305,9 +301,9 @@ func TestMCPJobToolsHTTP(t *testing.T) {
 			}
 			listed := false
 			for _, tl := range lt.Tools {
-				listed = listed || tl.Name == "flush"
+				listed = listed || tl.Name == "job"
 			}
-			res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "flush", Arguments: map[string]any{}})
+			res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "job", Arguments: map[string]any{"kind": "flush"}})
 			ran := err == nil && !res.IsError
 			if listed != (key == "admin-key") || ran != (key == "admin-key") {
 				t.Fatalf("%s %s: flush listed %v, ran %v (%v %+v)", version, key, listed, ran, err, res)
@@ -320,4 +316,63 @@ func TestMCPJobToolsHTTP(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestMCPJobBadArguments: an admin's job call with arguments of the other
+// mode or of another kind, or without what its kind needs, is a tool error
+// with the validation-error shape naming the field; nothing is queued.
+func TestMCPJobBadArguments(t *testing.T) {
+	root, db := fixture(t)
+	js := jobServer(t, db, t.TempDir(), root)
+	defer js.Close()
+	cj := &countingJobs{Jobs: js}
+	s := newServer(t, db, root, func(o *Options) { o.Jobs = cj })
+	cs := connect(t, s, Caller{Admin: true})
+	id := strings.Repeat("0", 32)
+	for _, tc := range []struct {
+		args      map[string]any
+		field     string
+		errorType string
+	}{
+		{map[string]any{}, "kind", contract.ErrTypeMissing},
+		{map[string]any{"kind": "rebuild"}, "kind", contract.ErrTypeUnknownValue},
+		{map[string]any{"kind": "index"}, "path", contract.ErrTypeMissing},
+		{map[string]any{"kind": "promote"}, "archive_id", contract.ErrTypeMissing},
+		{map[string]any{"kind": "flush", "path": "sub"}, "path", contract.ErrTypeUnknownField},
+		{map[string]any{"kind": "compact", "segments": []int{1}}, "segments", contract.ErrTypeUnknownField},
+		{map[string]any{"kind": "flush", "cancel": true}, "cancel", contract.ErrTypeUnknownField},
+		{map[string]any{"job_id": id, "kind": "flush"}, "kind", contract.ErrTypeUnknownField},
+		{map[string]any{"job_id": id, "timeout_seconds": 5}, "timeout_seconds", contract.ErrTypeUnknownField},
+		{map[string]any{"cancel": true}, "job_id", contract.ErrTypeInvalidFormat},
+	} {
+		res, m, _ := callTool(t, cs, "job", tc.args)
+		errs, _ := m["errors"].([]any)
+		if !res.IsError || m["status"] != "validation_error" || len(errs) != 1 {
+			t.Errorf("job %v: %v", tc.args, m)
+			continue
+		}
+		e := errs[0].(map[string]any)
+		if loc, _ := e["loc"].([]any); len(loc) != 2 || loc[0] != "arguments" || loc[1] != tc.field || e["error_type"] != tc.errorType {
+			t.Errorf("job %v: error %v, want %s at arguments.%s", tc.args, e, tc.errorType, tc.field)
+		}
+	}
+	if cj.submitted != 0 {
+		t.Errorf("%d jobs submitted by refused calls", cj.submitted)
+	}
+	if res, m, _ := callTool(t, cs, "job", map[string]any{"kind": "flush"}); res.IsError || cj.submitted != 1 {
+		t.Fatalf("flush: %v (%d submitted)", m, cj.submitted)
+	} else {
+		waitState(t, cs, m["job_id"].(string), "completed")
+	}
+}
+
+// countingJobs is the real job runner, counting submissions.
+type countingJobs struct {
+	Jobs
+	submitted int
+}
+
+func (c *countingJobs) SubmitJob(req server.JobRequest, o server.JobOptions) (server.JobView, error) {
+	c.submitted++
+	return c.Jobs.SubmitJob(req, o)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"time"
 
 	"github.com/stratasearch/strata/engine/contract"
@@ -13,7 +14,7 @@ import (
 )
 
 // MemoryOptions configures the memory tools (EnableMemory): remember,
-// recall, forget and memory_history over one memory.Store. The model
+// recall and forget over one memory.Store. The model
 // proposes content, kind, key, query and filters; the runtime fills the
 // subject (from the caller), the provenance (the MCP session), the
 // ceilings and the deadline, and admission (memory.Store.Remember)
@@ -37,7 +38,7 @@ const (
 		`"kind":{"enum":["preference","fact","lesson","episode","note"]},` +
 		`"key":{"type":"string","maxLength":256,"description":"e.g. contact.email"},` +
 		`"evidence":{"enum":["user_stated","observed","self_report"],"default":"self_report"},` +
-		`"external":{"type":"boolean","description":"from unverified external text"},` +
+		`"external":{"type":"boolean","description":"unverified source"},` +
 		`"valid_from":{"type":"string","pattern":"^\\d{4}-\\d\\d-\\d\\dT"},` +
 		`"if_version":{"type":"string","pattern":"^[0-9a-f]{64}$","description":"version read; conflict if changed"}},"dependentRequired":{"if_version":["key"]}}`
 	rememberOut = `{"type":"object","properties":{"status":{"type":"string"},"id":{"type":"string"},"version":{"type":"string"}}}`
@@ -53,9 +54,6 @@ const (
 	forgetIn   = `{"type":"object","additionalProperties":false,"required":["ids"],"properties":{` +
 		`"ids":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","pattern":"^[0-9a-f]{32}$"}}}}`
 	forgetOut = `{"type":"object","properties":{"deleted":{"type":"array"}}}`
-	historyIn = `{"type":"object","additionalProperties":false,"properties":{` +
-		`"key":{"type":"string","maxLength":256},` +
-		`"known_at":{"type":"string","pattern":"^\\d{4}-\\d\\d-\\d\\dT"}}}`
 )
 
 // EnableMemory registers the memory tools. Call it before serving (tools
@@ -72,13 +70,11 @@ func (s *Server) EnableMemory(o MemoryOptions) error {
 	return nil
 }
 
-// registerMemoryTools registers remember, recall, forget and
-// memory_history.
+// registerMemoryTools registers remember, recall and forget.
 func (s *Server) registerMemoryTools() {
 	register(s, "remember", "Propose a memory about the user; the runtime decides.", rememberIn, rememberOut, runRemember)
-	register(s, "recall", "Recall memories (as_of: valid time, known_at: record time).", fmt.Sprintf(recallIn, s.o.MaxTopK), memHitsOut, runRecall)
+	register(s, "recall", "Recall memories. as_of: valid time; known_at: record time; key+history, no query: every version, oldest first.", fmt.Sprintf(recallIn, s.o.MaxTopK), memHitsOut, runRecall)
 	register(s, "forget", "Forget memories by id, every copy too.", forgetIn, forgetOut, runForget)
-	register(s, "memory_history", "Every version of a keyed fact, oldest first.", historyIn, memHitsOut, runMemoryHistory)
 }
 
 func defaultProvenance(c Caller, sessionID, nonce string) string {
@@ -233,7 +229,7 @@ func runRemember(ctx context.Context, c *call, a *rememberArgs) (rememberResult,
 	return r, text + "\n", nil
 }
 
-// --- recall, memory_history ---
+// --- recall ---
 
 type recallArgs struct {
 	Query   string   `json:"query"`
@@ -315,6 +311,9 @@ func runRecall(ctx context.Context, c *call, a *recallArgs) (memHitsResult, stri
 	if err != nil {
 		return memHitsResult{}, "", err
 	}
+	if a.History && a.Key != "" && a.Query == "" {
+		return c.keyHistory(sub, a)
+	}
 	q := memory.Query{Subject: sub, Text: a.Query, Key: a.Key, History: a.History, TopK: DefaultTopK, Budget: searchBudget(c.s.o.Deadline)}
 	if a.TopK != nil {
 		q.TopK = min(*a.TopK, c.s.o.MaxTopK)
@@ -343,27 +342,25 @@ func runRecall(ctx context.Context, c *call, a *recallArgs) (memHitsResult, stri
 	return c.stageRecords(recs, scores)
 }
 
-type historyArgs struct {
-	Key     string `json:"key"`
-	KnownAt string `json:"known_at"`
-}
-
-func (a *historyArgs) validate(c *call) []contract.FieldError {
-	return append(checkText([]any{"arguments", "key"}, a.Key, 0, 256), checkTime("known_at", a.KnownAt)...)
-}
-
-// runMemoryHistory frames the versions oldest first: staging orders by
-// score, so each version's score is its rank (1, 1−1/n, …).
-func runMemoryHistory(ctx context.Context, c *call, a *historyArgs) (memHitsResult, string, error) {
-	sub, err := c.subject()
-	if err != nil {
-		return memHitsResult{}, "", err
-	}
+// keyHistory is recall of one key's history without a query: every
+// version of the keyed fact as recorded at known_at (default now), oldest
+// first, of the given kinds (default all), at most top_k when it is given
+// (as_of does not apply: history spans every valid time). Staging orders
+// by score, so each version's score is its rank (1, 1−1/n, …).
+func (c *call) keyHistory(sub string, a *recallArgs) (memHitsResult, string, error) {
 	var knownAt time.Time
 	if a.KnownAt != "" {
 		knownAt, _ = time.Parse(time.RFC3339, a.KnownAt)
 	}
-	recs := c.s.mem.Store.HistoryAt(sub, a.Key, knownAt)
+	var recs []*memory.Record
+	for _, r := range c.s.mem.Store.HistoryAt(sub, a.Key, knownAt) {
+		if len(a.Kinds) == 0 || slices.Contains(a.Kinds, string(r.Kind)) {
+			recs = append(recs, r)
+		}
+	}
+	if a.TopK != nil && len(recs) > *a.TopK {
+		recs = recs[:*a.TopK]
+	}
 	scores := make([]float64, len(recs))
 	for i := range recs {
 		scores[i] = 1 - float64(i)/float64(len(recs))

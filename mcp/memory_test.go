@@ -41,8 +41,8 @@ func memoryServer(t *testing.T) (*Server, *memory.Store) {
 	return s, st
 }
 
-// TestMCPMemoryTools drives remember, recall, forget and memory_history
-// through a real MCP client over streamable HTTP on loopback, as two
+// TestMCPMemoryTools drives remember, recall (a key's history too) and
+// forget through a real MCP client over streamable HTTP on loopback, as two
 // principals: each works on its own subject, which no argument names.
 func TestMCPMemoryTools(t *testing.T) {
 	s, st := memoryServer(t)
@@ -89,10 +89,19 @@ func TestMCPMemoryTools(t *testing.T) {
 	if len(m["hits"].([]any)) != 0 {
 		t.Fatalf("bob sees alice's memory: %v", m)
 	}
-	_, m, _ = callTool(t, alice, "memory_history", map[string]any{"key": "contact.phone"})
+	_, m, _ = callTool(t, alice, "recall", map[string]any{"key": "contact.phone", "history": true})
 	hist := m["hits"].([]any)
-	if len(hist) != 2 || hist[0].(map[string]any)["status"] != "superseded" {
+	if len(hist) != 2 || hist[0].(map[string]any)["status"] != "superseded" || hist[1].(map[string]any)["status"] != "active" {
 		t.Fatalf("history %v", m)
+	}
+	// top_k keeps the oldest versions; kinds filters them.
+	_, m, _ = callTool(t, alice, "recall", map[string]any{"key": "contact.phone", "history": true, "top_k": 1})
+	if h := m["hits"].([]any); len(h) != 1 || h[0].(map[string]any)["content"] != "my phone number is 555-0100" {
+		t.Fatalf("history top_k 1: %v", m)
+	}
+	_, m, _ = callTool(t, alice, "recall", map[string]any{"key": "contact.phone", "history": true, "kinds": []string{"note"}})
+	if h := m["hits"].([]any); len(h) != 0 {
+		t.Fatalf("history of kind note: %v", m)
 	}
 	// Transaction time: as recorded before the second number, the first
 	// was current, and the history held it alone.
@@ -100,7 +109,7 @@ func TestMCPMemoryTools(t *testing.T) {
 	if len(m["hits"].([]any)) != 1 || !strings.Contains(text, "555-0100") || m["hits"].([]any)[0].(map[string]any)["version"] != v1 {
 		t.Fatalf("recall known_at %s: %v %s", beforeV2, m, text)
 	}
-	_, m, _ = callTool(t, alice, "memory_history", map[string]any{"key": "contact.phone", "known_at": beforeV2})
+	_, m, _ = callTool(t, alice, "recall", map[string]any{"key": "contact.phone", "history": true, "known_at": beforeV2})
 	if then := m["hits"].([]any); len(then) != 1 || then[0].(map[string]any)["status"] != "active" {
 		t.Fatalf("history known_at %s: %v", beforeV2, m)
 	}
@@ -133,10 +142,10 @@ func TestMCPMemorySchemasMatchValidation(t *testing.T) {
 			`{"content":"x","kind":"note","subject":"u"}`, `{"content":"x","kind":"note","external":true}`},
 		"recall": {`{}`, `{"query":"x"}`, `{"top_k":0}`, `{"top_k":50}`, `{"top_k":51}`, `{"kinds":["fact","note"]}`, `{"kinds":["gossip"]}`,
 			`{"as_of":"2026-01-01T00:00:00Z"}`, `{"as_of":"yesterday"}`, `{"history":true}`, `{"subject":"u"}`,
-			`{"known_at":"2026-01-01T00:00:00.5Z"}`, `{"known_at":"today"}`},
+			`{"known_at":"2026-01-01T00:00:00.5Z"}`, `{"known_at":"today"}`,
+			`{"key":"contact.email","history":true}`, `{"key":"` + strings.Repeat("k", 257) + `","history":true}`, `{"key":"k","history":true,"limit":3}`,
+			`{"key":"k","history":true,"known_at":"2026-01-01T00:00:00+01:00"}`, `{"key":"k","history":true,"known_at":"1 Jan"}`, `{"key":"k","history":true,"top_k":51}`},
 		"forget": {`{}`, `{"ids":[]}`, `{"ids":["0123456789abcdef0123456789abcdef"]}`, `{"ids":["xyz"]}`, `{"ids":["0123456789abcdef0123456789abcdef"],"all":true}`},
-		"memory_history": {`{}`, `{"key":"contact.email"}`, `{"key":"` + strings.Repeat("k", 257) + `"}`, `{"limit":3}`,
-			`{"known_at":"2026-01-01T00:00:00+01:00"}`, `{"known_at":"1 Jan"}`},
 	}
 	for _, tl := range s.tools {
 		raws, ok := samples[tl.def.Name]
@@ -175,7 +184,7 @@ func TestMCPMemorySchemasMatchValidation(t *testing.T) {
 		args map[string]any
 	}{
 		{"remember", map[string]any{"content": "prefers tea", "kind": "preference"}}, {"remember", map[string]any{"content": "x", "kind": "fact", "key": "k", "if_version": strings.Repeat("b", 64)}},
-		{"recall", map[string]any{"query": "tea"}}, {"recall", map[string]any{}}, {"memory_history", map[string]any{}},
+		{"recall", map[string]any{"query": "tea"}}, {"recall", map[string]any{}}, {"recall", map[string]any{"key": "k", "history": true}},
 		{"forget", map[string]any{"ids": []string{strings.Repeat("c", 32)}}},
 	} {
 		var out jsonschema.Schema

@@ -68,14 +68,15 @@ type Options struct {
 	// contract.Query.Budget and the call's context deadline (> 0). Default
 	// DefaultDeadline.
 	Deadline time.Duration
-	// Jobs, when set, is the job runner behind the admin-only job tools
-	// (index, flush, compact, archive, promote, job_status, job_cancel;
-	// jobs.go); they work on Collection, and index only under Roots.
-	// nil: no job tools. Default nil.
+	// Jobs, when set, is the job runner behind the admin-only job tool
+	// (index, flush, compact, archive and promote jobs, followed and
+	// cancelled by id; jobs.go); jobs work on Collection, and index only
+	// under Roots.
+	// nil: no job tool. Default nil.
 	Jobs Jobs
 	// Admin makes the caller without credentials of its own (the stdio
 	// transport's, Options.Principal) an admin: it sees and may call the
-	// job tools. Over HTTP each request's API key says. Default false.
+	// job tool. Over HTTP each request's API key says. Default false.
 	Admin bool
 	// Graph, when set, is the code graph of Collection (package
 	// ingest/codegraph builds it): the tools expand, callers and callees

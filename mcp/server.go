@@ -35,7 +35,7 @@ type Caller struct {
 	// Principal is matched against document namespaces and ACLs; nil is
 	// the trusted embedded caller.
 	Principal *contract.Principal
-	// Admin callers also see and may call the job tools (jobs.go) when
+	// Admin callers also see and may call the job tool (jobs.go) when
 	// Options.Jobs is set.
 	Admin bool
 }
@@ -144,7 +144,7 @@ func (s *Server) SDKServer(c Caller) *sdk.Server {
 	return srv
 }
 
-// jobTools reports whether c sees the job tools.
+// jobTools reports whether c sees the job tool.
 func (s *Server) jobTools(c Caller) bool { return c.Admin && s.o.Jobs != nil }
 
 // tool is one registered tool: its definition and its adapter.
@@ -287,7 +287,7 @@ func (s *Server) errorShape(tool string, ctx context.Context, err error) errorBo
 	case errors.As(err, &se):
 		return se.body
 	case errors.Is(err, errJobsUnavailable):
-		return failure("forbidden", "job tools need an admin caller and a server with a job runner", "")
+		return failure("forbidden", "the job tool needs an admin caller and a server with a job runner", "")
 	case errors.As(err, &ve):
 		for i := range ve.Errors {
 			if ve.Errors[i].Loc == nil {

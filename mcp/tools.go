@@ -20,22 +20,22 @@ import (
 // output schema types the fields a model acts on (the text content
 // carries the rest) and requires none, so a tool error's structured
 // content (the error shape) validates too. They are kept terse on purpose:
-// every tool an ordinary caller can see, the graph and memory tools
-// included, costs at most MaxDefinitionTokens together
-// (TestDefinitionsBudgetAllTools).
+// every tool any caller can see, an admin caller with the graph, memory
+// and job families included, costs at most MaxDefinitionTokens together
+// (TestDefinitionsBudgetOnTheWire).
 const (
 	searchIn = `{"type":"object","additionalProperties":false,"required":["query"],"properties":{` +
 		`"query":{"type":"string","minLength":1,"maxLength":4096},` +
 		`"mode":{"enum":["lexical","dense","hybrid"],"default":"lexical"},` +
-		`"filter":{"type":"object","description":"e.g. {\"eq\":{\"field\":\"lang\",\"value\":\"go\"}}; ops eq in range prefix exists and or not; fields lang path kind symbol names"},` +
+		`"filter":{"type":"object","description":"{\"eq\":{\"field\":\"lang\",\"value\":\"go\"}}; ops eq in range prefix exists and or not; fields lang path kind symbol names"},` +
 		`"top_k":{"type":"integer","minimum":1,"maximum":%d,"default":10},` +
-		`"cursor":{"type":"string","maxLength":16384}}}`
-	hitsOut = `{"type":"object","properties":{"hits":{"type":"array"},"next_cursor":{"type":"string"}}}`
-	defOut  = `{"type":"object","properties":{"hits":{"type":"array"}}}`
+		`"cursor":{"type":"string","maxLength":16384}%s}}`
+	hitsOut = `{"type":"object","properties":{"hits":{"type":"array"},"next_cursor":{"type":"string"}%s}}`
+	defOut  = `{"type":"object","properties":{"hits":{"type":"array"}%s}}`
 
 	defIn = `{"type":"object","additionalProperties":false,"required":["symbol"],"properties":{` +
 		`"symbol":{"type":"string","pattern":"^[A-Za-z_]\\w*(\\.[A-Za-z_]\\w*)?$","maxLength":256,"description":"Name, Type.Method or pkg.Name"},` +
-		`"top_k":{"type":"integer","minimum":1,"maximum":%d,"default":5}}}`
+		`"top_k":{"type":"integer","minimum":1,"maximum":%d,"default":5}%s}}`
 
 	readIn = `{"type":"object","additionalProperties":false,"properties":{` +
 		`"uri":{"type":"string","minLength":1,"maxLength":4096,"description":"source_uri or path"},` +
@@ -62,12 +62,15 @@ const (
 // with a validate method, a run function and one line here.
 func (s *Server) registerTools() {
 	k := s.o.MaxTopK
-	register(s, "search", "Search the indexed code and docs.", fmt.Sprintf(searchIn, k), hitsOut, runSearch)
-	register(s, "find_definition", "Definitions of a symbol.", fmt.Sprintf(defIn, k), defOut, runFindDefinition)
+	expand, paths, calls, entries := "", "", "", "" // the code-graph arguments (graph.go)
+	if s.o.Graph != nil {
+		expand, paths, calls, entries = fmt.Sprintf(expandProp, s.o.TokenBudget), pathsProp, callsProp, entriesProp
+	}
+	register(s, "search", "Search the indexed code and docs.", fmt.Sprintf(searchIn, k, expand), fmt.Sprintf(hitsOut, paths), runSearch)
+	register(s, "find_definition", "Definitions of a symbol.", fmt.Sprintf(defIn, k, calls), fmt.Sprintf(defOut, entries), runFindDefinition)
 	register(s, "read", "Read lines of an indexed file; long spans keep head and tail.", readIn, readOut, runRead)
 	register(s, "list", "List a directory of the indexed tree.", fmt.Sprintf(listIn, MaxListLimit), listOut, runList)
 	register(s, "repo_map", "Token-budgeted map: directories, files, top symbols.", fmt.Sprintf(mapIn, s.o.TokenBudget), mapOut, runRepoMap)
-	s.registerGraphTools()
 	s.registerJobTools()
 }
 
@@ -82,6 +85,9 @@ type searchArgs struct {
 	Filter     *contract.Filter `json:"-"`
 	TopK       *int             `json:"top_k"`
 	Cursor     string           `json:"cursor"`
+	// Expand is the token budget of a walk over the code graph from the
+	// hits (Options.Graph only).
+	Expand *int `json:"expand"`
 }
 
 func (a *searchArgs) validate(c *call) []contract.FieldError {
@@ -97,6 +103,9 @@ func (a *searchArgs) validate(c *call) []contract.FieldError {
 	if len(a.Cursor) > contract.MaxCursorBytes {
 		fes = append(fes, contract.FieldError{Loc: []any{"arguments", "cursor"}, InputValue: len(a.Cursor), ErrorType: contract.ErrTypeOutOfRange,
 			Message: "cursor too long", ExpectedDomain: fmt.Sprintf("at most %d bytes", contract.MaxCursorBytes)})
+	}
+	if a.Expand != nil {
+		fes = append(fes, a.checkExpand(c)...)
 	}
 	if raw := bytes.TrimSpace(a.FilterJSON); len(raw) > 0 && string(raw) != "null" {
 		var f contract.Filter
@@ -161,7 +170,36 @@ type stagedHit struct {
 	Sanitized   *contract.SanitizeStats `json:"sanitized,omitempty"`
 }
 
-func runSearch(ctx context.Context, c *call, a *searchArgs) (hitsResult, string, error) {
+// checkExpand validates expand: only on a server with the code graph, in
+// 100..Options.TokenBudget, without a filter or a cursor.
+func (a *searchArgs) checkExpand(c *call) []contract.FieldError {
+	loc := []any{"arguments", "expand"}
+	if c.s.o.Graph == nil {
+		return []contract.FieldError{{Loc: loc, InputValue: "expand", ErrorType: contract.ErrTypeUnknownField,
+			Message: `unknown field "expand"`, ExpectedDomain: "a field of the tool's input schema (expand needs the code graph)"}}
+	}
+	var fes []contract.FieldError
+	if *a.Expand < 100 || *a.Expand > c.s.o.TokenBudget {
+		fes = append(fes, contract.FieldError{Loc: loc, InputValue: *a.Expand, ErrorType: contract.ErrTypeOutOfRange,
+			Message: fmt.Sprintf("expand must be in [100, %d]", c.s.o.TokenBudget), ExpectedDomain: fmt.Sprintf("[100, %d] tokens", c.s.o.TokenBudget)})
+	}
+	if raw := bytes.TrimSpace(a.FilterJSON); len(raw) > 0 && string(raw) != "null" {
+		fes = append(fes, contract.FieldError{Loc: []any{"arguments", "filter"}, InputValue: nil, ErrorType: contract.ErrTypeUnknownField,
+			Message: "filter does not apply with expand", ExpectedDomain: "no filter when expand is set"})
+	}
+	if a.Cursor != "" {
+		fes = append(fes, contract.FieldError{Loc: []any{"arguments", "cursor"}, InputValue: clip(a.Cursor), ErrorType: contract.ErrTypeUnknownField,
+			Message: "cursor does not apply with expand", ExpectedDomain: "no cursor when expand is set"})
+	}
+	return fes
+}
+
+// runSearch runs a search, or with expand a walk over the code graph
+// from its hits (runExpand).
+func runSearch(ctx context.Context, c *call, a *searchArgs) (any, string, error) {
+	if a.Expand != nil {
+		return runExpand(ctx, c, &expandArgs{Query: a.Query, Mode: a.Mode, Seeds: a.TopK, TokenBudget: a.Expand})
+	}
 	return c.searchHits(ctx, c.query(a.Query, a.Mode, a.Filter, a.TopK, DefaultTopK, a.Cursor))
 }
 
@@ -218,6 +256,9 @@ func (c *call) searchHits(ctx context.Context, q contract.Query) (hitsResult, st
 type defArgs struct {
 	Symbol string `json:"symbol"`
 	TopK   *int   `json:"top_k"`
+	// Calls (callers | callees; Options.Graph only) asks for the
+	// symbol's callers or callees instead of its definitions.
+	Calls string `json:"calls"`
 }
 
 var symbolRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$`)
@@ -228,6 +269,15 @@ func (a *defArgs) validate(c *call) []contract.FieldError {
 		fes = append(fes, contract.FieldError{Loc: []any{"arguments", "symbol"}, InputValue: clip(a.Symbol), ErrorType: contract.ErrTypeInvalidFormat,
 			Message: "symbol is not an identifier", ExpectedDomain: "Name, Type.Method or pkg.Name (at most 256 bytes)"})
 	}
+	switch {
+	case a.Calls == "":
+	case c.s.o.Graph == nil:
+		fes = append(fes, contract.FieldError{Loc: []any{"arguments", "calls"}, InputValue: "calls", ErrorType: contract.ErrTypeUnknownField,
+			Message: `unknown field "calls"`, ExpectedDomain: "a field of the tool's input schema (calls needs the code graph)"})
+	case a.Calls != "callers" && a.Calls != "callees":
+		fes = append(fes, contract.FieldError{Loc: []any{"arguments", "calls"}, InputValue: clip(a.Calls), ErrorType: contract.ErrTypeUnknownValue,
+			Message: "unknown calls direction", ExpectedDomain: "callers | callees"})
+	}
 	return append(fes, checkTopK(a.TopK, c.s.o.MaxTopK)...)
 }
 
@@ -236,7 +286,10 @@ func (a *defArgs) validate(c *call) []contract.FieldError {
 // while generating BM25 candidates), ranking by BM25 of the whole symbol
 // (a qualifier — package or receiver — matches the chunk header's path
 // and names).
-func runFindDefinition(ctx context.Context, c *call, a *defArgs) (hitsResult, string, error) {
+func runFindDefinition(ctx context.Context, c *call, a *defArgs) (any, string, error) {
+	if a.Calls != "" {
+		return runCalls(ctx, c, &callsArgs{Symbol: a.Symbol, Direction: a.Calls, Limit: a.TopK})
+	}
 	name := a.Symbol
 	qual := ""
 	if i := strings.LastIndexByte(name, '.'); i >= 0 {

@@ -105,7 +105,7 @@ func runMCP(args []string) error {
 	groups := fl.String("principal-groups", "", "comma-separated ACL groups of --principal")
 	cpuProfile := fl.String("cpuprofile", "", "write a CPU profile of the session to this file (runtime/pprof)")
 	memProfile := fl.String("memprofile", "", "write an allocation profile to this file when the session ends (runtime/pprof)")
-	admin := fl.Bool("admin", false, "give the stdio caller the job tools (index under --root, flush, compact, archive, promote, job_status, job_cancel)")
+	admin := fl.Bool("admin", false, "give the stdio caller the job tool (start index under --root, flush, compact, archive, promote jobs; follow or cancel them)")
 	mf := addMCPFlags(fl, "")
 	fl.Usage = func() {
 		fmt.Fprintf(fl.Output(), "usage: searchd mcp [flags]\n\nServe the search, read, find_definition, list and repo_map tools over MCP (stdio).\n\n")
@@ -139,14 +139,26 @@ func runMCP(args []string) error {
 		fmt.Printf("tool definitions: %d tools, %d bytes, %d tokens (⌈bytes/%d⌉, the staging estimate; ceiling %d)\n",
 			len(s.ToolNames()), len(defs), tokens, contract.DefaultBytesPerToken, mcp.MaxDefinitionTokens)
 		adefs, atokens := s.DefinitionsFor(true)
-		fmt.Printf("for an admin caller, with the job tools (%s): %d tools, %d bytes, %d tokens\n",
+		fmt.Printf("for an admin caller, with the job tool (%s): %d tools, %d bytes, %d tokens\n",
 			strings.Join(s.AdminToolNames(), ", "), len(s.ToolNames())+len(s.AdminToolNames()), len(adefs), atokens)
-		full, ftokens, fadmin, fatokens, err := mcp.FullDefinitions(o)
+		sizes, err := mcp.DefinitionSizes(o)
 		if err != nil {
 			return err
 		}
-		fmt.Printf("with every tool family (code graph, memory as serve --memory-collection adds it): %d bytes, %d tokens (ceiling %d); for an admin caller %d bytes, %d tokens\n",
-			len(full), ftokens, mcp.MaxDefinitionTokens, len(fadmin), fatokens)
+		fmt.Printf("by tool family (code graph: search expand, find_definition calls; memory as serve --memory-collection adds it; admin: the job tool), ceiling %d tokens:\n", mcp.MaxDefinitionTokens)
+		for _, z := range sizes {
+			fam, who := "core", "ordinary"
+			if z.Graph {
+				fam += "+graph"
+			}
+			if z.Memory {
+				fam += "+memory"
+			}
+			if z.Admin {
+				who = "admin"
+			}
+			fmt.Printf("  %-18s %-8s %2d tools %5d bytes %5d tokens\n", fam, who, z.Tools, z.Bytes, z.Tokens)
+		}
 		return nil
 	}
 	db, _, err := openCollection(*data, o.Collection, false)
@@ -192,7 +204,7 @@ func mountMCP(mf *mcpFlags, dataDir string, g *graph.Store, logger *slog.Logger)
 			return fmt.Errorf("serve: mcp: %w", err)
 		}
 		o.Graph = g  // the server's store, which its index jobs update
-		o.Jobs = srv // admin keys get the job tools
+		o.Jobs = srv // admin keys get the job tool
 		s, err := mcp.New(srv.DB(), o, logger)
 		if err != nil {
 			return fmt.Errorf("serve: mcp: %w", err)

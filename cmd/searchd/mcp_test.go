@@ -410,7 +410,7 @@ func TestMCPStdioJobRestart(t *testing.T) {
 	wait := func(cs *sdk.ClientSession, id string, want ...string) map[string]any {
 		t.Helper()
 		for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-			m := call(cs, "job_status", map[string]any{"job_id": id})
+			m := call(cs, "job", map[string]any{"job_id": id})
 			for _, w := range want {
 				if m["state"] == w {
 					return m
@@ -428,14 +428,14 @@ func TestMCPStdioJobRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tl := range lt.Tools {
-		if tl.Name == "index" || strings.HasPrefix(tl.Name, "job_") {
+		if tl.Name == "job" {
 			t.Fatalf("non-admin stdio lists %s", tl.Name)
 		}
 	}
 	user.Close()
 
 	cs, cmd := start(true)
-	m := call(cs, "index", map[string]any{"path": "big"})
+	m := call(cs, "job", map[string]any{"kind": "index", "path": "big"})
 	id, _ := m["job_id"].(string)
 	if len(id) != 32 {
 		t.Fatalf("index: %v", m)
@@ -448,7 +448,7 @@ func TestMCPStdioJobRestart(t *testing.T) {
 
 	cs2, _ := start(true)
 	defer cs2.Close()
-	after := call(cs2, "job_status", map[string]any{"job_id": id})
+	after := call(cs2, "job", map[string]any{"job_id": id})
 	switch after["state"] {
 	case "interrupted":
 		if e, _ := after["error"].(string); !strings.Contains(e, "while the job was running") || !strings.Contains(e, "incremental") {
@@ -459,7 +459,7 @@ func TestMCPStdioJobRestart(t *testing.T) {
 	default:
 		t.Fatalf("job after the kill: %v", after)
 	}
-	m = call(cs2, "index", map[string]any{"path": "big"})
+	m = call(cs2, "job", map[string]any{"kind": "index", "path": "big"})
 	id2, _ := m["job_id"].(string)
 	wait(cs2, id2, "completed")
 	d := call(cs2, "find_definition", map[string]any{"symbol": "Gen1499"})

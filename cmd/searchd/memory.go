@@ -86,8 +86,8 @@ func (m memoryRetention) Set(v string) error {
 // mountMemory is serve's setup hook for --memory-collection: it opens (or
 // creates, with c.collectionOptions) the collection, opens a memory.Store
 // over it with c.retention as the policy's retention, and serves the
-// /v1/memory routes; the MCP mount then adds the remember, recall, forget
-// and memory_history tools. With c.maintainEvery > 0 the background job
+// /v1/memory routes; the MCP mount then adds the remember, recall and
+// forget tools. With c.maintainEvery > 0 the background job
 // (memory.Store.Maintain: consolidation, retention, changed sources,
 // purge) runs at that interval until ctx is done; a pass cut short by
 // shutdown fails with the collection's closed error, which is logged.

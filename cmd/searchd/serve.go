@@ -59,7 +59,7 @@ func runServe(args []string) error {
 	shutdown := fl.Duration("shutdown-timeout", server.DefaultShutdownTimeout, "how long in-flight requests may take to finish at shutdown")
 	logFormat := fl.String("log-format", "text", "access/server log format: text | json (stderr)")
 	logLevel := fl.String("log-level", "info", "debug | info | warn | error (the access log is info)")
-	memCol := fl.String("memory-collection", "", "serve an agent memory store over this collection (/v1/memory, MCP remember/recall/forget/memory_history); created if missing")
+	memCol := fl.String("memory-collection", "", "serve an agent memory store over this collection (/v1/memory, MCP remember/recall/forget); created if missing")
 	memEmb := fl.String("memory-embedder", embedderBuiltin, "embedder of a memory collection --memory-collection creates: builtin (recall is hybrid; model "+static.BuiltinModel+") | none (recall is lexical unless a caller sends vectors of --memory-dim)")
 	memDim := fl.Int("memory-dim", 8, "vector dimension of a memory collection --memory-collection creates with --memory-embedder none")
 	memRet := memoryRetention{}

@@ -9,7 +9,7 @@
 //     plus "steps": [{"op":"list"}
 //                   | {"op":"call","name":"search","args":{…}}
 //                   | {"op":"cancel","name":"search","args":{…},"after_ms":50}
-//                   | {"op":"job","name":"flush","args":{…},"timeout_ms":20000}]
+//                   | {"op":"job","name":"job","args":{"kind":"flush"},"timeout_ms":20000}]
 //
 // It prints one JSON object: {"protocol_version":…, "results":[…]}, a
 // result per step: list → {"tools":[…]}; call → the CallToolResult as
@@ -18,7 +18,7 @@
 // {"cancelled":true,"error":…} when the call was aborted (the SDK sends
 // notifications/cancelled), then the next step shows the session is
 // still usable; job → {"result":…,"notification":…}: it sets the logging
-// level to info, calls a job tool and waits for the notifications/message
+// level to info, calls the job tool to start a job and waits for the notifications/message
 // whose data.job_id is the returned job_id (the job's completion), or
 // {"result":…,"error":"timeout"}. A connection failure exits 1.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
