@@ -21,6 +21,7 @@ typedef struct TSTreeCursor { const void *tree; const void *id; uint32_t context
 TSSymbol ts_node_symbol(TSNode);
 uint32_t ts_node_start_byte(TSNode);
 uint32_t ts_node_end_byte(TSNode);
+bool ts_node_is_named(TSNode);
 TSTreeCursor ts_tree_cursor_new(TSNode);
 void ts_tree_cursor_delete(TSTreeCursor *);
 void ts_tree_cursor_reset(TSTreeCursor *, TSNode);
@@ -220,6 +221,81 @@ done:
 	*out_n = ms.n;
 	return true;
 }
+
+// A chain pattern: a node of symbol root (level 0) whose child (field
+// f1, any field when 0) of symbol s1 (any named node when 0) has, when
+// levels is 2, a child (field f2) of symbol s2; the last node of the
+// chain is @name and the root the captured definition or reference.
+// levels 0 is (root) @name @reference: the node is both.
+typedef struct {
+	uint32_t pattern;
+	uint32_t levels;
+	TSFieldId f1, f2;
+	TSSymbol s1, s2;
+} chain_pat;
+
+static bool node_is(TSNode n, TSSymbol s) {
+	return s == 0 ? ts_node_is_named(n) : ts_node_symbol(n) == s;
+}
+
+// chain_node emits the matches of the chain patterns pats[first[s]:first[s+1]]
+// rooted at n, of symbol s.
+static void chain_node(matches *ms, const chain_pat *pats, const uint32_t *first, uint32_t nsyms, TSNode n) {
+	TSSymbol s = ts_node_symbol(n);
+	if (s >= nsyms) return;
+	for (uint32_t k = first[s]; k < first[s + 1]; k++) {
+		const chain_pat *p = &pats[k];
+		if (p->levels == 0) {
+			emit(ms, p->pattern, n, n);
+			continue;
+		}
+		TSTreeCursor *c = &ms->kid;
+		ts_tree_cursor_reset(c, n);
+		if (!ts_tree_cursor_goto_first_child(c)) continue;
+		do {
+			if (p->f1 != 0 && ts_tree_cursor_current_field_id(c) != p->f1) continue;
+			TSNode a = ts_tree_cursor_current_node(c);
+			if (!node_is(a, p->s1)) continue;
+			if (p->levels == 1) {
+				emit(ms, p->pattern, a, n);
+				continue;
+			}
+			TSTreeCursor *d = &ms->kid2;
+			ts_tree_cursor_reset(d, a);
+			if (!ts_tree_cursor_goto_first_child(d)) continue;
+			do {
+				if (p->f2 != 0 && ts_tree_cursor_current_field_id(d) != p->f2) continue;
+				TSNode b = ts_tree_cursor_current_node(d);
+				if (node_is(b, p->s2)) emit(ms, p->pattern, b, n);
+			} while (ts_tree_cursor_goto_next_sibling(d));
+		} while (ts_tree_cursor_goto_next_sibling(c));
+	}
+}
+
+// chain_walk is py_walk for a language whose patterns are all chains.
+static bool chain_walk(TSNode root, const chain_pat *pats, const uint32_t *first, uint32_t nsyms,
+		tag_match **out, uint32_t *out_n) {
+	matches ms = {0};
+	ms.kid = ts_tree_cursor_new(root);
+	ms.kid2 = ts_tree_cursor_new(root);
+	TSTreeCursor c = ts_tree_cursor_new(root);
+	for (;;) {
+		chain_node(&ms, pats, first, nsyms, ts_tree_cursor_current_node(&c));
+		if (ms.oom) break;
+		if (ts_tree_cursor_goto_first_child(&c)) continue;
+		while (!ts_tree_cursor_goto_next_sibling(&c)) {
+			if (!ts_tree_cursor_goto_parent(&c)) goto done;
+		}
+	}
+done:
+	ts_tree_cursor_delete(&c);
+	ts_tree_cursor_delete(&ms.kid);
+	ts_tree_cursor_delete(&ms.kid2);
+	if (ms.oom) { free(ms.m); return false; }
+	*out = ms.m;
+	*out_n = ms.n;
+	return true;
+}
 */
 import "C"
 
@@ -234,12 +310,16 @@ import (
 // cursor's generic matching costs about a third of a parse, and a walk
 // that tests node types by hand does the same in a fraction of that.
 // Each walker reproduces its query file pattern by pattern (same pattern
-// indexes, same captures); TestTagWalkMatchesQuery and FuzzTagWalk hold
-// the two to the same output.
+// indexes, same captures): Python's by hand (py_node), Java's and
+// Rust's as tables of chain patterns (chainSpecs). TestTagWalkMatchesQuery
+// and FuzzTagWalk hold the two to the same output.
 type tagWalker struct {
-	patterns uint32        // the query's pattern count the walker was written for
-	roles    []patternRole // per pattern
-	py       *C.py_syms
+	roles []patternRole // per pattern
+	py    *C.py_syms
+	// chain patterns, grouped by root symbol: those of symbol s are
+	// pats[first[s]:first[s+1]].
+	pats  []C.chain_pat
+	first []C.uint32_t
 }
 
 // patternRole is what a pattern's match is: a definition or a reference
@@ -253,53 +333,149 @@ type patternRole struct {
 var pyRoles = []patternRole{{true, "class"}, {true, "func"}, {true, "func"}, {true, "constant"},
 	{true, "field"}, {false, "call"}, {false, "call"}, {false, "class"}}
 
+// chainSpec is one pattern of the form
+// (root f1: (s1 f2: (s2) @name)) @definition.kind or @reference.kind:
+// fields "" match any field, s1 or s2 "_" any named node, levels is how
+// many of the steps there are (0: (root) @name @reference.kind).
+type chainSpec struct {
+	root, f1, s1, f2, s2 string
+	levels               int
+	patternRole
+}
+
+func def1(root, f1, s1, kind string) chainSpec {
+	return chainSpec{root, f1, s1, "", "", 1, patternRole{true, kind}}
+}
+func ref1(root, f1, s1, kind string) chainSpec {
+	return chainSpec{root, f1, s1, "", "", 1, patternRole{false, kind}}
+}
+
+// chainSpecs are the patterns of queries/java.scm and queries/rust.scm,
+// in order.
+var chainSpecs = map[string][]chainSpec{
+	"java": {
+		def1("class_declaration", "name", "identifier", "class"),
+		def1("interface_declaration", "name", "identifier", "interface"),
+		def1("enum_declaration", "name", "identifier", "enum"),
+		def1("record_declaration", "name", "identifier", "class"),
+		def1("annotation_type_declaration", "name", "identifier", "interface"),
+		def1("method_declaration", "name", "identifier", "method"),
+		def1("constructor_declaration", "name", "identifier", "method"),
+		{"field_declaration", "declarator", "variable_declarator", "name", "identifier", 2, patternRole{true, "field"}},
+		ref1("method_invocation", "name", "identifier", "call"),
+		ref1("object_creation_expression", "type", "type_identifier", "class"),
+		ref1("superclass", "", "type_identifier", "class"),
+		{"super_interfaces", "", "type_list", "", "type_identifier", 2, patternRole{false, "type"}},
+		{"type_identifier", "", "", "", "", 0, patternRole{false, "type"}},
+	},
+	"rust": {
+		def1("struct_item", "name", "type_identifier", "struct"),
+		def1("enum_item", "name", "type_identifier", "enum"),
+		def1("union_item", "name", "type_identifier", "union"),
+		def1("trait_item", "name", "type_identifier", "trait"),
+		def1("impl_item", "type", "_", "impl"),
+		def1("mod_item", "name", "identifier", "module"),
+		def1("function_item", "name", "identifier", "func"),
+		def1("function_signature_item", "name", "identifier", "func"),
+		def1("macro_definition", "name", "identifier", "macro"),
+		def1("type_item", "name", "type_identifier", "type"),
+		def1("const_item", "name", "identifier", "constant"),
+		def1("static_item", "name", "identifier", "variable"),
+		ref1("call_expression", "function", "identifier", "call"),
+		{"call_expression", "function", "field_expression", "field", "field_identifier", 2, patternRole{false, "call"}},
+		{"call_expression", "function", "scoped_identifier", "name", "identifier", 2, patternRole{false, "call"}},
+		ref1("macro_invocation", "macro", "identifier", "macro"),
+		ref1("impl_item", "trait", "type_identifier", "trait"),
+		{"type_identifier", "", "", "", "", 0, patternRole{false, "type"}},
+	},
+}
+
 // newTagWalker returns the walker of language tag, or nil when it has
-// none or the grammar lacks a symbol or field its patterns name.
+// none, its pattern count is not the query's, or the grammar lacks a
+// symbol or field its patterns name.
 func newTagWalker(tag string, l *sitter.Language, q *sitter.Query) *tagWalker {
-	if tag != "python" {
-		return nil
-	}
-	w := &tagWalker{patterns: uint32(len(pyRoles)), roles: pyRoles}
-	if q.PatternCount() != w.patterns {
-		return nil
-	}
-	raw := *(*unsafe.Pointer)(unsafe.Pointer(l)) // the TSLanguage (Language's first field)
+	raw := (*C.TSLanguage)(*(*unsafe.Pointer)(unsafe.Pointer(l))) // Language's first field
 	ok := true
 	sym := func(name string) C.TSSymbol {
+		if name == "_" {
+			return 0
+		}
 		cs := C.CString(name)
 		defer C.free(unsafe.Pointer(cs))
-		s := C.ts_language_symbol_for_name((*C.TSLanguage)(raw), cs, C.uint32_t(len(name)), true)
+		s := C.ts_language_symbol_for_name(raw, cs, C.uint32_t(len(name)), true)
 		ok = ok && s != 0
 		return s
 	}
 	field := func(name string) C.TSFieldId {
+		if name == "" {
+			return 0
+		}
 		cs := C.CString(name)
 		defer C.free(unsafe.Pointer(cs))
-		f := C.ts_language_field_id_for_name((*C.TSLanguage)(raw), cs, C.uint32_t(len(name)))
+		f := C.ts_language_field_id_for_name(raw, cs, C.uint32_t(len(name)))
 		ok = ok && f != 0
 		return f
 	}
-	w.py = &C.py_syms{
-		identifier:           sym("identifier"),
-		class_definition:     sym("class_definition"),
-		function_definition:  sym("function_definition"),
-		module:               sym("module"),
-		expression_statement: sym("expression_statement"),
-		assignment:           sym("assignment"),
-		lambda:               sym("lambda"),
-		block:                sym("block"),
-		call:                 sym("call"),
-		attribute:            sym("attribute"),
-		argument_list:        sym("argument_list"),
-		name:                 field("name"),
-		left:                 field("left"),
-		right:                field("right"),
-		body:                 field("body"),
-		function:             field("function"),
-		attribute_f:          field("attribute"),
-		superclasses:         field("superclasses"),
+	w := &tagWalker{}
+	if specs, has := chainSpecs[tag]; has {
+		nsyms := int(l.SymbolCount())
+		count := make([]int, nsyms+1)
+		pats := make([]C.chain_pat, len(specs))
+		roots := make([]int, len(specs))
+		for i, sp := range specs {
+			w.roles = append(w.roles, sp.patternRole)
+			r := sym(sp.root)
+			pats[i] = C.chain_pat{pattern: C.uint32_t(i), levels: C.uint32_t(sp.levels)}
+			if sp.levels >= 1 {
+				pats[i].f1, pats[i].s1 = field(sp.f1), sym(sp.s1)
+			}
+			if sp.levels >= 2 {
+				pats[i].f2, pats[i].s2 = field(sp.f2), sym(sp.s2)
+			}
+			if int(r) >= nsyms || r == 0 {
+				return nil
+			}
+			roots[i] = int(r)
+			count[r+1]++
+		}
+		w.first = make([]C.uint32_t, nsyms+1)
+		for s := 1; s <= nsyms; s++ {
+			count[s] += count[s-1]
+			w.first[s] = C.uint32_t(count[s])
+		}
+		// Group by root symbol, keeping pattern order within a symbol.
+		w.pats = make([]C.chain_pat, len(specs))
+		next := append([]int(nil), count...)
+		for i, r := range roots {
+			w.pats[next[r]] = pats[i]
+			next[r]++
+		}
+	} else if tag == "python" {
+		w.roles = pyRoles
+		w.py = &C.py_syms{
+			identifier:           sym("identifier"),
+			class_definition:     sym("class_definition"),
+			function_definition:  sym("function_definition"),
+			module:               sym("module"),
+			expression_statement: sym("expression_statement"),
+			assignment:           sym("assignment"),
+			lambda:               sym("lambda"),
+			block:                sym("block"),
+			call:                 sym("call"),
+			attribute:            sym("attribute"),
+			argument_list:        sym("argument_list"),
+			name:                 field("name"),
+			left:                 field("left"),
+			right:                field("right"),
+			body:                 field("body"),
+			function:             field("function"),
+			attribute_f:          field("attribute"),
+			superclasses:         field("superclasses"),
+		}
+	} else {
+		return nil
 	}
-	if !ok {
+	if !ok || q.PatternCount() != uint32(len(w.roles)) {
 		return nil
 	}
 	return w
@@ -319,7 +495,13 @@ func (w *tagWalker) matches(tree *sitter.Tree, fn func(m tagMatch)) bool {
 	root := tree.RootNode()
 	var out *C.tag_match
 	var n C.uint32_t
-	if !C.py_walk(rawNode(root), w.py, &out, &n) {
+	var ok C.bool
+	if w.py != nil {
+		ok = C.py_walk(rawNode(root), w.py, &out, &n)
+	} else {
+		ok = C.chain_walk(rawNode(root), &w.pats[0], &w.first[0], C.uint32_t(len(w.first)-1), &out, &n)
+	}
+	if !ok {
 		return false
 	}
 	if out == nil {

@@ -77,47 +77,59 @@ func checkTagWalk(t *testing.T, tag string, src []byte, what string) {
 	}
 }
 
+// walkedLangs are the languages that have a tagWalker.
+var walkedLangs = []string{"python", "java", "rust"}
+
 // TestTagWalkMatchesQuery: for every language with a tagWalker, Parse
 // through the walk gives what it gives through the tag query, on the
-// sample, on snippets for every pattern and, when the Python standard
-// library is installed, on a seeded sample of its files.
+// sample, on seeded mutations of it, on Python snippets for every
+// pattern and, when the Python standard library is installed, on a
+// seeded sample of its files.
 func TestTagWalkMatchesQuery(t *testing.T) {
-	g, err := grammarFor("python")
-	if err != nil {
-		t.Fatal(err)
+	for _, tag := range Languages() {
+		g, err := grammarFor(tag)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := false
+		for _, w := range walkedLangs {
+			want = want || w == tag
+		}
+		if (g.walker != nil) != want {
+			t.Fatalf("%s: tag walker %v, want one: %v", tag, g.walker != nil, want)
+		}
 	}
-	if g.walker == nil {
-		t.Fatal("python has no tag walker")
+	for _, tag := range walkedLangs {
+		b, err := os.ReadFile(filepath.Join("testdata", samples[tag]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkTagWalk(t, tag, b, samples[tag])
+		// Seeded mutations of the sample: a few bytes changed, dropped
+		// or inserted, so that error recovery builds odd trees.
+		rng := rand.New(rand.NewSource(23))
+		muts := 200
+		if testing.Short() {
+			muts = 60
+		}
+		for i := 0; i < muts; i++ {
+			m := append([]byte(nil), b...)
+			for k := 0; k < 1+rng.Intn(8); k++ {
+				j := rng.Intn(len(m))
+				switch c := byte(rng.Intn(128)); rng.Intn(3) {
+				case 0:
+					m[j] = c
+				case 1:
+					m = append(m[:j], m[j+1:]...)
+				default:
+					m = append(m[:j], append([]byte{c}, m[j:]...)...)
+				}
+			}
+			checkTagWalk(t, tag, m, fmt.Sprintf("%s mutation %d", tag, i))
+		}
 	}
-	b, err := os.ReadFile(filepath.Join("testdata", samples["python"]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkTagWalk(t, "python", b, samples["python"])
 	for i, s := range tagWalkSnippets {
 		checkTagWalk(t, "python", []byte(s), fmt.Sprintf("snippet %d", i))
-	}
-	// Seeded mutations of the sample: a few bytes changed, dropped or
-	// inserted, so that error recovery builds odd trees.
-	rng := rand.New(rand.NewSource(23))
-	muts := 200
-	if testing.Short() {
-		muts = 60
-	}
-	for i := 0; i < muts; i++ {
-		m := append([]byte(nil), b...)
-		for k := 0; k < 1+rng.Intn(8); k++ {
-			j := rng.Intn(len(m))
-			switch c := byte(rng.Intn(128)); rng.Intn(3) {
-			case 0:
-				m[j] = c
-			case 1:
-				m = append(m[:j], m[j+1:]...)
-			default:
-				m = append(m[:j], append([]byte{c}, m[j:]...)...)
-			}
-		}
-		checkTagWalk(t, "python", m, fmt.Sprintf("mutation %d", i))
 	}
 	var files []string
 	filepath.WalkDir("/usr/lib/python3.11", func(p string, d os.DirEntry, err error) error {
@@ -135,6 +147,7 @@ func TestTagWalkMatchesQuery(t *testing.T) {
 	if testing.Short() {
 		n = 15
 	}
+	rng := rand.New(rand.NewSource(23))
 	for i := 0; i < n; i++ {
 		p := files[rng.Intn(len(files))]
 		src, err := os.ReadFile(p)
@@ -145,21 +158,24 @@ func TestTagWalkMatchesQuery(t *testing.T) {
 	}
 }
 
-// FuzzTagWalk: on any input, Parse through the tagWalker gives what it
-// gives through the tag query. Inputs over 8 KiB are left out: error
-// recovery on large random text takes tree-sitter seconds per parse.
+// FuzzTagWalk: on any input, in any language with a tagWalker, Parse
+// through the walk gives what it gives through the tag query. Inputs
+// over 8 KiB are left out: error recovery on large random text takes
+// tree-sitter seconds per parse.
 func FuzzTagWalk(f *testing.F) {
-	if b, err := os.ReadFile(filepath.Join("testdata", samples["python"])); err == nil {
-		f.Add(b)
+	for i, tag := range walkedLangs {
+		if b, err := os.ReadFile(filepath.Join("testdata", samples[tag])); err == nil {
+			f.Add(uint8(i), b)
+		}
 	}
 	for _, s := range tagWalkSnippets {
-		f.Add([]byte(s))
+		f.Add(uint8(0), []byte(s))
 	}
-	f.Fuzz(func(t *testing.T, src []byte) {
+	f.Fuzz(func(t *testing.T, lang uint8, src []byte) {
 		if len(src) > 8<<10 {
 			return
 		}
-		checkTagWalk(t, "python", src, "input")
+		checkTagWalk(t, walkedLangs[int(lang)%len(walkedLangs)], src, "input")
 	})
 }
 
