@@ -36,7 +36,7 @@ func parsed(t *testing.T, tag string, src []byte) (*parse, func()) {
 	root := tree.RootNode()
 	qc.Exec(g.query, root)
 	p := &parse{g: g, root: root, tag: tag, src: src, lines: newLineIndex(src)}
-	p.collect(qc)
+	p.collect(func(fn func(tagMatch)) { p.queryMatches(qc, fn) })
 	return p, func() { qc.Close(); tree.Close(); parser.Close() }
 }
 
@@ -274,7 +274,7 @@ func BenchmarkParseAB(b *testing.B) {
 		root := tree.RootNode()
 		qc.Exec(g.query, root)
 		p := &parse{g: g, root: root, perDef: true, tag: tag, src: src, lines: newLineIndex(src)}
-		p.collect(qc)
+		p.collect(func(fn func(tagMatch)) { p.queryMatches(qc, fn) })
 		p.build(&File{Lang: tag})
 	}
 	runtime.LockOSThread()

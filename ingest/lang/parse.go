@@ -40,7 +40,10 @@ type grammar struct {
 	// parsers holds idle parsers of this language, at most
 	// GOMAXPROCS; they live as long as the query.
 	parsers chan *sitter.Parser
-	err     error
+	// walker, when not nil, finds the query's matches by walking the
+	// tree in C (tagwalk.go) instead of running the query.
+	walker *tagWalker
+	err    error
 }
 
 type captureRole uint8
@@ -146,6 +149,7 @@ func grammarFor(tag string) (*grammar, error) {
 			}
 		}
 		g.parsers = make(chan *sitter.Parser, runtime.GOMAXPROCS(0))
+		g.walker = newTagWalker(tag, g.lang, g.query)
 	}
 	grammars[tag] = g
 	return g, g.err
@@ -190,6 +194,12 @@ func Parse(tag string, src []byte) (*File, error) {
 // ParsePhases is Parse, adding the time of each of its steps to ph
 // when ph is not nil.
 func ParsePhases(tag string, src []byte, ph *Phases) (f *File, err error) {
+	return parsePhases(tag, src, ph, false)
+}
+
+// parsePhases is ParsePhases; viaQuery runs the tag query even where the
+// language has a tagWalker.
+func parsePhases(tag string, src []byte, ph *Phases, viaQuery bool) (f *File, err error) {
 	g, err := grammarFor(tag)
 	if err != nil {
 		return nil, err
@@ -215,10 +225,12 @@ func ParsePhases(tag string, src []byte, ph *Phases) (f *File, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("lang: %s parse of %d bytes failed: %v", tag, len(src), err)
 	}
-	qc := sitter.NewQueryCursor()
+	var qc *sitter.QueryCursor
 	done := false
 	defer func() {
-		qc.Close()
+		if qc != nil {
+			qc.Close()
+		}
 		tree.Close()
 		if ph != nil && done {
 			t4 := clock()
@@ -230,9 +242,16 @@ func ParsePhases(tag string, src []byte, ph *Phases) (f *File, err error) {
 	}()
 	t1 = clock()
 	root := tree.RootNode()
-	qc.Exec(g.query, root)
 	p := &parse{g: g, root: root, tag: tag, src: src, lines: newLineIndex(src)}
-	p.collect(qc)
+	walked := false
+	if g.walker != nil && !viaQuery {
+		p.collect(func(fn func(tagMatch)) { walked = g.walker.matches(tree, fn) })
+	}
+	if !walked {
+		qc = sitter.NewQueryCursor()
+		qc.Exec(g.query, root)
+		p.collect(func(fn func(tagMatch)) { p.queryMatches(qc, fn) })
+	}
 	t2 = clock()
 	f = &File{Lang: tag, Errors: root.HasError()}
 	p.build(f)
@@ -290,13 +309,21 @@ type parse struct {
 	bodied map[string]bool
 }
 
-func (p *parse) collect(qc *sitter.QueryCursor) {
+// tagMatch is one match of a tag pattern: its index in the query file,
+// its @name's byte range and, for a definition, the node it captures.
+type tagMatch struct {
+	pattern        uint16
+	kind           string
+	isDef          bool
+	nameLo, nameHi uint32
+	whole          *sitter.Node // the @definition node; nil for a reference
+}
+
+// queryMatches runs the tag query's cursor qc (Exec'd on the root) and
+// calls fn for every match that has a @name and a @definition or
+// @reference capture.
+func (p *parse) queryMatches(qc *sitter.QueryCursor, fn func(m tagMatch)) {
 	g := p.g
-	seen := map[[2]uint32]int{}
-	defNames := map[uint32]bool{}
-	var refs []Ref
-	var refPattern []uint16
-	refAt := map[uint32]int{}
 	for {
 		m, ok := qc.NextMatch()
 		if !ok {
@@ -318,35 +345,55 @@ func (p *parse) collect(qc *sitter.QueryCursor) {
 		if name == nil || whole == nil {
 			continue
 		}
+		tm := tagMatch{pattern: m.PatternIndex, kind: kind, isDef: isDef, nameLo: name.StartByte(), nameHi: name.EndByte()}
+		if isDef {
+			tm.whole = whole
+		}
+		fn(tm)
+	}
+}
+
+// collect gathers the definitions and references of the matches that
+// each calls its argument with (queryMatches or a tagWalker's).
+func (p *parse) collect(each func(fn func(m tagMatch))) {
+	g := p.g
+	seen := map[[2]uint32]int{}
+	defNames := map[uint32]bool{}
+	var refs []Ref
+	var refPattern []uint16
+	refAt := map[uint32]int{}
+	each(func(m tagMatch) {
+		kind, isDef := m.kind, m.isDef
 		if !isDef {
 			// A name matched by several reference patterns keeps the
 			// first pattern's kind (the specific ones come first).
-			b := name.StartByte()
+			b := m.nameLo
 			if i, dup := refAt[b]; dup {
-				if m.PatternIndex < refPattern[i] {
-					refs[i].Kind, refPattern[i] = kind, m.PatternIndex
+				if m.pattern < refPattern[i] {
+					refs[i].Kind, refPattern[i] = kind, m.pattern
 				}
-				continue
+				return
 			}
 			refAt[b] = len(refs)
-			refPattern = append(refPattern, m.PatternIndex)
-			e := name.EndByte()
+			refPattern = append(refPattern, m.pattern)
+			e := m.nameHi
 			refs = append(refs, Ref{Name: string(p.src[b:e]), Kind: kind,
 				Line: p.lines.line(int(b)), StartByte: int(b), EndByte: int(e)})
-			continue
+			return
 		}
+		whole := m.whole
 		key := [2]uint32{whole.StartByte(), whole.EndByte()}
 		if i, dup := seen[key]; dup {
 			// The same node matched by several patterns: the first
 			// pattern in the query file wins.
-			if m.PatternIndex >= p.defs[i].pattern {
-				continue
+			if m.pattern >= p.defs[i].pattern {
+				return
 			}
 			p.defs[i] = nil
 		}
-		d := &def{node: whole, pattern: m.PatternIndex, parent: -1}
+		d := &def{node: whole, pattern: m.pattern, parent: -1}
 		d.Kind = kind
-		d.Name = strings.TrimSpace(name.Content(p.src))
+		d.Name = strings.TrimSpace(string(p.src[m.nameLo:m.nameHi]))
 		if sep := "::"; p.tag == "cpp" && strings.Contains(d.Name, sep) {
 			i := strings.LastIndex(d.Name, sep)
 			d.qual, d.Name = strings.TrimSpace(d.Name[:i]), strings.TrimSpace(d.Name[i+len(sep):])
@@ -362,8 +409,8 @@ func (p *parse) collect(qc *sitter.QueryCursor) {
 		}
 		seen[key] = len(p.defs)
 		p.defs = append(p.defs, d)
-		defNames[name.StartByte()] = true
-	}
+		defNames[m.nameLo] = true
+	})
 	out := p.defs[:0]
 	for _, d := range p.defs {
 		if d != nil {

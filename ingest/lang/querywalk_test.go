@@ -84,7 +84,8 @@ func BenchmarkQueryWalk(b *testing.B) {
 		}
 		return cpu() - t0
 	}
-	var parse, full, walk time.Duration
+	sym, field := symbolFor(g.lang, "identifier"), fieldFor(g.lang, "name")
+	var parse, full, walk, cwalk time.Duration
 	parser := sitter.NewParser()
 	defer parser.Close()
 	parser.SetLanguage(g.lang)
@@ -99,6 +100,9 @@ func BenchmarkQueryWalk(b *testing.B) {
 			parse += cpu() - t0
 			full += run(g.query, tree)
 			walk += run(floor, tree)
+			t0 = cpu()
+			cursorWalk(tree.RootNode(), sym, field)
+			cwalk += cpu() - t0
 			tree.Close()
 		}
 	}
@@ -108,4 +112,67 @@ func BenchmarkQueryWalk(b *testing.B) {
 	b.ReportMetric(ms(full), "query-ms/file")
 	b.ReportMetric(ms(walk), "walk-ms/file")
 	b.ReportMetric(100*float64(walk)/float64(full), "walk-%")
+	b.ReportMetric(ms(cwalk), "cwalk-ms/file")
+	b.ReportMetric(100*float64(cwalk)/float64(full), "cwalk-%")
+}
+
+// symbolFor is the named symbol called name, or 0.
+func symbolFor(l *sitter.Language, name string) sitter.Symbol {
+	for i := sitter.Symbol(1); uint32(i) < l.SymbolCount(); i++ {
+		if l.SymbolName(i) == name && l.SymbolType(i) == sitter.SymbolTypeRegular {
+			return i
+		}
+	}
+	return 0
+}
+
+// fieldFor is the field id called name, or 0.
+func fieldFor(l *sitter.Language, name string) uint16 {
+	for i := 1; i < 1<<12; i++ {
+		switch l.FieldName(i) {
+		case name:
+			return uint16(i)
+		case "":
+			return 0
+		}
+	}
+	return 0
+}
+
+// TestCursorWalk checks cursorWalk's counts against a recursive walk
+// through the bindings' Child and FieldNameForChild.
+func TestCursorWalk(t *testing.T) {
+	src := []byte("class A(B):\n    def f(self, x):\n        return g(x) + self.h(x)\n\ndef k(): pass\nbroken = (\n")
+	g, err := grammarFor("python")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := g.parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tree.Close()
+	sym, field := symbolFor(g.lang, "identifier"), fieldFor(g.lang, "name")
+	if sym == 0 || field == 0 {
+		t.Fatalf("identifier symbol %d, name field %d", sym, field)
+	}
+	var nodes, hits uint64
+	var walk func(n *sitter.Node, fieldName string)
+	walk = func(n *sitter.Node, fieldName string) {
+		nodes++
+		if n.Symbol() == sym && fieldName == "name" {
+			hits++
+		}
+		for i := 0; i < int(n.ChildCount()); i++ {
+			walk(n.Child(i), n.FieldNameForChild(i))
+		}
+	}
+	walk(tree.RootNode(), "")
+	gotN, gotH := cursorWalk(tree.RootNode(), sym, field)
+	if gotN != nodes || gotH != hits {
+		t.Fatalf("cursorWalk: %d nodes, %d hits; recursive walk: %d nodes, %d hits", gotN, gotH, nodes, hits)
+	}
+	if hits != 3 {
+		t.Fatalf("%d name identifiers, want 3 (A, f, k)", hits)
+	}
 }
