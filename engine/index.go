@@ -273,11 +273,20 @@ func (h *hotIndex) FlushLexical(versions []uint32) ([]byte, error) {
 	if h.err != nil {
 		return nil, h.err
 	}
+	n := uint32(h.b.NumDocs())
+	if allVersions(versions, n) {
+		// Nothing to drop: the builder's own serialisation is the
+		// section (what Merge would rewrite it into, byte for byte).
+		var buf bytes.Buffer
+		if _, err := h.b.WriteTo(&buf); err != nil {
+			return nil, fmt.Errorf("engine: flush lexical: %w", err)
+		}
+		return buf.Bytes(), nil
+	}
 	seg, err := h.b.Segment()
 	if err != nil {
 		return nil, fmt.Errorf("engine: seal lexical index: %w", err)
 	}
-	n := uint32(seg.NumDocs())
 	del := roaring.New()
 	del.AddRange(0, uint64(n))
 	prev := int64(-1)
@@ -293,6 +302,19 @@ func (h *hotIndex) FlushLexical(versions []uint32) ([]byte, error) {
 		return nil, fmt.Errorf("engine: flush lexical: %w", err)
 	}
 	return buf.Bytes(), nil
+}
+
+// allVersions reports whether versions is exactly 0, 1, …, n-1.
+func allVersions(versions []uint32, n uint32) bool {
+	if uint32(len(versions)) != n {
+		return false
+	}
+	for i, v := range versions {
+		if v != uint32(i) {
+			return false
+		}
+	}
+	return true
 }
 
 var _ tier.LexicalFlusher = (*hotIndex)(nil)

@@ -196,12 +196,19 @@ func (a *Analyzer) emitIdentifier(dst []Token, raw string, pos, start int) ([]To
 		dst = append(dst, Token{Term: wholeTerm, Pos: pos, Start: start, End: start + len(raw)})
 	}
 	// Parts are computed on the original case: lower-casing first would
-	// lose the camelCase boundaries.
+	// lose the camelCase boundaries. For an ASCII identifier a part's
+	// lower case is the same bytes of whole (no allocation).
+	ascii := isASCII(raw)
 	forEachPart(raw, func(ps, pe int) {
 		if ps == 0 && pe == len(raw) {
 			return // the only part is the whole token
 		}
-		p := strings.ToLower(raw[ps:pe])
+		var p string
+		if ascii {
+			p = whole[ps:pe]
+		} else {
+			p = strings.ToLower(raw[ps:pe])
+		}
 		if a.isStop != nil && a.isStop(p) {
 			return
 		}
@@ -274,13 +281,36 @@ func forEachPart(s string, f func(start, end int)) {
 	}
 }
 
+// isASCII reports whether s is all ASCII.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
 func isASCIIAlnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
 
 func isWordRune(r rune) bool {
+	if r < utf8.RuneSelf {
+		return isASCIIWord(r) // no ASCII rune is a mark (Mn, Mc)
+	}
 	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Mc, r)
 }
 
-func isAlnum(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+func isAlnum(r rune) bool {
+	if r < utf8.RuneSelf {
+		return isASCIIWord(r)
+	}
+	return unicode.IsLetter(r) || unicode.IsDigit(r)
+}
+
+// isASCIIWord reports whether the ASCII rune r is a letter or a digit.
+func isASCIIWord(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+}
 
 func hasAlnum(s string) bool {
 	for _, r := range s {

@@ -1,0 +1,104 @@
+package engine
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/stratasearch/strata/engine/bm25"
+	"github.com/stratasearch/strata/engine/text"
+	"github.com/stratasearch/strata/engine/tier"
+)
+
+// hotIndexOf returns a hot index holding n generated code-like
+// documents (fixed seed).
+func hotIndexOf(t testing.TB, n int) *hotIndex {
+	t.Helper()
+	an, err := text.New(text.CodeOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := []string{"func", "ReadFull", "http_request", "parseHTTPRequest", "buf", "io.Reader", "x2", "émoji", "utf8Decode", "return", "err", "nil"}
+	r := rand.New(rand.NewPCG(7, 11))
+	h := newHotIndex(an, nil)
+	for i := 0; i < n; i++ {
+		var b strings.Builder
+		for j := r.IntN(40); j >= 0; j-- {
+			b.WriteString(words[r.IntN(len(words))])
+			b.WriteByte(" \n\t(."[r.IntN(5)])
+		}
+		h.Add(uint32(i), &tier.Document{ID: fmt.Sprintf("doc-%d", i), Content: b.String()})
+	}
+	return h
+}
+
+// mergeReference is FlushLexical by definition: the sealed builder
+// segment, merged dropping the versions not listed.
+func mergeReference(t testing.TB, h *hotIndex, versions []uint32) []byte {
+	t.Helper()
+	seg, err := h.b.Segment()
+	if err != nil {
+		t.Fatal(err)
+	}
+	del := roaring.New()
+	del.AddRange(0, uint64(seg.NumDocs()))
+	for _, v := range versions {
+		del.Remove(v)
+	}
+	var buf bytes.Buffer
+	if _, err := bm25.Merge(&buf, []*bm25.Segment{seg}, []*roaring.Bitmap{del}); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestFlushLexicalMatchesMerge: the section FlushLexical returns is
+// byte for byte the bm25.Merge of the builder's segment without the
+// unlisted versions, both when every version is flushed (no merge
+// needed) and when some are dropped.
+func TestFlushLexicalMatchesMerge(t *testing.T) {
+	const n = 500
+	h := hotIndexOf(t, n)
+	all := make([]uint32, n)
+	for i := range all {
+		all[i] = uint32(i)
+	}
+	var some []uint32
+	for i := uint32(0); i < n; i++ {
+		if i%3 != 1 {
+			some = append(some, i)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		vers []uint32
+	}{{"all", all}, {"some", some}, {"allButLast", all[:n-1]}, {"allButFirst", all[1:]}} {
+		got, err := h.FlushLexical(tc.vers)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if want := mergeReference(t, h, tc.vers); !bytes.Equal(got, want) {
+			t.Fatalf("%s: FlushLexical gave %d bytes, Merge %d (contents differ)", tc.name, len(got), len(want))
+		}
+		if _, err := bm25.Open(got, tc.name); err != nil {
+			t.Fatalf("%s: section does not open: %v", tc.name, err)
+		}
+	}
+}
+
+func BenchmarkFlushLexicalAll(b *testing.B) {
+	h := hotIndexOf(b, 20000)
+	all := make([]uint32, h.b.NumDocs())
+	for i := range all {
+		all[i] = uint32(i)
+	}
+	b.ResetTimer()
+	for range b.N {
+		if _, err := h.FlushLexical(all); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

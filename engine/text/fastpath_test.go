@@ -1,0 +1,81 @@
+package text
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+)
+
+// TestRuneClassesMatchUnicode: the ASCII fast paths of isWordRune and
+// isAlnum agree with their unicode definitions on every rune.
+func TestRuneClassesMatchUnicode(t *testing.T) {
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		word := unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Mc, r)
+		if got := isWordRune(r); got != word {
+			t.Fatalf("isWordRune(%U) = %v, want %v", r, got, word)
+		}
+		alnum := unicode.IsLetter(r) || unicode.IsDigit(r)
+		if got := isAlnum(r); got != alnum {
+			t.Fatalf("isAlnum(%U) = %v, want %v", r, got, alnum)
+		}
+	}
+}
+
+// refParts is the plain definition of identifier parts: each part range
+// of forEachPart, lower-cased on its own.
+func refParts(raw string) []string {
+	var out []string
+	forEachPart(raw, func(ps, pe int) { out = append(out, strings.ToLower(raw[ps:pe])) })
+	return out
+}
+
+// TestIdentifierPartsLowerCase: emitIdentifier's parts are each part's
+// own lower case (ASCII ones are taken from the whole's lower case), on
+// random identifiers mixing ASCII and non-ASCII letters (fixed seed).
+func TestIdentifierPartsLowerCase(t *testing.T) {
+	a := MustNew(Options{SplitIdentifiers: true, MaxTokenRunes: 64})
+	alpha := []string{"a", "b", "Z", "Q", "x", "H", "T", "P", "_", "-", "1", "9", "É", "é", "ß", "İ", "Σ", "ς"}
+	r := rand.New(rand.NewPCG(3, 5))
+	for i := 0; i < 20000; i++ {
+		var b strings.Builder
+		for j := 1 + r.IntN(12); j > 0; j-- {
+			if r.IntN(4) == 0 {
+				b.WriteString(alpha[12+r.IntN(len(alpha)-12)])
+			} else {
+				b.WriteString(alpha[r.IntN(12)])
+			}
+		}
+		raw := b.String()
+		if !hasAlnum(raw) || !utf8.ValidString(raw) {
+			continue
+		}
+		toks, _ := a.emitIdentifier(nil, raw, 0, 0)
+		// Reference: whole, then each distinct part not equal to it.
+		var want []string
+		if whole := strings.ToLower(raw); utf8.RuneCountInString(whole) <= 64 {
+			want = append(want, whole)
+		}
+		for _, p := range refParts(raw) {
+			if len(refParts(raw)) == 1 && p == strings.ToLower(raw) {
+				break
+			}
+			dup := false
+			for _, w := range want {
+				dup = dup || w == p
+			}
+			if !dup && utf8.RuneCountInString(p) <= 64 {
+				want = append(want, p)
+			}
+		}
+		var got []string
+		for _, tk := range toks {
+			got = append(got, tk.Term)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("emitIdentifier(%q) terms %q, want %q", raw, got, want)
+		}
+	}
+}
