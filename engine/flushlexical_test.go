@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/stratasearch/strata/engine/bm25"
+	"github.com/stratasearch/strata/engine/contract"
 	"github.com/stratasearch/strata/engine/text"
 	"github.com/stratasearch/strata/engine/tier"
 )
@@ -99,6 +101,70 @@ func BenchmarkFlushLexicalAll(b *testing.B) {
 	for range b.N {
 		if _, err := h.FlushLexical(all); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestAddBatchMatchesAdd: AddBatch (parallel analysis) leaves the hot
+// index exactly as Add one version at a time does: the same builder
+// serialisation, rows and metadata field index.
+func TestAddBatchMatchesAdd(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	an, err := text.New(text.CodeOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := map[string]FieldType{"lang": FieldKeyword}
+	ref := hotIndexOf(t, 1500)
+	docs := make([]*tier.Document, 0, 1500)
+	for i := range ref.infos {
+		d := *ref.infos[i].Doc
+		d.Metadata = map[string]string{"lang": []string{`"go"`, `"python"`}[i%2]}
+		docs = append(docs, &d)
+	}
+	seq := newHotIndex(an, fields)
+	for i, d := range docs {
+		seq.Add(uint32(i), d)
+	}
+	bat := newHotIndex(an, fields)
+	r := rand.New(rand.NewPCG(1, 2))
+	for lo := 0; lo < len(docs); {
+		hi := min(lo+1+r.IntN(400), len(docs)) // some batches under parallelAnalyseMin
+		vers := make([]uint32, 0, hi-lo)
+		for v := lo; v < hi; v++ {
+			vers = append(vers, uint32(v))
+		}
+		bat.AddBatch(vers, docs[lo:hi])
+		lo = hi
+	}
+	if seq.err != nil || bat.err != nil {
+		t.Fatalf("errors: Add %v, AddBatch %v", seq.err, bat.err)
+	}
+	var a, b bytes.Buffer
+	if _, err := seq.b.WriteTo(&a); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bat.b.WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Fatalf("builder segments differ: %d vs %d bytes", a.Len(), b.Len())
+	}
+	if len(seq.infos) != len(bat.infos) || len(seq.byDoc) != len(bat.byDoc) {
+		t.Fatalf("rows: Add %d/%d, AddBatch %d/%d", len(seq.infos), len(seq.byDoc), len(bat.infos), len(bat.byDoc))
+	}
+	for i := range seq.infos {
+		if seq.infos[i].Doc != bat.infos[i].Doc || bat.byDoc[docs[i]] != uint32(i) {
+			t.Fatalf("row %d differs", i)
+		}
+	}
+	for _, lang := range []string{"go", "python"} {
+		eq := contract.Eq("lang", contract.String(lang))
+		f := &eq
+		x, okx := seq.filterBitmap(f)
+		y, oky := bat.filterBitmap(f)
+		if okx != oky || x == nil || y == nil || !x.Equals(y) || x.GetCardinality() != 750 {
+			t.Fatalf("lang=%s bitmaps differ", lang)
 		}
 	}
 }

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/hex"
 	"fmt"
+	"runtime"
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -40,6 +42,8 @@ type hotIndex struct {
 	// time (under the MemTable's write lock), so amu is uncontended.
 	amu  sync.Mutex
 	toks []text.Token
+	// slabs are AddBatch's per-worker token buffers (amu guards them).
+	slabs [][]text.Token
 
 	mu    sync.Mutex
 	b     *bm25.Builder
@@ -71,7 +75,87 @@ func (h *hotIndex) Add(version uint32, doc *tier.Document) {
 	defer h.amu.Unlock()
 	toks := h.an.AppendTokens(h.toks[:0], doc.Content)
 	h.toks = toks[:0]
-	merr := catalog.CheckMeta(doc.Metadata)
+	h.addAnalysed(version, doc, toks, catalog.CheckMeta(doc.Metadata))
+}
+
+// parallelAnalyseMin is the least number of documents AddBatch analyses
+// on several goroutines (fewer: one at a time, as Add).
+const parallelAnalyseMin = 64
+
+// analyseChunk is the number of consecutive documents an AddBatch worker
+// takes at a time.
+const analyseChunk = 32
+
+// AddBatch implements tier.LexicalBatchIndexer: the documents are
+// analysed (and their metadata checked) on up to GOMAXPROCS goroutines,
+// then added to the builder in order, exactly as Add would one by one.
+func (h *hotIndex) AddBatch(versions []uint32, docs []*tier.Document) {
+	workers := min(runtime.GOMAXPROCS(0), (len(docs)+analyseChunk-1)/analyseChunk)
+	if len(docs) < parallelAnalyseMin || workers < 2 {
+		for i, d := range docs {
+			h.Add(versions[i], d)
+		}
+		return
+	}
+	for _, d := range docs {
+		h.list.Add(d)
+	}
+	h.amu.Lock()
+	defer h.amu.Unlock()
+	// Worker w appends the tokens of the chunks it takes to h.slabs[w];
+	// span[i] locates document i's.
+	type span struct{ w, lo, hi int32 }
+	spans := make([]span, len(docs))
+	merrs := make([]error, len(docs))
+	for len(h.slabs) < workers {
+		h.slabs = append(h.slabs, nil)
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			slab := h.slabs[w][:0]
+			for {
+				lo := int(next.Add(analyseChunk)) - analyseChunk
+				if lo >= len(docs) {
+					break
+				}
+				for i := lo; i < min(lo+analyseChunk, len(docs)); i++ {
+					start := len(slab)
+					slab = h.an.AppendTokens(slab, docs[i].Content)
+					spans[i] = span{int32(w), int32(start), int32(len(slab))}
+					merrs[i] = catalog.CheckMeta(docs[i].Metadata)
+				}
+			}
+			h.slabs[w] = slab
+		}()
+	}
+	wg.Wait()
+	for i, d := range docs {
+		sp := spans[i]
+		h.addAnalysed(versions[i], d, h.slabs[sp.w][sp.lo:sp.hi:sp.hi], merrs[i])
+	}
+	// Keep the slabs for the next batch, but not their token strings
+	// beyond it (a huge batch's slab is dropped).
+	for w := range h.slabs {
+		if cap(h.slabs[w]) > maxKeptSlabTokens {
+			h.slabs[w] = nil
+		} else {
+			clear(h.slabs[w])
+			h.slabs[w] = h.slabs[w][:0]
+		}
+	}
+}
+
+// maxKeptSlabTokens caps the token slab AddBatch keeps per worker
+// between batches.
+const maxKeptSlabTokens = 1 << 20
+
+// addAnalysed adds one analysed version to the builder; merr is its
+// metadata check. The caller holds amu.
+func (h *hotIndex) addAnalysed(version uint32, doc *tier.Document, toks []text.Token, merr error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.err != nil {
@@ -317,4 +401,7 @@ func allVersions(versions []uint32, n uint32) bool {
 	return true
 }
 
-var _ tier.LexicalFlusher = (*hotIndex)(nil)
+var (
+	_ tier.LexicalFlusher      = (*hotIndex)(nil)
+	_ tier.LexicalBatchIndexer = (*hotIndex)(nil)
+)
