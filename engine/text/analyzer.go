@@ -199,7 +199,11 @@ func (a *Analyzer) emitIdentifier(dst []Token, raw string, pos, start int) ([]To
 	// lose the camelCase boundaries. For an ASCII identifier a part's
 	// lower case is the same bytes of whole (no allocation).
 	ascii := isASCII(raw)
-	forEachPart(raw, func(ps, pe int) {
+	parts := forEachPart
+	if ascii {
+		parts = forEachPartASCII
+	}
+	parts(raw, func(ps, pe int) {
 		if ps == 0 && pe == len(raw) {
 			return // the only part is the whole token
 		}
@@ -290,6 +294,41 @@ func isASCII(s string) bool {
 	}
 	return true
 }
+
+// forEachPartASCII is forEachPart for an all-ASCII s, byte by byte.
+func forEachPartASCII(s string, f func(start, end int)) {
+	start := -1
+	var prev byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '_' || c == '-' {
+			if start >= 0 {
+				f(start, i)
+				start = -1
+			}
+			prev = 0
+			continue
+		}
+		if start < 0 {
+			start, prev = i, c
+			continue
+		}
+		if isUpperASCII(c) {
+			if isLowerASCII(prev) || prev >= '0' && prev <= '9' ||
+				isUpperASCII(prev) && i+1 < len(s) && isLowerASCII(s[i+1]) {
+				f(start, i)
+				start = i
+			}
+		}
+		prev = c
+	}
+	if start >= 0 {
+		f(start, len(s))
+	}
+}
+
+func isUpperASCII(c byte) bool { return c >= 'A' && c <= 'Z' }
+func isLowerASCII(c byte) bool { return c >= 'a' && c <= 'z' }
 
 func isASCIIAlnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
 

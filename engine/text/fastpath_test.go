@@ -79,3 +79,39 @@ func TestIdentifierPartsLowerCase(t *testing.T) {
 		}
 	}
 }
+
+// TestForEachPartASCII: the byte-wise part splitter gives forEachPart's
+// ranges on every ASCII string over an alphabet of the interesting
+// classes (exhaustive up to length 5, then random; fixed seed).
+func TestForEachPartASCII(t *testing.T) {
+	alpha := "aZ_-5.Hx"
+	ranges := func(split func(string, func(int, int)), s string) [][2]int {
+		var out [][2]int
+		split(s, func(a, b int) { out = append(out, [2]int{a, b}) })
+		return out
+	}
+	check := func(s string) {
+		if got, want := ranges(forEachPartASCII, s), ranges(forEachPart, s); !reflect.DeepEqual(got, want) {
+			t.Fatalf("forEachPartASCII(%q) = %v, want %v", s, got, want)
+		}
+	}
+	var gen func(prefix string, n int)
+	gen = func(prefix string, n int) {
+		check(prefix)
+		if n == 0 {
+			return
+		}
+		for i := 0; i < len(alpha); i++ {
+			gen(prefix+alpha[i:i+1], n-1)
+		}
+	}
+	gen("", 5)
+	r := rand.New(rand.NewPCG(9, 9))
+	for i := 0; i < 20000; i++ {
+		b := make([]byte, 1+r.IntN(24))
+		for j := range b {
+			b[j] = byte(r.IntN(128))
+		}
+		check(string(b))
+	}
+}
