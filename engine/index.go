@@ -42,8 +42,8 @@ type hotIndex struct {
 	// time (under the MemTable's write lock), so amu is uncontended.
 	amu  sync.Mutex
 	toks []text.Token
-	// slabs are AddBatch's per-worker token buffers (amu guards them).
-	slabs [][]text.Token
+	// bufs are AddBatch's token buffers (amu guards them).
+	bufs [][]text.Token
 
 	mu    sync.Mutex
 	b     *bm25.Builder
@@ -88,7 +88,10 @@ const analyseChunk = 32
 
 // AddBatch implements tier.LexicalBatchIndexer: the documents are
 // analysed (and their metadata checked) on up to GOMAXPROCS goroutines,
-// then added to the builder in order, exactly as Add would one by one.
+// analyseChunk consecutive documents at a time, while this goroutine adds
+// the analysed chunks to the builder in document order, exactly as Add
+// would one by one. At most 2·workers chunks are analysed ahead of the
+// adding, each into a token buffer reused from batch to batch.
 func (h *hotIndex) AddBatch(versions []uint32, docs []*tier.Document) {
 	workers := min(runtime.GOMAXPROCS(0), (len(docs)+analyseChunk-1)/analyseChunk)
 	if len(docs) < parallelAnalyseMin || workers < 2 {
@@ -102,56 +105,70 @@ func (h *hotIndex) AddBatch(versions []uint32, docs []*tier.Document) {
 	}
 	h.amu.Lock()
 	defer h.amu.Unlock()
-	// Worker w appends the tokens of the chunks it takes to h.slabs[w];
-	// span[i] locates document i's.
-	type span struct{ w, lo, hi int32 }
-	spans := make([]span, len(docs))
-	merrs := make([]error, len(docs))
-	for len(h.slabs) < workers {
-		h.slabs = append(h.slabs, nil)
+	type chunk struct {
+		buf   int           // index into h.bufs
+		ends  []int32       // per document: end of its tokens in the buffer
+		merrs []error       // per document: its metadata check
+		done  chan struct{} // closed when analysed
+	}
+	ahead := 2 * workers
+	for len(h.bufs) < ahead {
+		h.bufs = append(h.bufs, nil)
+	}
+	free := make(chan int, ahead) // buffer indices not in use
+	for b := range ahead {
+		free <- b
+	}
+	slots := make(chan struct{}, ahead) // chunks analysed but not yet added
+	chunks := make([]chunk, (len(docs)+analyseChunk-1)/analyseChunk)
+	for c := range chunks {
+		chunks[c].done = make(chan struct{})
 	}
 	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
+	for range workers {
 		go func() {
-			defer wg.Done()
-			slab := h.slabs[w][:0]
 			for {
-				lo := int(next.Add(analyseChunk)) - analyseChunk
-				if lo >= len(docs) {
-					break
+				slots <- struct{}{}
+				c := int(next.Add(1)) - 1
+				if c >= len(chunks) {
+					<-slots
+					return
 				}
-				for i := lo; i < min(lo+analyseChunk, len(docs)); i++ {
-					start := len(slab)
-					slab = h.an.AppendTokens(slab, docs[i].Content)
-					spans[i] = span{int32(w), int32(start), int32(len(slab))}
-					merrs[i] = catalog.CheckMeta(docs[i].Metadata)
+				ch := &chunks[c]
+				ch.buf = <-free
+				toks := h.bufs[ch.buf][:0]
+				lo, hi := c*analyseChunk, min((c+1)*analyseChunk, len(docs))
+				ch.ends, ch.merrs = make([]int32, hi-lo), make([]error, hi-lo)
+				for i := lo; i < hi; i++ {
+					toks = h.an.AppendTokens(toks, docs[i].Content)
+					ch.ends[i-lo] = int32(len(toks))
+					ch.merrs[i-lo] = catalog.CheckMeta(docs[i].Metadata)
 				}
+				h.bufs[ch.buf] = toks
+				close(ch.done)
 			}
-			h.slabs[w] = slab
 		}()
 	}
-	wg.Wait()
-	for i, d := range docs {
-		sp := spans[i]
-		h.addAnalysed(versions[i], d, h.slabs[sp.w][sp.lo:sp.hi:sp.hi], merrs[i])
-	}
-	// Keep the slabs for the next batch, but not their token strings
-	// beyond it (a huge batch's slab is dropped).
-	for w := range h.slabs {
-		if cap(h.slabs[w]) > maxKeptSlabTokens {
-			h.slabs[w] = nil
-		} else {
-			clear(h.slabs[w])
-			h.slabs[w] = h.slabs[w][:0]
+	for c := range chunks {
+		ch := &chunks[c]
+		<-ch.done
+		toks := h.bufs[ch.buf]
+		start := int32(0)
+		for k, end := range ch.ends {
+			i := c*analyseChunk + k
+			h.addAnalysed(versions[i], docs[i], toks[start:end:end], ch.merrs[k])
+			start = end
 		}
+		if cap(toks) > maxKeptChunkTokens {
+			h.bufs[ch.buf] = nil
+		}
+		free <- ch.buf
+		<-slots
 	}
 }
 
-// maxKeptSlabTokens caps the token slab AddBatch keeps per worker
-// between batches.
-const maxKeptSlabTokens = 1 << 20
+// maxKeptChunkTokens caps the token buffer AddBatch keeps between chunks.
+const maxKeptChunkTokens = 1 << 16
 
 // addAnalysed adds one analysed version to the builder; merr is its
 // metadata check. The caller holds amu.

@@ -199,11 +199,7 @@ func (a *Analyzer) emitIdentifier(dst []Token, raw string, pos, start int) ([]To
 	// lose the camelCase boundaries. For an ASCII identifier a part's
 	// lower case is the same bytes of whole (no allocation).
 	ascii := isASCII(raw)
-	parts := forEachPart
-	if ascii {
-		parts = forEachPartASCII
-	}
-	parts(raw, func(ps, pe int) {
+	part := func(ps, pe int) {
 		if ps == 0 && pe == len(raw) {
 			return // the only part is the whole token
 		}
@@ -231,7 +227,12 @@ func (a *Analyzer) emitIdentifier(dst []Token, raw string, pos, start int) ([]To
 			}
 		}
 		dst = append(dst, Token{Term: p, Pos: pos, Start: start + ps, End: start + pe, Part: true})
-	})
+	}
+	if ascii {
+		forEachPartASCII(raw, part)
+	} else {
+		forEachPart(raw, part)
+	}
 	return dst, len(dst) > base
 }
 
