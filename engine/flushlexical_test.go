@@ -168,3 +168,33 @@ func TestAddBatchMatchesAdd(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkAddBatch: analysing and adding batches of 4096 generated
+// documents, Add one by one (seq) against AddBatch.
+func BenchmarkAddBatch(b *testing.B) {
+	an, err := text.New(text.CodeOptions())
+	if err != nil {
+		b.Fatal(err)
+	}
+	src := hotIndexOf(b, 4096)
+	docs := make([]*tier.Document, len(src.infos))
+	vers := make([]uint32, len(docs))
+	for i := range docs {
+		docs[i], vers[i] = src.infos[i].Doc, uint32(i)
+	}
+	for _, mode := range []string{"seq", "batch"} {
+		b.Run(mode, func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				h := newHotIndex(an, nil)
+				if mode == "seq" {
+					for i, d := range docs {
+						h.Add(vers[i], d)
+					}
+				} else {
+					h.AddBatch(vers, docs)
+				}
+			}
+		})
+	}
+}

@@ -167,8 +167,9 @@ func (h *hotIndex) AddBatch(versions []uint32, docs []*tier.Document) {
 	}
 }
 
-// maxKeptChunkTokens caps the token buffer AddBatch keeps between chunks.
-const maxKeptChunkTokens = 1 << 16
+// maxKeptChunkTokens caps the token buffer AddBatch keeps between chunks
+// (12 MiB of tokens; chunks of generated tables can exceed it).
+const maxKeptChunkTokens = 1 << 18
 
 // addAnalysed adds one analysed version to the builder; merr is its
 // metadata check. The caller holds amu.
