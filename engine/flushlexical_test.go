@@ -198,3 +198,32 @@ func BenchmarkAddBatch(b *testing.B) {
 		})
 	}
 }
+
+// TestAddBatchPanicIsError: a panic while a worker analyses a document
+// does not end the process or hang AddBatch: the index records it as
+// its sticky error (every later view fails), the versions before it are
+// in the builder.
+func TestAddBatchPanicIsError(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	src := hotIndexOf(t, 300)
+	docs := make([]*tier.Document, len(src.infos))
+	vers := make([]uint32, len(docs))
+	for i := range docs {
+		docs[i], vers[i] = src.infos[i].Doc, uint32(i)
+	}
+	testAnalyseHook = func(d *tier.Document) {
+		if d == docs[170] {
+			panic("injected")
+		}
+	}
+	defer func() { testAnalyseHook = nil }()
+	an, _ := text.New(text.CodeOptions())
+	h := newHotIndex(an, nil)
+	h.AddBatch(vers, docs)
+	if _, _, err := h.view(); err == nil || !strings.Contains(err.Error(), "injected") {
+		t.Fatalf("view after a panicking analysis: err %v", err)
+	}
+	if n := h.b.NumDocs(); n != 170 {
+		t.Fatalf("builder holds %d documents, want the 170 before the panic", n)
+	}
+}

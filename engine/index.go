@@ -139,13 +139,28 @@ func (h *hotIndex) AddBatch(versions []uint32, docs []*tier.Document) {
 				toks := h.bufs[ch.buf][:0]
 				lo, hi := c*analyseChunk, min((c+1)*analyseChunk, len(docs))
 				ch.ends, ch.merrs = make([]int32, hi-lo), make([]error, hi-lo)
-				for i := lo; i < hi; i++ {
-					toks = h.an.AppendTokens(toks, docs[i].Content)
-					ch.ends[i-lo] = int32(len(toks))
-					ch.merrs[i-lo] = catalog.CheckMeta(docs[i].Metadata)
-				}
-				h.bufs[ch.buf] = toks
-				close(ch.done)
+				func() {
+					k := 0
+					defer func() {
+						// A panic here would end the process (no caller
+						// to recover it): it becomes the index's error.
+						if r := recover(); r != nil {
+							for ; k < hi-lo; k++ {
+								ch.ends[k], ch.merrs[k] = int32(len(toks)), fmt.Errorf("analysis panicked: %v", r)
+							}
+						}
+						h.bufs[ch.buf] = toks
+						close(ch.done)
+					}()
+					for ; k < hi-lo; k++ {
+						if testAnalyseHook != nil {
+							testAnalyseHook(docs[lo+k])
+						}
+						toks = h.an.AppendTokens(toks, docs[lo+k].Content)
+						ch.ends[k] = int32(len(toks))
+						ch.merrs[k] = catalog.CheckMeta(docs[lo+k].Metadata)
+					}
+				}()
 			}
 		}()
 	}
@@ -166,6 +181,10 @@ func (h *hotIndex) AddBatch(versions []uint32, docs []*tier.Document) {
 		<-slots
 	}
 }
+
+// testAnalyseHook, when set (tests only), runs on AddBatch's worker
+// before each document's analysis.
+var testAnalyseHook func(*tier.Document)
 
 // maxKeptChunkTokens caps the token buffer AddBatch keeps between chunks
 // (12 MiB of tokens; chunks of generated tables can exceed it).
