@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/hex"
 	"fmt"
+	"runtime"
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -40,6 +42,8 @@ type hotIndex struct {
 	// time (under the MemTable's write lock), so amu is uncontended.
 	amu  sync.Mutex
 	toks []text.Token
+	// bufs are AddBatch's token buffers (amu guards them).
+	bufs [][]text.Token
 
 	mu    sync.Mutex
 	b     *bm25.Builder
@@ -71,7 +75,124 @@ func (h *hotIndex) Add(version uint32, doc *tier.Document) {
 	defer h.amu.Unlock()
 	toks := h.an.AppendTokens(h.toks[:0], doc.Content)
 	h.toks = toks[:0]
-	merr := catalog.CheckMeta(doc.Metadata)
+	h.addAnalysed(version, doc, toks, catalog.CheckMeta(doc.Metadata))
+}
+
+// parallelAnalyseMin is the least number of documents AddBatch analyses
+// on several goroutines (fewer: one at a time, as Add).
+const parallelAnalyseMin = 64
+
+// analyseChunk is the number of consecutive documents an AddBatch worker
+// takes at a time.
+const analyseChunk = 32
+
+// AddBatch implements tier.LexicalBatchIndexer: the documents are
+// analysed (and their metadata checked) on up to GOMAXPROCS goroutines,
+// analyseChunk consecutive documents at a time, while this goroutine adds
+// the analysed chunks to the builder in document order, exactly as Add
+// would one by one. At most 2·workers chunks are analysed ahead of the
+// adding, each into a token buffer reused from batch to batch.
+func (h *hotIndex) AddBatch(versions []uint32, docs []*tier.Document) {
+	workers := min(runtime.GOMAXPROCS(0), (len(docs)+analyseChunk-1)/analyseChunk)
+	if len(docs) < parallelAnalyseMin || workers < 2 {
+		for i, d := range docs {
+			h.Add(versions[i], d)
+		}
+		return
+	}
+	for _, d := range docs {
+		h.list.Add(d)
+	}
+	h.amu.Lock()
+	defer h.amu.Unlock()
+	type chunk struct {
+		buf   int           // index into h.bufs
+		ends  []int32       // per document: end of its tokens in the buffer
+		merrs []error       // per document: its metadata check
+		done  chan struct{} // closed when analysed
+	}
+	ahead := 2 * workers
+	for len(h.bufs) < ahead {
+		h.bufs = append(h.bufs, nil)
+	}
+	free := make(chan int, ahead) // buffer indices not in use
+	for b := range ahead {
+		free <- b
+	}
+	slots := make(chan struct{}, ahead) // chunks analysed but not yet added
+	chunks := make([]chunk, (len(docs)+analyseChunk-1)/analyseChunk)
+	for c := range chunks {
+		chunks[c].done = make(chan struct{})
+	}
+	var next atomic.Int64
+	for range workers {
+		go func() {
+			for {
+				slots <- struct{}{}
+				c := int(next.Add(1)) - 1
+				if c >= len(chunks) {
+					<-slots
+					return
+				}
+				ch := &chunks[c]
+				ch.buf = <-free
+				toks := h.bufs[ch.buf][:0]
+				lo, hi := c*analyseChunk, min((c+1)*analyseChunk, len(docs))
+				ch.ends, ch.merrs = make([]int32, hi-lo), make([]error, hi-lo)
+				func() {
+					k := 0
+					defer func() {
+						// A panic here would end the process (no caller
+						// to recover it): it becomes the index's error.
+						if r := recover(); r != nil {
+							for ; k < hi-lo; k++ {
+								ch.ends[k], ch.merrs[k] = int32(len(toks)), fmt.Errorf("analysis panicked: %v", r)
+							}
+						}
+						h.bufs[ch.buf] = toks
+						close(ch.done)
+					}()
+					for ; k < hi-lo; k++ {
+						if testAnalyseHook != nil {
+							testAnalyseHook(docs[lo+k])
+						}
+						toks = h.an.AppendTokens(toks, docs[lo+k].Content)
+						ch.ends[k] = int32(len(toks))
+						ch.merrs[k] = catalog.CheckMeta(docs[lo+k].Metadata)
+					}
+				}()
+			}
+		}()
+	}
+	for c := range chunks {
+		ch := &chunks[c]
+		<-ch.done
+		toks := h.bufs[ch.buf]
+		start := int32(0)
+		for k, end := range ch.ends {
+			i := c*analyseChunk + k
+			h.addAnalysed(versions[i], docs[i], toks[start:end:end], ch.merrs[k])
+			start = end
+		}
+		if cap(toks) > maxKeptChunkTokens {
+			h.bufs[ch.buf] = nil
+		}
+		free <- ch.buf
+		<-slots
+	}
+}
+
+// testAnalyseHook, when set (tests only), runs on AddBatch's worker
+// before each document's analysis.
+var testAnalyseHook func(*tier.Document)
+
+// maxKeptChunkTokens caps the token buffer AddBatch keeps between chunks
+// (12 MiB of tokens; chunks of generated tables can exceed it).
+const maxKeptChunkTokens = 1 << 18
+
+// addAnalysed adds one analysed version to the builder; merr is its
+// metadata check. The caller holds amu.
+func (h *hotIndex) addAnalysed(version uint32, doc *tier.Document, toks []text.Token, merr error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.err != nil {
@@ -273,11 +394,20 @@ func (h *hotIndex) FlushLexical(versions []uint32) ([]byte, error) {
 	if h.err != nil {
 		return nil, h.err
 	}
+	n := uint32(h.b.NumDocs())
+	if allVersions(versions, n) {
+		// Nothing to drop: the builder's own serialisation is the
+		// section (what Merge would rewrite it into, byte for byte).
+		var buf bytes.Buffer
+		if _, err := h.b.WriteTo(&buf); err != nil {
+			return nil, fmt.Errorf("engine: flush lexical: %w", err)
+		}
+		return buf.Bytes(), nil
+	}
 	seg, err := h.b.Segment()
 	if err != nil {
 		return nil, fmt.Errorf("engine: seal lexical index: %w", err)
 	}
-	n := uint32(seg.NumDocs())
 	del := roaring.New()
 	del.AddRange(0, uint64(n))
 	prev := int64(-1)
@@ -295,4 +425,20 @@ func (h *hotIndex) FlushLexical(versions []uint32) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-var _ tier.LexicalFlusher = (*hotIndex)(nil)
+// allVersions reports whether versions is exactly 0, 1, …, n-1.
+func allVersions(versions []uint32, n uint32) bool {
+	if uint32(len(versions)) != n {
+		return false
+	}
+	for i, v := range versions {
+		if v != uint32(i) {
+			return false
+		}
+	}
+	return true
+}
+
+var (
+	_ tier.LexicalFlusher      = (*hotIndex)(nil)
+	_ tier.LexicalBatchIndexer = (*hotIndex)(nil)
+)

@@ -423,7 +423,29 @@ func readListed(f File) ([]byte, error) {
 		return nil, err
 	}
 	defer fh.Close()
-	return io.ReadAll(fh)
+	return readAllSized(fh, f.Size)
+}
+
+// readAllSized is io.ReadAll into a buffer sized for the size the walk
+// saw (one allocation when the file has not grown since).
+func readAllSized(r io.Reader, size int64) ([]byte, error) {
+	if size < 0 || size > 1<<30 {
+		return io.ReadAll(r)
+	}
+	b := make([]byte, 0, size+1) // +1: the read that sees EOF needs room
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // grown since the walk: let append pick the size
+		}
+	}
 }
 
 // prepare reads, classifies, hashes and chunks one file (no engine access;

@@ -86,6 +86,8 @@ func runIndex(args []string) error {
 	withGraph := fl.Bool("graph", false, "also build the code graph of every PATH (expand, callers, callees, ranked repo_map) into DATA/ingest/COLLECTION.graph; without it an existing graph is updated for the files that changed")
 	bridge := fl.Bool("bridge", true, "after indexing, learn the vocabulary bridge (doc-comment words → identifier terms) that search --expand uses (--bridge=false: skip)")
 	embFlags := addEmbedderFlags(fl) // embedder.go: --embedder builtin|none|URL, --embedder-model, --embedder-batch
+	cpuProfile := fl.String("cpuprofile", "", "write a CPU profile of the run to this file (runtime/pprof)")
+	memProfile := fl.String("memprofile", "", "write an allocation profile to this file when the run ends (runtime/pprof)")
 	fl.Usage = func() {
 		fmt.Fprintf(fl.Output(), "usage: searchd index PATH... [flags]\n\nIndex directory trees (incremental on re-runs).\n\n")
 		fl.PrintDefaults()
@@ -116,6 +118,11 @@ func runIndex(args []string) error {
 	if err := os.MkdirAll(filepath.Join(*data, "ingest"), 0o755); err != nil {
 		return err
 	}
+	stopProfiles, err := startProfiles(*cpuProfile, *memProfile) // mcp.go
+	if err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	defer stopProfiles()
 	out := os.Stdout
 	fmt.Fprintf(out, "searchd index: %s → collection %q in %s\n", root, *colName, *data)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

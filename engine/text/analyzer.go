@@ -196,12 +196,19 @@ func (a *Analyzer) emitIdentifier(dst []Token, raw string, pos, start int) ([]To
 		dst = append(dst, Token{Term: wholeTerm, Pos: pos, Start: start, End: start + len(raw)})
 	}
 	// Parts are computed on the original case: lower-casing first would
-	// lose the camelCase boundaries.
-	forEachPart(raw, func(ps, pe int) {
+	// lose the camelCase boundaries. For an ASCII identifier a part's
+	// lower case is the same bytes of whole (no allocation).
+	ascii := isASCII(raw)
+	part := func(ps, pe int) {
 		if ps == 0 && pe == len(raw) {
 			return // the only part is the whole token
 		}
-		p := strings.ToLower(raw[ps:pe])
+		var p string
+		if ascii {
+			p = whole[ps:pe]
+		} else {
+			p = strings.ToLower(raw[ps:pe])
+		}
 		if a.isStop != nil && a.isStop(p) {
 			return
 		}
@@ -220,7 +227,12 @@ func (a *Analyzer) emitIdentifier(dst []Token, raw string, pos, start int) ([]To
 			}
 		}
 		dst = append(dst, Token{Term: p, Pos: pos, Start: start + ps, End: start + pe, Part: true})
-	})
+	}
+	if ascii {
+		forEachPartASCII(raw, part)
+	} else {
+		forEachPart(raw, part)
+	}
 	return dst, len(dst) > base
 }
 
@@ -274,13 +286,71 @@ func forEachPart(s string, f func(start, end int)) {
 	}
 }
 
+// isASCII reports whether s is all ASCII.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// forEachPartASCII is forEachPart for an all-ASCII s, byte by byte.
+func forEachPartASCII(s string, f func(start, end int)) {
+	start := -1
+	var prev byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '_' || c == '-' {
+			if start >= 0 {
+				f(start, i)
+				start = -1
+			}
+			prev = 0
+			continue
+		}
+		if start < 0 {
+			start, prev = i, c
+			continue
+		}
+		if isUpperASCII(c) {
+			if isLowerASCII(prev) || prev >= '0' && prev <= '9' ||
+				isUpperASCII(prev) && i+1 < len(s) && isLowerASCII(s[i+1]) {
+				f(start, i)
+				start = i
+			}
+		}
+		prev = c
+	}
+	if start >= 0 {
+		f(start, len(s))
+	}
+}
+
+func isUpperASCII(c byte) bool { return c >= 'A' && c <= 'Z' }
+func isLowerASCII(c byte) bool { return c >= 'a' && c <= 'z' }
+
 func isASCIIAlnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
 
 func isWordRune(r rune) bool {
+	if r < utf8.RuneSelf {
+		return isASCIIWord(r) // no ASCII rune is a mark (Mn, Mc)
+	}
 	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Mc, r)
 }
 
-func isAlnum(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+func isAlnum(r rune) bool {
+	if r < utf8.RuneSelf {
+		return isASCIIWord(r)
+	}
+	return unicode.IsLetter(r) || unicode.IsDigit(r)
+}
+
+// isASCIIWord reports whether the ASCII rune r is a letter or a digit.
+func isASCIIWord(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+}
 
 func hasAlnum(s string) bool {
 	for _, r := range s {

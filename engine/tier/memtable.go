@@ -51,6 +51,16 @@ type LexicalIndexer interface {
 	Add(version uint32, doc *Document)
 }
 
+// LexicalBatchIndexer is optionally implemented by a LexicalIndexer: the
+// MemTable then calls AddBatch once per applied batch, under its write
+// lock, with the batch's new versions (ascending) and their documents,
+// instead of Add for each. The effect must be that of those Add calls in
+// order; an implementation may analyse the documents concurrently.
+type LexicalBatchIndexer interface {
+	LexicalIndexer
+	AddBatch(versions []uint32, docs []*Document)
+}
+
 // LexicalSegmentBuilder builds the BM25 section of a warm segment (the
 // hook's side of warm lexical search; Options.LexicalSegments). The tier
 // calls BuildLexical at every flush and compaction with the segment's
@@ -154,6 +164,14 @@ func (m *memTable) apply(b *Batch, e uint64) {
 	if free := cap(m.versions) - len(m.versions); len(b.Ops) > free {
 		m.versions = slices.Grow(m.versions, max(len(b.Ops), len(m.versions)))
 	}
+	// A batch-capable lexical index takes the batch's new versions in
+	// one call, after the loop (same effect as Add per version, in order).
+	bl, _ := m.lexical.(LexicalBatchIndexer)
+	var bvers []uint32
+	var bdocs []*Document
+	if bl != nil {
+		bvers, bdocs = make([]uint32, 0, len(b.Ops)), make([]*Document, 0, len(b.Ops))
+	}
 	for i := range b.Ops {
 		op := &b.Ops[i]
 		id := op.Doc.ID
@@ -188,9 +206,14 @@ func (m *memTable) apply(b *Batch, e uint64) {
 		m.versions = append(m.versions, v)
 		m.latest[id] = idx
 		m.bytes += int64(len(doc.Content) + len(doc.ID) + 4*len(doc.Vector) + 64)
-		if m.lexical != nil {
+		if bl != nil {
+			bvers, bdocs = append(bvers, uint32(idx)), append(bdocs, doc)
+		} else if m.lexical != nil {
 			m.lexical.Add(uint32(idx), doc)
 		}
+	}
+	if len(bdocs) > 0 {
+		bl.AddBatch(bvers, bdocs)
 	}
 }
 
