@@ -2,6 +2,7 @@ package contract
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"time"
 )
@@ -216,28 +217,88 @@ func splitArray(data []byte) (elems []json.RawMessage, ok bool) {
 // DecodeDocuments reads a JSON array of documents under the closed-schema
 // rules. Errors are *ValidationError with locs rooted at "documents".
 func DecodeDocuments(data []byte) ([]Document, error) {
-	raws, ok := splitArray(data)
-	if !ok {
-		// Not a valid JSON array: encoding/json says why.
-		var rs []json.RawMessage
-		if err := strictUnmarshal(data, &rs); err != nil {
-			return nil, decodeFailure(err, "documents")
-		}
-		raws = rs
+	var ds []Document
+	if err := EachDocument(data, func(_ int, d *Document) error {
+		ds = append(ds, *d)
+		return nil
+	}); err != nil {
+		return nil, err
 	}
-	ds := make([]Document, len(raws))
-	for i, raw := range raws {
-		// Each element is valid JSON (splitArray checked the array, or
-		// encoding/json split it), and Document checks its own keys, so
-		// its UnmarshalJSON is what strictUnmarshal would end in, without
-		// a second pass of encoding/json over the element.
-		if err := ds[i].UnmarshalJSON(raw); err != nil {
-			ve := decodeFailure(err, "documents")
-			for j := range ve.Errors {
-				ve.Errors[j].Loc = at([]any{"documents", i}, ve.Errors[j].Loc[1:]...)
-			}
-			return nil, ve
-		}
+	if ds == nil {
+		ds = []Document{}
 	}
 	return ds, nil
+}
+
+// EachDocument is DecodeDocuments one element at a time: it decodes
+// documents[i] into a fresh Document and calls f with it, in order, so
+// that only one decoded document need exist at a time (f must not keep d
+// or its slices and map past the call unless it owns them from then on:
+// nothing else refers to them). The first element that does not decode
+// stops it with that element's *ValidationError (locs rooted at
+// "documents", i); an error of f stops it and is returned as is. data
+// that is not a JSON array is refused before f is called (JSON null is
+// an empty array).
+func EachDocument(data []byte, f func(i int, d *Document) error) error {
+	if !json.Valid(data) {
+		return eachRaw(data, f)
+	}
+	s := keyScanner{b: data, skipOnly: true}
+	s.ws()
+	if s.i >= len(s.b) || s.b[s.i] != '[' {
+		return eachRaw(data, f)
+	}
+	s.i++
+	for i := 0; ; i++ {
+		s.ws()
+		if s.i < len(s.b) && s.b[s.i] == ']' {
+			return nil
+		}
+		start := s.i
+		if s.i >= len(s.b) || s.value(nil) != nil {
+			if i > 0 { // (valid JSON scans; FuzzSplitArray)
+				return decodeFailure(errors.New("documents: malformed array"), "documents")
+			}
+			return eachRaw(data, f)
+		}
+		if err := eachElement(i, s.b[start:s.i], f); err != nil {
+			return err
+		}
+		s.ws()
+		if s.i < len(s.b) && s.b[s.i] == ',' {
+			s.i++
+		}
+	}
+}
+
+// eachElement decodes one element of a documents array, valid JSON, and
+// calls f with it. Document checks its own keys, so its UnmarshalJSON is
+// what strictUnmarshal would end in, without a second pass of
+// encoding/json over the element.
+func eachElement(i int, raw []byte, f func(i int, d *Document) error) error {
+	var d Document
+	if err := d.UnmarshalJSON(raw); err != nil {
+		ve := decodeFailure(err, "documents")
+		for j := range ve.Errors {
+			ve.Errors[j].Loc = at([]any{"documents", i}, ve.Errors[j].Loc[1:]...)
+		}
+		return ve
+	}
+	return f(i, &d)
+}
+
+// eachRaw is EachDocument for data the scanner does not take as an array:
+// encoding/json splits it, or says why it is not one. Nothing has been
+// passed to f when it is called.
+func eachRaw(data []byte, f func(i int, d *Document) error) error {
+	var rs []json.RawMessage
+	if err := strictUnmarshal(data, &rs); err != nil {
+		return decodeFailure(err, "documents")
+	}
+	for i, raw := range rs {
+		if err := eachElement(i, raw, f); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -237,19 +237,58 @@ func (d *Document) Validate(dim int, opts ValidateOptions) error {
 // ValidateDocuments validates a write batch, reporting every problem of every
 // document (locs ["documents", i, …]) plus duplicate ids within the batch.
 func ValidateDocuments(ds []Document, dim int, opts ValidateOptions) error {
-	var c collector
-	seen := make(map[string]int, len(ds))
+	v := &BatchValidator{seen: make(map[string]int, len(ds)), dim: dim, opts: opts}
 	for i := range ds {
-		loc := []any{"documents", i}
-		ds[i].validate(&c, loc, dim, opts)
-		if j, dup := seen[ds[i].ID]; dup && ds[i].ID != "" {
-			c.add(at(loc, "id"), ds[i].ID, ErrTypeDuplicate, "id repeated in the batch (first at index "+itoa(j)+")", "distinct ids")
-		} else {
-			seen[ds[i].ID] = i
-		}
+		v.Add(&ds[i])
 	}
-	return c.err()
+	return v.Err()
 }
+
+// BatchValidator is ValidateDocuments a document at a time, for a batch
+// whose documents do not all exist at once: Add the documents in batch
+// order, then Err reports what ValidateDocuments would. It keeps each id
+// (for duplicates) and the field errors, nothing else of a document.
+type BatchValidator struct {
+	c    collector
+	seen map[string]int
+	n    int
+	dim  int
+	opts ValidateOptions
+}
+
+// NewBatchValidator returns a validator for a collection of dimension dim
+// (0: any).
+func NewBatchValidator(dim int, opts ValidateOptions) *BatchValidator {
+	return &BatchValidator{seen: map[string]int{}, dim: dim, opts: opts}
+}
+
+// Add validates d as documents[Len()].
+func (v *BatchValidator) Add(d *Document) {
+	i := v.n
+	v.n++
+	loc := []any{"documents", i}
+	d.validate(&v.c, loc, v.dim, v.opts)
+	if j, dup := v.seen[d.ID]; dup && d.ID != "" {
+		v.c.add(at(loc, "id"), d.ID, ErrTypeDuplicate, "id repeated in the batch (first at index "+itoa(j)+")", "distinct ids")
+	} else {
+		v.seen[d.ID] = i
+	}
+}
+
+// Len returns the number of documents added.
+func (v *BatchValidator) Len() int { return v.n }
+
+// Index returns the index of the first document added with id.
+func (v *BatchValidator) Index(id string) (int, bool) {
+	i, ok := v.seen[id]
+	return i, ok
+}
+
+// Errors returns the problems found so far, in batch order.
+func (v *BatchValidator) Errors() []FieldError { return v.c.errs }
+
+// Err returns every problem found as one *ValidationError, or nil.
+func (v *BatchValidator) Err() error { return v.c.err() }
 
 func (d *Document) validate(c *collector, root []any, dim int, opts ValidateOptions) {
 	switch {
