@@ -284,6 +284,14 @@ func (v *BatchValidator) Index(id string) (int, bool) {
 	return i, ok
 }
 
+// IDs calls f with each distinct id added and the index of its first
+// document, in no particular order.
+func (v *BatchValidator) IDs(f func(id string, i int)) {
+	for id, i := range v.seen {
+		f(id, i)
+	}
+}
+
 // Errors returns the problems found so far, in batch order.
 func (v *BatchValidator) Errors() []FieldError { return v.c.errs }
 

@@ -21,6 +21,8 @@ type EncodedBatch struct {
 	floats int // vector float32s over every op
 	size   int // payload bytes in chunks
 	stamp  int64
+	// applied is the decoded batch ApplyEncoded applied.
+	applied *Batch
 }
 
 // Encoded-batch chunk sizes: a new chunk holds at least encChunkMin bytes
@@ -174,5 +176,19 @@ func (s *Store) ApplyEncoded(e *EncodedBatch) (uint64, error) {
 	if err := s.validateBatch(db); err != nil {
 		return 0, err
 	}
-	return s.applyDecoded(pieces, db)
+	seq, err := s.applyDecoded(pieces, db)
+	if err == nil {
+		e.applied = db
+	}
+	return seq, err
+}
+
+// Applied returns the ops as ApplyEncoded applied them (timestamps
+// stamped), after it succeeded; nil before. The documents are the stored
+// versions themselves: read them, never modify them.
+func (e *EncodedBatch) Applied() []Op {
+	if e.applied == nil {
+		return nil
+	}
+	return e.applied.Ops
 }
