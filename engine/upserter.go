@@ -68,14 +68,17 @@ func (u *Upserter) failed() bool {
 }
 
 // Add adds d as documents[Len()]. The Upserter keeps nothing of d but its
-// id (and, in a collection that embeds, d itself), so d may be dropped
-// when Add returns; d is not modified.
+// id (in a collection that embeds, d with a copy of its vector), so d may
+// be dropped, and d.Vector's array reused, when Add returns
+// (contract.EachDocumentReusing); d is not modified.
 func (u *Upserter) Add(d *contract.Document) {
 	i := u.v.Len()
 	u.v.Add(d)
 	u.extra = u.c.docChecks(u.extra, i, d)
 	if u.embed {
-		u.keep = append(u.keep, *d)
+		k := *d
+		k.Vector = slices.Clone(d.Vector)
+		u.keep = append(u.keep, k)
 		return
 	}
 	if p := u.wo.principal; p != nil && u.nsErr == nil && !p.AllowsNamespace(d.Namespace) {

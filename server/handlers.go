@@ -387,7 +387,7 @@ func (s *Server) upsert(rq *request) (int, any, error) {
 	u := c.NewUpserter(engine.As(p))
 	var srcFes, permFes []contract.FieldError
 	firstID := ""
-	if err := contract.EachDocument(req.Documents, func(i int, d *contract.Document) error {
+	if err := contract.EachDocumentReusing(req.Documents, func(i int, d *contract.Document) error {
 		if fe := checkSourceURI(d.SourceURI, []any{"documents", i, "source_uri"}); fe != nil {
 			srcFes = append(srcFes, *fe)
 		}

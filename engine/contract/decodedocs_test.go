@@ -50,6 +50,8 @@ func FuzzEachDocument(f *testing.F) {
 		`[]`, `null`, ` [ {"id":"a","trust":"derived"} , {"id":"b","trust":"derived","vector":[1,2]} ] `,
 		`[{"id":"a","trust":"derived"},{"id":"b","owner":1}]`, `[{"id":"a","trust":"derived"},7]`, `{}`, `[1,`,
 		`[{"id":"a","trust":"derived","metadata":{"k":1,"k":2}}]`, `"x"`, `[null]`,
+		`[{"id":"a","vector":[1,2,3]},{"id":"b"},{"id":"c","vector":[]},{"id":"d","vector":[4]},{"id":"e","vector":null},{"id":"f","vector":[1,2,3,4,5]}]`,
+		`[{"id":"a","vector":[1,2,3]},{"id":"b","vector":[1,null]}]`,
 	} {
 		f.Add(s)
 	}
@@ -63,6 +65,20 @@ func FuzzEachDocument(f *testing.F) {
 			got = append(got, *d)
 			return nil
 		})
+		// EachDocumentReusing hands over the same documents and error,
+		// each vector (copied here) in one reused buffer.
+		var reused []Document
+		rerr2 := EachDocumentReusing(data, func(i int, d *Document) error {
+			dd := *d
+			if d.Vector != nil {
+				dd.Vector = append([]float32{}, d.Vector...)
+			}
+			reused = append(reused, dd)
+			return nil
+		})
+		if fmt.Sprint(rerr2) != fmt.Sprint(err) || !reflect.DeepEqual(reused, got) {
+			t.Fatalf("%s: EachDocumentReusing %+v %v, EachDocument %+v %v", s, reused, rerr2, got, err)
+		}
 		var raws []json.RawMessage
 		if rerr := json.Unmarshal(data, &raws); rerr != nil {
 			if err == nil || len(got) != 0 {

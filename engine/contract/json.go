@@ -142,9 +142,26 @@ type documentWire struct {
 
 // UnmarshalJSON decodes the closed JSON form shown on Document (unknown
 // fields rejected). It does not validate values; call Validate.
-func (d *Document) UnmarshalJSON(data []byte) error {
+func (d *Document) UnmarshalJSON(data []byte) error { return d.unmarshal(data, nil) }
+
+// unmarshal is UnmarshalJSON; with vec not nil, the vector is decoded
+// into *vec's backing array when it is large enough, and *vec keeps the
+// larger array when it is not.
+func (d *Document) unmarshal(data []byte, vec *[]float32) error {
 	var w documentWire
-	if err := strictUnmarshal(data, &w); err != nil {
+	if vec != nil {
+		w.Vector = (*vec)[:0]
+	}
+	err := strictUnmarshal(data, &w)
+	if vec != nil {
+		if cap(w.Vector) > cap(*vec) {
+			*vec = w.Vector[:0]
+		}
+		if len(w.Vector) == 0 && cap(w.Vector) > 0 {
+			w.Vector = nil // no vector field: the buffer as it was given
+		}
+	}
+	if err != nil {
 		return err
 	}
 	out := Document{ID: w.ID, Content: w.Content, Vector: []float32(w.Vector), SourceURI: w.SourceURI,
@@ -240,13 +257,27 @@ func DecodeDocuments(data []byte) ([]Document, error) {
 // that is not a JSON array is refused before f is called (JSON null is
 // an empty array).
 func EachDocument(data []byte, f func(i int, d *Document) error) error {
+	return eachDocument(data, nil, f)
+}
+
+// EachDocumentReusing is EachDocument where every document's Vector
+// reuses one backing array: f must copy what it keeps of d.Vector before
+// it returns (the rest of d is fresh, as under EachDocument). A writer
+// that encodes each document as it comes (engine.Upserter) then holds one
+// decoded vector, not one per document.
+func EachDocumentReusing(data []byte, f func(i int, d *Document) error) error {
+	var vec []float32
+	return eachDocument(data, &vec, f)
+}
+
+func eachDocument(data []byte, vec *[]float32, f func(i int, d *Document) error) error {
 	if !json.Valid(data) {
-		return eachRaw(data, f)
+		return eachRaw(data, vec, f)
 	}
 	s := keyScanner{b: data, skipOnly: true}
 	s.ws()
 	if s.i >= len(s.b) || s.b[s.i] != '[' {
-		return eachRaw(data, f)
+		return eachRaw(data, vec, f)
 	}
 	s.i++
 	for i := 0; ; i++ {
@@ -259,9 +290,9 @@ func EachDocument(data []byte, f func(i int, d *Document) error) error {
 			if i > 0 { // (valid JSON scans; FuzzSplitArray)
 				return decodeFailure(errors.New("documents: malformed array"), "documents")
 			}
-			return eachRaw(data, f)
+			return eachRaw(data, vec, f)
 		}
-		if err := eachElement(i, s.b[start:s.i], f); err != nil {
+		if err := eachElement(i, s.b[start:s.i], vec, f); err != nil {
 			return err
 		}
 		s.ws()
@@ -275,9 +306,9 @@ func EachDocument(data []byte, f func(i int, d *Document) error) error {
 // calls f with it. Document checks its own keys, so its UnmarshalJSON is
 // what strictUnmarshal would end in, without a second pass of
 // encoding/json over the element.
-func eachElement(i int, raw []byte, f func(i int, d *Document) error) error {
+func eachElement(i int, raw []byte, vec *[]float32, f func(i int, d *Document) error) error {
 	var d Document
-	if err := d.UnmarshalJSON(raw); err != nil {
+	if err := d.unmarshal(raw, vec); err != nil {
 		ve := decodeFailure(err, "documents")
 		for j := range ve.Errors {
 			ve.Errors[j].Loc = at([]any{"documents", i}, ve.Errors[j].Loc[1:]...)
@@ -290,13 +321,13 @@ func eachElement(i int, raw []byte, f func(i int, d *Document) error) error {
 // eachRaw is EachDocument for data the scanner does not take as an array:
 // encoding/json splits it, or says why it is not one. Nothing has been
 // passed to f when it is called.
-func eachRaw(data []byte, f func(i int, d *Document) error) error {
+func eachRaw(data []byte, vec *[]float32, f func(i int, d *Document) error) error {
 	var rs []json.RawMessage
 	if err := strictUnmarshal(data, &rs); err != nil {
 		return decodeFailure(err, "documents")
 	}
 	for i, raw := range rs {
-		if err := eachElement(i, raw, f); err != nil {
+		if err := eachElement(i, raw, vec, f); err != nil {
 			return err
 		}
 	}
