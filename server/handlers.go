@@ -411,6 +411,11 @@ func (s *Server) upsert(rq *request) (int, any, error) {
 	}); err != nil {
 		return 0, nil, err
 	}
+	// Every document is in the batch's payload now: the body need not
+	// stay live while the batch is written (the request's only other
+	// references to it, req.Documents and the ids the Upserter keeps, do
+	// not outlive the request).
+	rq.body, req.Documents = nil, nil
 	n := u.Len()
 	if n == 0 {
 		return 0, nil, validation(contract.FieldError{Loc: []any{"documents"}, InputValue: 0, ErrorType: contract.ErrTypeOutOfRange,
