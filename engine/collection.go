@@ -298,7 +298,8 @@ func (c *Collection) validateDocs(docs []contract.Document) error {
 // (beyond contract.ValidateDocuments): a zero vector under cosine,
 // reserved metadata keys, the IndexedFields schema.
 func (c *Collection) docChecks(fes []contract.FieldError, i int, d *contract.Document) []contract.FieldError {
-	if fe, bad := c.zeroCosine(d.Vector, []any{"documents", i, "vector"}); bad {
+	if fe, bad := c.zeroCosine(d.Vector, nil); bad {
+		fe.Loc = []any{"documents", i, "vector"} // (only for an error)
 		fes = append(fes, fe)
 	}
 	for _, f := range c.checkedMetaKeys(d.Metadata) {

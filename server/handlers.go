@@ -388,7 +388,8 @@ func (s *Server) upsert(rq *request) (int, any, error) {
 	var srcFes, permFes []contract.FieldError
 	firstID := ""
 	if err := contract.EachDocumentReusing(req.Documents, func(i int, d *contract.Document) error {
-		if fe := checkSourceURI(d.SourceURI, []any{"documents", i, "source_uri"}); fe != nil {
+		if fe := checkSourceURI(d.SourceURI, nil); fe != nil {
+			fe.Loc = []any{"documents", i, "source_uri"} // (only for an error)
 			srcFes = append(srcFes, *fe)
 		}
 		// A file:// source the engine may not read for this namespace is
