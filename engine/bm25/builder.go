@@ -125,7 +125,7 @@ func (b *Builder) Add(extID uint64, toks []text.Token) (uint32, error) {
 // appendGrowing is append of v to a posting list, which, once it holds
 // 256 entries, grows by half rather than by append's 1.25× steps for
 // long slices: a list of n entries is then allocated about 3.7n entries in
-// all instead of about 5n, for at most a third of its capacity unused.
+// all instead of about 5.5n, for at most a third of its capacity unused.
 func appendGrowing(s []uint32, v uint32) []uint32 {
 	if len(s) == cap(s) && len(s) >= 256 {
 		s = slices.Grow(s, len(s)/2)
