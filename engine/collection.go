@@ -178,7 +178,11 @@ func (c *Collection) validateOpts() contract.ValidateOptions {
 // namespaces p may not name fail with *NamespaceError, ids held by
 // documents p cannot read with *IDUnavailableError. Errors: validation,
 // ErrBatchTooLarge, *ConflictError (IfMatch), ErrClosed, the context's
-// error, tier write errors (tier.ErrReadOnly after an I/O failure).
+// error, tier write errors (tier.ErrReadOnly after an I/O failure). In a
+// collection that does not embed, each document is checked and encoded
+// into the batch's WAL payload in turn (Upserter, which a caller decoding
+// a large request can use directly, one document at a time); the
+// MemTable applies the payload's decoded form.
 func (c *Collection) Upsert(ctx context.Context, docs []contract.Document, opts ...WriteOption) (uint64, error) {
 	if err := c.check(ctx); err != nil {
 		return 0, err
