@@ -5,12 +5,14 @@ import (
 	"testing"
 
 	"github.com/stratasearch/strata/engine/text"
+	"github.com/stratasearch/strata/internal/testenv"
 )
 
 // TestBuilderPostingGrowth: a long posting list (200 documents of 3,000
 // positions of one term) is allocated at most 4× its final size (4
 // bytes a position) while it grows, not the ~5× of append's 1.25× steps,
 // and reads back exactly (every position of every document, in order).
+// Under -race only the contents are checked.
 func TestBuilderPostingGrowth(t *testing.T) {
 	const docs, per = 200, 3000
 	toks := make([]text.Token, per)
@@ -42,6 +44,9 @@ func TestBuilderPostingGrowth(t *testing.T) {
 	}
 	ratio := float64(ms1.TotalAlloc-ms0.TotalAlloc) / float64(4*docs*per)
 	t.Logf("allocated %.2f× the final positions", ratio)
+	if testenv.Race {
+		return // the race detector changes allocations: logged only
+	}
 	if ratio > 4 {
 		t.Fatalf("allocated %.2f× the final positions, want ≤ 4×", ratio)
 	}
