@@ -178,23 +178,38 @@ func (c *Collection) validateOpts() contract.ValidateOptions {
 // namespaces p may not name fail with *NamespaceError, ids held by
 // documents p cannot read with *IDUnavailableError. Errors: validation,
 // ErrBatchTooLarge, *ConflictError (IfMatch), ErrClosed, the context's
-// error, tier write errors (tier.ErrReadOnly after an I/O failure).
+// error, tier write errors (tier.ErrReadOnly after an I/O failure). In a
+// collection that does not embed, each document is checked and encoded
+// into the batch's WAL payload in turn (Upserter, which a caller decoding
+// a large request can use directly, one document at a time); the
+// MemTable applies the payload's decoded form.
 func (c *Collection) Upsert(ctx context.Context, docs []contract.Document, opts ...WriteOption) (uint64, error) {
 	if err := c.check(ctx); err != nil {
 		return 0, err
 	}
-	var wo writeOpts
-	for _, o := range opts {
-		o(&wo)
+	u := c.NewUpserter(opts...)
+	if u.embed {
+		epoch, _, err := c.upsertDocs(ctx, docs, u.wo)
+		return epoch, err
 	}
+	for i := range docs {
+		u.Add(&docs[i])
+	}
+	return u.Commit(ctx)
+}
+
+// upsertDocs is Upsert with the whole batch decoded (a collection that
+// embeds: the documents without a vector are embedded in one call). It
+// also returns the batch's ops as applied.
+func (c *Collection) upsertDocs(ctx context.Context, docs []contract.Document, wo writeOpts) (uint64, []tier.Op, error) {
 	if err := c.validateDocs(docs); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	p := wo.principal
 	if p != nil {
 		for i := range docs {
 			if !p.AllowsNamespace(docs[i].Namespace) {
-				return 0, &NamespaceError{Index: i, Namespace: docs[i].Namespace, Allowed: p.Namespaces}
+				return 0, nil, &NamespaceError{Index: i, Namespace: docs[i].Namespace, Allowed: p.Namespaces}
 			}
 		}
 	}
@@ -207,42 +222,46 @@ func (c *Collection) Upsert(ctx context.Context, docs []contract.Document, opts 
 	docs = c.redactDocs(docs)
 	// What will be written is bounded before any further work (limits.go).
 	if err := c.checkBatchSize(docs); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	// Embedding (embedding.go): text-only documents get vectors from the
 	// live embedder, in one call, before the WAL append.
 	docs, err := c.embedDocs(ctx, docs)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	b := tier.Batch{Ops: make([]tier.Op, 0, len(docs))}
 	for i := range docs {
 		td, err := toTier(&docs[i], wo.verifiable && docs[i].SourceURI != "")
 		if err != nil {
-			return 0, fmt.Errorf("engine: document %d: %w", i, err)
+			return 0, nil, fmt.Errorf("engine: document %d: %w", i, err)
 		}
 		b.Upsert(td)
 	}
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
 	if c.closed.Load() {
-		return 0, ErrClosed
+		return 0, nil, ErrClosed
 	}
 	if len(wo.ifMatch) > 0 || p != nil {
 		sn := c.store.Snapshot()
 		defer sn.Close()
 		if err := checkIfMatch(sn, p, ids, wo.ifMatch); err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		if p != nil {
 			for i, id := range ids {
 				if _, hidden := visibleVersion(sn, p, id); hidden {
-					return 0, &IDUnavailableError{Index: i, ID: id}
+					return 0, nil, &IDUnavailableError{Index: i, ID: id}
 				}
 			}
 		}
 	}
-	return c.store.Apply(&b)
+	epoch, err := c.store.Apply(&b)
+	if err != nil {
+		return 0, nil, err
+	}
+	return epoch, b.Ops, nil
 }
 
 // validateDocs runs contract.ValidateDocuments and the IndexedFields
@@ -271,44 +290,53 @@ func (c *Collection) validateDocs(docs []contract.Document) error {
 		fes = append(fes, ve.Errors...)
 	}
 	for i := range docs {
-		if fe, bad := c.zeroCosine(docs[i].Vector, []any{"documents", i, "vector"}); bad {
-			fes = append(fes, fe)
-		}
-		for _, f := range c.checkedMetaKeys(docs[i].Metadata) {
-			if strings.HasPrefix(f, reservedMetaPrefix) {
-				fes = append(fes, contract.FieldError{
-					Loc:            []any{"documents", i, "metadata", f},
-					InputValue:     f,
-					ErrorType:      contract.ErrTypeInvalidFormat,
-					Message:        "metadata keys starting with \"\\u0000strata.\" are reserved for the engine",
-					ExpectedDomain: "a field name not starting with \"\\u0000strata.\"",
-				})
-				continue
-			}
-			ft, ok := c.o.IndexedFields[f]
-			if !ok {
-				continue
-			}
-			v := docs[i].Metadata[f]
-			k := v.Kind()
-			okType := (ft == FieldKeyword && (k == contract.KindString || k == contract.KindStrings)) ||
-				(ft == FieldBool && k == contract.KindBool) ||
-				(ft == FieldNumber && k == contract.KindNumber)
-			if !okType && k != contract.KindInvalid {
-				fes = append(fes, contract.FieldError{
-					Loc:            []any{"documents", i, "metadata", f},
-					InputValue:     v,
-					ErrorType:      contract.ErrTypeInvalidFormat,
-					Message:        fmt.Sprintf("metadata field %q is declared %s", f, ft),
-					ExpectedDomain: fieldDomain(ft),
-				})
-			}
-		}
+		fes = c.docChecks(fes, i, &docs[i])
 	}
 	if len(fes) > 0 {
 		return &contract.ValidationError{Errors: fes}
 	}
 	return nil
+}
+
+// docChecks appends to fes the collection's own checks of d, documents[i]
+// (beyond contract.ValidateDocuments): a zero vector under cosine,
+// reserved metadata keys, the IndexedFields schema.
+func (c *Collection) docChecks(fes []contract.FieldError, i int, d *contract.Document) []contract.FieldError {
+	if fe, bad := c.zeroCosine(d.Vector, nil); bad {
+		fe.Loc = []any{"documents", i, "vector"} // (only for an error)
+		fes = append(fes, fe)
+	}
+	for _, f := range c.checkedMetaKeys(d.Metadata) {
+		if strings.HasPrefix(f, reservedMetaPrefix) {
+			fes = append(fes, contract.FieldError{
+				Loc:            []any{"documents", i, "metadata", f},
+				InputValue:     f,
+				ErrorType:      contract.ErrTypeInvalidFormat,
+				Message:        "metadata keys starting with \"\\u0000strata.\" are reserved for the engine",
+				ExpectedDomain: "a field name not starting with \"\\u0000strata.\"",
+			})
+			continue
+		}
+		ft, ok := c.o.IndexedFields[f]
+		if !ok {
+			continue
+		}
+		v := d.Metadata[f]
+		k := v.Kind()
+		okType := (ft == FieldKeyword && (k == contract.KindString || k == contract.KindStrings)) ||
+			(ft == FieldBool && k == contract.KindBool) ||
+			(ft == FieldNumber && k == contract.KindNumber)
+		if !okType && k != contract.KindInvalid {
+			fes = append(fes, contract.FieldError{
+				Loc:            []any{"documents", i, "metadata", f},
+				InputValue:     v,
+				ErrorType:      contract.ErrTypeInvalidFormat,
+				Message:        fmt.Sprintf("metadata field %q is declared %s", f, ft),
+				ExpectedDomain: fieldDomain(ft),
+			})
+		}
+	}
+	return fes
 }
 
 // zeroCosine reports a zero vector in a cosine collection: it has no

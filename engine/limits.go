@@ -30,25 +30,30 @@ const uvarintMax = 10
 // encoding them.
 func batchBytes(docs []contract.Document, embedDim int) int64 {
 	n := int64(1 + uvarintMax)
-	str := func(s string) int64 { return int64(len(s)) + uvarintMax }
 	for i := range docs {
-		d := &docs[i]
-		n += 1 + str(d.ID) + str(d.Content) + str(d.SourceURI) + str(d.Namespace) + 1
-		n += uvarintMax
-		for _, a := range d.ACL {
-			n += str(a)
-		}
-		n += uvarintMax
-		for k, v := range d.Metadata {
-			n += str(k) + uvarintMax + valueBytes(v)
-		}
-		nv := len(d.Vector)
-		if nv == 0 && embedDim > 0 && strings.TrimSpace(d.Content) != "" {
-			nv = embedDim
-		}
-		n += uvarintMax + 4*int64(nv) + 32 + uvarintMax
-		n += int64(len(metaVerifiable)) + 2*uvarintMax + 8 // VerifiableSources' mark
+		n += docBytes(&docs[i], embedDim)
 	}
+	return n
+}
+
+// docBytes is batchBytes' bound for one document.
+func docBytes(d *contract.Document, embedDim int) int64 {
+	str := func(s string) int64 { return int64(len(s)) + uvarintMax }
+	n := 1 + str(d.ID) + str(d.Content) + str(d.SourceURI) + str(d.Namespace) + 1
+	n += uvarintMax
+	for _, a := range d.ACL {
+		n += str(a)
+	}
+	n += uvarintMax
+	for k, v := range d.Metadata {
+		n += str(k) + uvarintMax + valueBytes(v)
+	}
+	nv := len(d.Vector)
+	if nv == 0 && embedDim > 0 && strings.TrimSpace(d.Content) != "" {
+		nv = embedDim
+	}
+	n += uvarintMax + 4*int64(nv) + 32 + uvarintMax
+	n += int64(len(metaVerifiable)) + 2*uvarintMax + 8 // VerifiableSources' mark
 	return n
 }
 
@@ -99,8 +104,13 @@ func (c *Collection) checkBatchSize(docs []contract.Document) error {
 		dim = c.o.Dim
 	}
 	if n := batchBytes(docs, dim); n > MaxBatchBytes {
-		return fmt.Errorf("%w: %d documents encode to up to %d bytes, over the limit of %d bytes per batch (one WAL record); split the batch",
-			ErrBatchTooLarge, len(docs), n, MaxBatchBytes)
+		return tooLarge(len(docs), n)
 	}
 	return nil
+}
+
+// tooLarge is the ErrBatchTooLarge of n documents bounded at size bytes.
+func tooLarge(n int, size int64) error {
+	return fmt.Errorf("%w: %d documents encode to up to %d bytes, over the limit of %d bytes per batch (one WAL record); split the batch",
+		ErrBatchTooLarge, n, size, MaxBatchBytes)
 }

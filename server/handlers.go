@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -223,6 +224,15 @@ type UpsertResponse struct {
 	// VersionHashes are the stored version hashes by id (the values
 	// If-Match expects).
 	VersionHashes map[string]string `json:"version_hashes"`
+	// hashes, when not nil, stands for VersionHashes (appendJSON): the
+	// batch's ids and hashes, in batch order (ids distinct).
+	hashes []idHash
+}
+
+// idHash is one document's id and version hash.
+type idHash struct {
+	id   string
+	hash *[32]byte
 }
 
 func (u UpsertResponse) appendJSON(dst []byte) []byte { return u.appendJSONEpoch(dst, true) }
@@ -234,6 +244,9 @@ func (u keyUpsertResponse) appendJSON(dst []byte) []byte {
 // appendJSONEpoch appends u's JSON form (the map's keys sorted, as
 // json.Marshal writes them), with the epoch or without it.
 func (u UpsertResponse) appendJSONEpoch(dst []byte, epoch bool) []byte {
+	if u.hashes != nil {
+		return u.appendHashesJSON(dst, epoch)
+	}
 	ids := make([]string, 0, len(u.VersionHashes))
 	size := 64
 	for id, h := range u.VersionHashes {
@@ -242,14 +255,7 @@ func (u UpsertResponse) appendJSONEpoch(dst []byte, epoch bool) []byte {
 	}
 	slices.Sort(ids)
 	dst = slices.Grow(dst, size)
-	dst = append(dst, '{')
-	if epoch {
-		dst = append(dst, `"epoch":`...)
-		dst = strconv.AppendUint(dst, u.Epoch, 10)
-		dst = append(dst, ',')
-	}
-	dst = append(dst, `"count":`...)
-	dst = strconv.AppendInt(dst, int64(u.Count), 10)
+	dst = u.appendHead(dst, epoch)
 	if u.VersionHashes == nil {
 		return append(dst, `,"version_hashes":null}`...)
 	}
@@ -261,6 +267,43 @@ func (u UpsertResponse) appendJSONEpoch(dst []byte, epoch bool) []byte {
 		dst = contract.AppendJSONString(dst, id)
 		dst = append(dst, ':')
 		dst = contract.AppendJSONString(dst, u.VersionHashes[id])
+	}
+	return append(dst, '}', '}')
+}
+
+// appendHead appends '{', the epoch (when epoch) and the count.
+func (u UpsertResponse) appendHead(dst []byte, epoch bool) []byte {
+	dst = append(dst, '{')
+	if epoch {
+		dst = append(dst, `"epoch":`...)
+		dst = strconv.AppendUint(dst, u.Epoch, 10)
+		dst = append(dst, ',')
+	}
+	dst = append(dst, `"count":`...)
+	return strconv.AppendInt(dst, int64(u.Count), 10)
+}
+
+// appendHashesJSON is appendJSONEpoch of u.hashes (sorted by id in
+// place), each hash written as hex straight from its bytes, into one
+// buffer sized up front (ids that need escapes aside; a trailing
+// newline included, for writeJSON).
+func (u UpsertResponse) appendHashesJSON(dst []byte, epoch bool) []byte {
+	slices.SortFunc(u.hashes, func(a, b idHash) int { return strings.Compare(a.id, b.id) })
+	size := 64 + 2
+	for _, h := range u.hashes {
+		size += len(h.id) + 2*len(h.hash) + 6
+	}
+	dst = slices.Grow(dst, size)
+	dst = u.appendHead(dst, epoch)
+	dst = append(dst, `,"version_hashes":{`...)
+	for i, h := range u.hashes {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = contract.AppendJSONString(dst, h.id)
+		dst = append(dst, ':', '"')
+		dst = hex.AppendEncode(dst, h.hash[:])
+		dst = append(dst, '"')
 	}
 	return append(dst, '}', '}')
 }
@@ -334,42 +377,60 @@ func (s *Server) upsert(rq *request) (int, any, error) {
 		return 0, nil, validation(contract.FieldError{Loc: []any{"documents"}, ErrorType: contract.ErrTypeMissing,
 			Message: "documents is required", ExpectedDomain: "a non-empty array of documents"})
 	}
-	docs, err := contract.DecodeDocuments(req.Documents)
-	if err != nil {
+	// The documents are decoded, checked and handed to the engine one at
+	// a time (engine.Upserter encodes each into the batch's WAL payload),
+	// so that the request's decoded form never exists whole. The tenancy
+	// rules (namespaces, ids held by documents the key cannot read,
+	// preconditions against what it can see) are the engine's
+	// (engine.As), checked and applied atomically at Commit.
+	p := rq.caller.principal
+	u := c.NewUpserter(engine.As(p))
+	var srcFes, permFes []contract.FieldError
+	firstID := ""
+	if err := contract.EachDocumentReusing(req.Documents, func(i int, d *contract.Document) error {
+		if fe := checkSourceURI(d.SourceURI, nil); fe != nil {
+			fe.Loc = []any{"documents", i, "source_uri"} // (only for an error)
+			srcFes = append(srcFes, *fe)
+		}
+		// A file:// source the engine may not read for this namespace is
+		// refused: stored, it could only be kept unverified (verification
+		// must not read files the caller could not), and a caller relying
+		// on verify would not know. Only the caller's own namespaces'
+		// roots are consulted: a document in a namespace the key may not
+		// write is left to the engine's tenancy rules (403). These are
+		// reported only when nothing else is wrong.
+		if (p == nil || p.AllowsNamespace(d.Namespace)) && !c.SourcePermitted(d.Namespace, d.SourceURI) {
+			permFes = append(permFes, contract.FieldError{Loc: []any{"documents", i, "source_uri"}, InputValue: clip(d.SourceURI), ErrorType: ErrTypeSourceNotPermitted,
+				Message:        "file:// source_uri is not under a source root the server has configured for this document's namespace (the server reads no other local file)",
+				ExpectedDomain: "a file:// URI under a configured verify root of the namespace, or a URI of another scheme"})
+		}
+		if i == 0 {
+			firstID = d.ID
+		}
+		u.Add(d)
+		return nil
+	}); err != nil {
 		return 0, nil, err
 	}
-	if len(docs) == 0 {
+	// Every document is in the batch's payload now: the body need not
+	// stay live while the batch is written (the request's only other
+	// references to it, req.Documents and the ids the Upserter keeps, do
+	// not outlive the request).
+	rq.body, req.Documents = nil, nil
+	n := u.Len()
+	if n == 0 {
 		return 0, nil, validation(contract.FieldError{Loc: []any{"documents"}, InputValue: 0, ErrorType: contract.ErrTypeOutOfRange,
 			Message: "documents is empty", ExpectedDomain: "a non-empty array of documents"})
 	}
-	opts := c.Options()
-	var fes []contract.FieldError
-	for i, d := range docs {
-		if fe := checkSourceURI(d.SourceURI, []any{"documents", i, "source_uri"}); fe != nil {
-			fes = append(fes, *fe)
-		}
-	}
-	if err := contract.ValidateDocuments(docs, opts.Dim, contract.ValidateOptions{MultiTenant: opts.MultiTenant}); err != nil {
-		var ve *contract.ValidationError
-		if !errors.As(err, &ve) {
-			return 0, nil, err
-		}
-		fes = append(fes, ve.Errors...)
-	}
+	fes := append(srcFes, u.DocumentErrors()...)
 	// user holds the caller's own version expectations (if_match body
 	// entries and the If-Match header) with where each came from; every
 	// if_match id must name a document of the batch.
 	user := map[string]string{}
 	userLoc := map[string][]any{}
-	inBatch := make(map[string]int, len(docs))
-	for i, d := range docs {
-		if _, dup := inBatch[d.ID]; !dup {
-			inBatch[d.ID] = i
-		}
-	}
 	for _, id := range sortedStrings(mapKeys(req.IfMatch)) {
 		h := req.IfMatch[id]
-		if _, ok := inBatch[id]; !ok {
+		if _, ok := u.Index(id); !ok {
 			// (the caller's own input, named back to it; existence is not
 			// consulted)
 			fes = append(fes, contract.FieldError{Loc: []any{"body", "if_match", clip(id)}, InputValue: clip(h), ErrorType: contract.ErrTypeUnknownValue,
@@ -386,61 +447,28 @@ func (s *Server) upsert(rq *request) (int, any, error) {
 	if im := rq.r.Header.Get("If-Match"); im != "" {
 		h := strings.Trim(strings.TrimPrefix(im, "W/"), `"`)
 		switch {
-		case len(docs) != 1:
+		case n != 1:
 			fes = append(fes, contract.FieldError{Loc: []any{"header", "If-Match"}, InputValue: clip(im), ErrorType: contract.ErrTypeInvalidFormat,
 				Message: "the If-Match header needs a single-document batch (use if_match in the body for batches)", ExpectedDomain: "a batch of one document"})
 		case !isHexHash(h):
 			fes = append(fes, contract.FieldError{Loc: []any{"header", "If-Match"}, InputValue: clip(im), ErrorType: contract.ErrTypeInvalidFormat,
 				Message: "If-Match is not a version hash", ExpectedDomain: "64 lowercase hex digits (optionally quoted)"})
 		default:
-			user[docs[0].ID] = h
-			userLoc[docs[0].ID] = []any{"header", "If-Match"}
+			user[firstID] = h
+			userLoc[firstID] = []any{"header", "If-Match"}
 		}
 	}
 	if len(fes) > 0 {
 		return 0, nil, validation(fes...)
 	}
-	// A file:// source the engine may not read for this namespace is
-	// refused: stored, it could only be kept unverified (verification must
-	// not read files the caller could not), and a caller relying on
-	// verify would not know. Only the caller's own namespaces' roots are
-	// consulted: a document in a namespace the key may not write is left
-	// to the engine's tenancy rules (403).
-	p := rq.caller.principal
-	for i, d := range docs {
-		if p != nil && !p.AllowsNamespace(d.Namespace) {
-			continue
-		}
-		if !c.SourcePermitted(d.Namespace, d.SourceURI) {
-			fes = append(fes, contract.FieldError{Loc: []any{"documents", i, "source_uri"}, InputValue: clip(d.SourceURI), ErrorType: ErrTypeSourceNotPermitted,
-				Message:        "file:// source_uri is not under a source root the server has configured for this document's namespace (the server reads no other local file)",
-				ExpectedDomain: "a file:// URI under a configured verify root of the namespace, or a URI of another scheme"})
-		}
+	if len(permFes) > 0 {
+		return 0, nil, validation(permFes...)
 	}
-	if len(fes) > 0 {
-		return 0, nil, validation(fes...)
-	}
-	// The tenancy rules (namespaces, ids held by documents the key cannot
-	// read, preconditions against what it can see) are the engine's
-	// (engine.As), checked and applied atomically.
-	wopts := []engine.WriteOption{engine.As(rq.caller.principal)}
+	var wopts []engine.WriteOption
 	if len(user) > 0 {
 		wopts = append(wopts, engine.IfMatch(user))
 	}
-	// The response's hashes are taken before the write, so that nothing
-	// here refers to docs after the call: the engine's last use of them
-	// (the conversion to its batch) lets their decoded metadata go while
-	// the batch is written.
-	n, firstID := len(docs), docs[0].ID
-	hashes := make(map[string]string, len(docs))
-	for _, d := range docs {
-		h := d.VersionHash
-		if h == "" {
-			h = engine.VersionHashString(d.Content)
-		}
-		hashes[d.ID] = h
-	}
-	epoch, err := c.Upsert(rq.ctx, docs, wopts...)
+	epoch, err := u.Commit(rq.ctx, wopts...)
 	var nsErr *engine.NamespaceError
 	var idErr *engine.IDUnavailableError
 	var cfErr *engine.ConflictError
@@ -461,10 +489,12 @@ func (s *Server) upsert(rq *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
+	hashes := make([]idHash, 0, n)
+	u.VersionHashes(func(id string, h *[32]byte) { hashes = append(hashes, idHash{id, h}) })
 	if n == 1 {
-		rq.header.Set("ETag", `"`+hashes[firstID]+`"`)
+		rq.header.Set("ETag", `"`+hex.EncodeToString(hashes[0].hash[:])+`"`)
 	}
-	up := UpsertResponse{Epoch: epoch, Count: n, VersionHashes: hashes}
+	up := UpsertResponse{Epoch: epoch, Count: n, hashes: hashes}
 	if rq.hideEpoch() {
 		return http.StatusOK, keyUpsertResponse{UpsertResponse: up}, nil
 	}

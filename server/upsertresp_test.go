@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -13,7 +14,8 @@ import (
 // that decodes to the same value json.Marshal's does (and byte for byte
 // the same when no id needs HTML escaping), with and without the epoch,
 // on seeded ids holding quotes, control bytes, invalid UTF-8, '<' and
-// U+2028.
+// U+2028; and the encoding from the handler's id/hash list is the map's,
+// byte for byte.
 func TestUpsertResponseJSON(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	parts := []string{"a", "doc-", "\"", "\\", "\n", "\x01", "<&>", "\u2028", "\xff", "é", "🙂"}
@@ -34,6 +36,24 @@ func TestUpsertResponseJSON(t *testing.T) {
 		}
 		if round == 0 {
 			u.VersionHashes = nil
+		}
+		// The same response from the batch's id/hash list (what the
+		// upsert handler builds): the same bytes as from the map.
+		var listed UpsertResponse
+		if u.VersionHashes != nil {
+			listed = UpsertResponse{Epoch: u.Epoch, Count: u.Count, hashes: []idHash{}}
+			for id, h := range u.VersionHashes {
+				var b [32]byte
+				if _, err := hex.Decode(b[:], []byte(h)); err != nil {
+					t.Fatal(err)
+				}
+				listed.hashes = append(listed.hashes, idHash{id, &b})
+			}
+			for _, pair := range [][2]jsonAppender{{u, listed}, {keyUpsertResponse{UpsertResponse: u}, keyUpsertResponse{UpsertResponse: listed}}} {
+				if a, b := pair[0].appendJSON(nil), pair[1].appendJSON(nil); !bytes.Equal(a, b) {
+					t.Fatalf("from the list\n%s\ndiffers from the map's\n%s", b, a)
+				}
+			}
 		}
 		for _, v := range []any{u, keyUpsertResponse{UpsertResponse: u}} {
 			want, err := json.Marshal(v)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -107,11 +108,11 @@ func (b *Builder) Add(extID uint64, toks []text.Token) (uint32, error) {
 			}
 			p.tfs[n-1]++
 		} else {
-			p.docs = append(p.docs, doc)
-			p.tfs = append(p.tfs, 1)
+			p.docs = appendGrowing(p.docs, doc)
+			p.tfs = appendGrowing(p.tfs, 1)
 		}
 		if !b.opts.OmitPositions {
-			p.pos = append(p.pos, uint32(t.Pos))
+			p.pos = appendGrowing(p.pos, uint32(t.Pos))
 		}
 	}
 	b.docLens = append(b.docLens, uint32(distinct))
@@ -119,6 +120,17 @@ func (b *Builder) Add(extID uint64, toks []text.Token) (uint32, error) {
 	b.sumDL += uint64(distinct)
 	b.cached = nil
 	return doc, nil
+}
+
+// appendGrowing is append of v to a posting list, which, once it holds
+// 256 entries, grows by half rather than by append's 1.25× steps for
+// long slices: a list of n entries is then allocated about 3.7n entries in
+// all instead of about 5.5n, for at most a third of its capacity unused.
+func appendGrowing(s []uint32, v uint32) []uint32 {
+	if len(s) == cap(s) && len(s) >= 256 {
+		s = slices.Grow(s, len(s)/2)
+	}
+	return append(s, v)
 }
 
 // mergeSorted merges two sorted lists with no common element into a new

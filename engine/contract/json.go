@@ -2,6 +2,7 @@ package contract
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"time"
 )
@@ -141,9 +142,28 @@ type documentWire struct {
 
 // UnmarshalJSON decodes the closed JSON form shown on Document (unknown
 // fields rejected). It does not validate values; call Validate.
-func (d *Document) UnmarshalJSON(data []byte) error {
-	var w documentWire
-	if err := strictUnmarshal(data, &w); err != nil {
+func (d *Document) UnmarshalJSON(data []byte) error { return d.unmarshal(data, nil) }
+
+// unmarshal is UnmarshalJSON; with sc not nil, it decodes through sc's
+// wire form, and the vector into sc's reused array (docScratch).
+func (d *Document) unmarshal(data []byte, sc *docScratch) error {
+	var w *documentWire
+	if sc != nil {
+		sc.w = documentWire{Vector: sc.vec[:0]}
+		w = &sc.w
+	} else {
+		w = new(documentWire)
+	}
+	err := strictUnmarshal(data, w)
+	if sc != nil && sc.reuse {
+		if cap(w.Vector) > cap(sc.vec) {
+			sc.vec = w.Vector[:0]
+		}
+		if len(w.Vector) == 0 && cap(w.Vector) > 0 {
+			w.Vector = nil // no vector field: the array as it was given
+		}
+	}
+	if err != nil {
 		return err
 	}
 	out := Document{ID: w.ID, Content: w.Content, Vector: []float32(w.Vector), SourceURI: w.SourceURI,
@@ -157,6 +177,16 @@ func (d *Document) UnmarshalJSON(data []byte) error {
 	}
 	*d = out
 	return nil
+}
+
+// docScratch is what EachDocument decodes every element through: one
+// Document handed to f, one wire form, and (EachDocumentReusing) one
+// vector array.
+type docScratch struct {
+	d     Document
+	w     documentWire
+	vec   []float32
+	reuse bool // vec is reused across documents
 }
 
 // ChecksOwnKeys marks Document a KeysChecker: UnmarshalJSON checks the
@@ -216,28 +246,103 @@ func splitArray(data []byte) (elems []json.RawMessage, ok bool) {
 // DecodeDocuments reads a JSON array of documents under the closed-schema
 // rules. Errors are *ValidationError with locs rooted at "documents".
 func DecodeDocuments(data []byte) ([]Document, error) {
-	raws, ok := splitArray(data)
-	if !ok {
-		// Not a valid JSON array: encoding/json says why.
-		var rs []json.RawMessage
-		if err := strictUnmarshal(data, &rs); err != nil {
-			return nil, decodeFailure(err, "documents")
-		}
-		raws = rs
+	var ds []Document
+	if err := EachDocument(data, func(_ int, d *Document) error {
+		ds = append(ds, *d)
+		return nil
+	}); err != nil {
+		return nil, err
 	}
-	ds := make([]Document, len(raws))
-	for i, raw := range raws {
-		// Each element is valid JSON (splitArray checked the array, or
-		// encoding/json split it), and Document checks its own keys, so
-		// its UnmarshalJSON is what strictUnmarshal would end in, without
-		// a second pass of encoding/json over the element.
-		if err := ds[i].UnmarshalJSON(raw); err != nil {
-			ve := decodeFailure(err, "documents")
-			for j := range ve.Errors {
-				ve.Errors[j].Loc = at([]any{"documents", i}, ve.Errors[j].Loc[1:]...)
-			}
-			return nil, ve
-		}
+	if ds == nil {
+		ds = []Document{}
 	}
 	return ds, nil
+}
+
+// EachDocument is DecodeDocuments one element at a time: it decodes
+// documents[i] and calls f with it, in order, so that only one decoded
+// document need exist at a time. d itself is reused for the next element:
+// f copies *d to keep it (its strings, slices and map are fresh for each
+// element, and f's from then on). The first element that does not decode
+// stops it with that element's *ValidationError (locs rooted at
+// "documents", i); an error of f stops it and is returned as is. data
+// that is not a JSON array is refused before f is called (JSON null is
+// an empty array).
+func EachDocument(data []byte, f func(i int, d *Document) error) error {
+	return eachDocument(data, false, f)
+}
+
+// EachDocumentReusing is EachDocument where every document's Vector
+// reuses one backing array too: f must copy what it keeps of d.Vector
+// before it returns. A writer
+// that encodes each document as it comes (engine.Upserter) then holds one
+// decoded vector, not one per document.
+func EachDocumentReusing(data []byte, f func(i int, d *Document) error) error {
+	return eachDocument(data, true, f)
+}
+
+func eachDocument(data []byte, reuse bool, f func(i int, d *Document) error) error {
+	sc := &docScratch{reuse: reuse}
+	if !json.Valid(data) {
+		return eachRaw(data, sc, f)
+	}
+	s := keyScanner{b: data, skipOnly: true}
+	s.ws()
+	if s.i >= len(s.b) || s.b[s.i] != '[' {
+		return eachRaw(data, sc, f)
+	}
+	s.i++
+	for i := 0; ; i++ {
+		s.ws()
+		if s.i < len(s.b) && s.b[s.i] == ']' {
+			return nil
+		}
+		start := s.i
+		if s.i >= len(s.b) || s.value(nil) != nil {
+			if i > 0 { // (valid JSON scans; FuzzSplitArray)
+				return decodeFailure(errors.New("documents: malformed array"), "documents")
+			}
+			return eachRaw(data, sc, f)
+		}
+		if err := eachElement(i, s.b[start:s.i], sc, f); err != nil {
+			return err
+		}
+		s.ws()
+		if s.i < len(s.b) && s.b[s.i] == ',' {
+			s.i++
+		}
+	}
+}
+
+// eachElement decodes one element of a documents array, valid JSON, and
+// calls f with it. Document checks its own keys, so its UnmarshalJSON is
+// what strictUnmarshal would end in, without a second pass of
+// encoding/json over the element.
+func eachElement(i int, raw []byte, sc *docScratch, f func(i int, d *Document) error) error {
+	d := &sc.d
+	*d = Document{}
+	if err := d.unmarshal(raw, sc); err != nil {
+		ve := decodeFailure(err, "documents")
+		for j := range ve.Errors {
+			ve.Errors[j].Loc = at([]any{"documents", i}, ve.Errors[j].Loc[1:]...)
+		}
+		return ve
+	}
+	return f(i, d)
+}
+
+// eachRaw is EachDocument for data the scanner does not take as an array:
+// encoding/json splits it, or says why it is not one. Nothing has been
+// passed to f when it is called.
+func eachRaw(data []byte, sc *docScratch, f func(i int, d *Document) error) error {
+	var rs []json.RawMessage
+	if err := strictUnmarshal(data, &rs); err != nil {
+		return decodeFailure(err, "documents")
+	}
+	for i, raw := range rs {
+		if err := eachElement(i, raw, sc, f); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -230,49 +230,96 @@ const MaxVectorNorm2 = math.MaxFloat32 / 4
 // empty or 64 lowercase hex digits; content and source_uri valid UTF-8.
 func (d *Document) Validate(dim int, opts ValidateOptions) error {
 	var c collector
-	d.validate(&c, []any{"document"}, dim, opts)
+	d.validate(&c, func() []any { return []any{"document"} }, dim, opts)
 	return c.err()
 }
 
 // ValidateDocuments validates a write batch, reporting every problem of every
 // document (locs ["documents", i, …]) plus duplicate ids within the batch.
 func ValidateDocuments(ds []Document, dim int, opts ValidateOptions) error {
-	var c collector
-	seen := make(map[string]int, len(ds))
+	v := &BatchValidator{seen: make(map[string]int, len(ds)), dim: dim, opts: opts}
 	for i := range ds {
-		loc := []any{"documents", i}
-		ds[i].validate(&c, loc, dim, opts)
-		if j, dup := seen[ds[i].ID]; dup && ds[i].ID != "" {
-			c.add(at(loc, "id"), ds[i].ID, ErrTypeDuplicate, "id repeated in the batch (first at index "+itoa(j)+")", "distinct ids")
-		} else {
-			seen[ds[i].ID] = i
-		}
+		v.Add(&ds[i])
 	}
-	return c.err()
+	return v.Err()
 }
 
-func (d *Document) validate(c *collector, root []any, dim int, opts ValidateOptions) {
+// BatchValidator is ValidateDocuments a document at a time, for a batch
+// whose documents do not all exist at once: Add the documents in batch
+// order, then Err reports what ValidateDocuments would. It keeps each id
+// (for duplicates) and the field errors, nothing else of a document.
+type BatchValidator struct {
+	c    collector
+	seen map[string]int
+	n    int
+	dim  int
+	opts ValidateOptions
+}
+
+// NewBatchValidator returns a validator for a collection of dimension dim
+// (0: any).
+func NewBatchValidator(dim int, opts ValidateOptions) *BatchValidator {
+	return &BatchValidator{seen: map[string]int{}, dim: dim, opts: opts}
+}
+
+// Add validates d as documents[Len()].
+func (v *BatchValidator) Add(d *Document) {
+	i := v.n
+	v.n++
+	loc := func() []any { return []any{"documents", i} } // only for an error
+	d.validate(&v.c, loc, v.dim, v.opts)
+	if j, dup := v.seen[d.ID]; dup && d.ID != "" {
+		v.c.add(at(loc(), "id"), d.ID, ErrTypeDuplicate, "id repeated in the batch (first at index "+itoa(j)+")", "distinct ids")
+	} else {
+		v.seen[d.ID] = i
+	}
+}
+
+// Len returns the number of documents added.
+func (v *BatchValidator) Len() int { return v.n }
+
+// Index returns the index of the first document added with id.
+func (v *BatchValidator) Index(id string) (int, bool) {
+	i, ok := v.seen[id]
+	return i, ok
+}
+
+// IDs calls f with each distinct id added and the index of its first
+// document, in no particular order.
+func (v *BatchValidator) IDs(f func(id string, i int)) {
+	for id, i := range v.seen {
+		f(id, i)
+	}
+}
+
+// Errors returns the problems found so far, in batch order.
+func (v *BatchValidator) Errors() []FieldError { return v.c.errs }
+
+// Err returns every problem found as one *ValidationError, or nil.
+func (v *BatchValidator) Err() error { return v.c.err() }
+
+func (d *Document) validate(c *collector, root func() []any, dim int, opts ValidateOptions) {
 	switch {
 	case d.ID == "":
-		c.add(at(root, "id"), "", ErrTypeMissing, "id is required", "non-empty string")
+		c.add(at(root(), "id"), "", ErrTypeMissing, "id is required", "non-empty string")
 	case !utf8.ValidString(d.ID):
-		c.add(at(root, "id"), strings.ToValidUTF8(d.ID, "\uFFFD"), ErrTypeInvalidUTF8, "id is not valid UTF-8", "UTF-8 string")
+		c.add(at(root(), "id"), strings.ToValidUTF8(d.ID, "\uFFFD"), ErrTypeInvalidUTF8, "id is not valid UTF-8", "UTF-8 string")
 	case len(d.ID) > MaxIDBytes:
-		c.add(at(root, "id"), len(d.ID), ErrTypeOutOfRange, "id is too long", "at most 1024 bytes")
+		c.add(at(root(), "id"), len(d.ID), ErrTypeOutOfRange, "id is too long", "at most 1024 bytes")
 	}
 	if !d.Trust.Valid() {
-		c.add(at(root, "trust"), string(d.Trust), ErrTypeUnknownValue, "trust must be authoritative, derived or external_unverified", "authoritative | derived | external_unverified")
+		c.add(at(root(), "trust"), string(d.Trust), ErrTypeUnknownValue, "trust must be authoritative, derived or external_unverified", "authoritative | derived | external_unverified")
 	}
-	validateVector(c, func() []any { return at(root, "vector") }, d.Vector, dim)
+	validateVector(c, func() []any { return at(root(), "vector") }, d.Vector, dim)
 	if !utf8.ValidString(d.Content) {
-		c.add(at(root, "content"), nil, ErrTypeInvalidUTF8, "content is not valid UTF-8", "UTF-8 string")
+		c.add(at(root(), "content"), nil, ErrTypeInvalidUTF8, "content is not valid UTF-8", "UTF-8 string")
 	}
 	if !utf8.ValidString(d.SourceURI) {
-		c.add(at(root, "source_uri"), strings.ToValidUTF8(d.SourceURI, "\uFFFD"), ErrTypeInvalidUTF8, "source_uri is not valid UTF-8", "UTF-8 URI")
+		c.add(at(root(), "source_uri"), strings.ToValidUTF8(d.SourceURI, "\uFFFD"), ErrTypeInvalidUTF8, "source_uri is not valid UTF-8", "UTF-8 URI")
 	}
 	for _, k := range badMetadataKeys(d.Metadata) {
 		v := d.Metadata[k]
-		l := func() []any { return at(root, "metadata", k) } // only for an error
+		l := func() []any { return at(root(), "metadata", k) } // only for an error
 		if k == "" || !utf8.ValidString(k) {
 			c.add(l(), strings.ToValidUTF8(k, "\uFFFD"), ErrTypeInvalidFormat, "metadata key must be a non-empty UTF-8 string", "non-empty UTF-8 field name")
 		}
@@ -286,18 +333,18 @@ func (d *Document) validate(c *collector, root []any, dim int, opts ValidateOpti
 		}
 	}
 	if opts.MultiTenant && d.Namespace == "" {
-		c.add(at(root, "namespace"), "", ErrTypeNamespaceRequired, "this collection is multi-tenant: a namespace is required", "non-empty namespace")
+		c.add(at(root(), "namespace"), "", ErrTypeNamespaceRequired, "this collection is multi-tenant: a namespace is required", "non-empty namespace")
 	}
 	if p := opts.Principal; p != nil && (d.Namespace != "" || opts.MultiTenant) && !p.AllowsNamespace(d.Namespace) {
-		c.add(at(root, "namespace"), d.Namespace, ErrTypeNamespaceForbidden, "principal "+strconvQuote(p.Name)+" may not write this namespace", "a namespace under one of the principal's prefixes")
+		c.add(at(root(), "namespace"), d.Namespace, ErrTypeNamespaceForbidden, "principal "+strconvQuote(p.Name)+" may not write this namespace", "a namespace under one of the principal's prefixes")
 	}
 	for i, a := range d.ACL {
 		if a == "" {
-			c.add(at(root, "acl", i), "", ErrTypeMissing, "acl entry is empty", "principal or group name")
+			c.add(at(root(), "acl", i), "", ErrTypeMissing, "acl entry is empty", "principal or group name")
 		}
 	}
 	if d.VersionHash != "" && !isHash(d.VersionHash) {
-		c.add(at(root, "version_hash"), d.VersionHash, ErrTypeInvalidFormat, "version_hash must be BLAKE3-256 as 64 lowercase hex digits", "64 lowercase hex digits")
+		c.add(at(root(), "version_hash"), d.VersionHash, ErrTypeInvalidFormat, "version_hash must be BLAKE3-256 as 64 lowercase hex digits", "64 lowercase hex digits")
 	}
 }
 

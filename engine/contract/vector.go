@@ -12,7 +12,8 @@ import (
 // parses a float32. null elements, non-numbers and numbers beyond float32
 // are refused (a null element at loc ["vector", i], others at ["vector"]
 // with the index in the message, as encoding/json reported them); a null
-// vector is absent.
+// vector is absent. A vector decoded into a non-nil vectorWire reuses its
+// backing array when it is large enough.
 type vectorWire []float32
 
 func (v *vectorWire) UnmarshalJSON(data []byte) error {
@@ -36,7 +37,11 @@ func (v *vectorWire) UnmarshalJSON(data []byte) error {
 		*v = vectorWire{}
 		return nil
 	}
-	out := make(vectorWire, 0, bytes.Count(body, []byte{','})+1)
+	n := bytes.Count(body, []byte{','}) + 1
+	out := (*v)[:0]
+	if cap(out) < n {
+		out = make(vectorWire, 0, n)
+	}
 	for i := 0; len(body) > 0; i++ {
 		elem := body
 		if j := bytes.IndexByte(body, ','); j >= 0 {

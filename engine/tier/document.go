@@ -117,24 +117,29 @@ func encodeBatch(b *Batch, stamp int64) []byte {
 // batchSizeBound is an upper bound of encodeBatch's output, so that it
 // allocates once.
 func batchSizeBound(b *Batch) int {
-	const uv = binary.MaxVarintLen64
-	n := 1 + uv
+	n := 1 + binary.MaxVarintLen64
 	for i := range b.Ops {
-		d := &b.Ops[i].Doc
-		n += 1 + uv + len(d.ID)
-		if b.Ops[i].Kind != OpUpsert {
-			continue
-		}
-		n += 3*uv + len(d.Content) + len(d.SourceURI) + len(d.Namespace) + 1 + uv
-		for _, a := range d.ACL {
-			n += uv + len(a)
-		}
-		n += uv + len(d.EncodedMetadata)
-		for k, v := range d.Metadata {
-			n += 2*uv + len(k) + len(v)
-		}
-		n += uv + 4*len(d.Vector) + len(d.VersionHash) + uv
+		n += opSizeBound(b.Ops[i].Kind, &b.Ops[i].Doc)
 	}
+	return n
+}
+
+// opSizeBound is an upper bound of one op's encoded size.
+func opSizeBound(kind OpKind, d *Document) int {
+	const uv = binary.MaxVarintLen64
+	n := 1 + uv + len(d.ID)
+	if kind != OpUpsert {
+		return n
+	}
+	n += 3*uv + len(d.Content) + len(d.SourceURI) + len(d.Namespace) + 1 + uv
+	for _, a := range d.ACL {
+		n += uv + len(a)
+	}
+	n += uv + len(d.EncodedMetadata)
+	for k, v := range d.Metadata {
+		n += 2*uv + len(k) + len(v)
+	}
+	n += uv + 4*len(d.Vector) + len(d.VersionHash) + uv
 	return n
 }
 

@@ -527,7 +527,13 @@ func (s *Store) Apply(b *Batch) (uint64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("tier: batch does not decode: %w", err)
 	}
-	seq, err := s.wal.Append(payload)
+	return s.applyDecoded([][]byte{payload}, db)
+}
+
+// applyDecoded writes the payload (pieces, concatenated) as one WAL record
+// and applies db, its decoded form, as the record's epoch.
+func (s *Store) applyDecoded(pieces [][]byte, db *Batch) (uint64, error) {
+	seq, err := s.wal.AppendPieces(pieces)
 	if err != nil {
 		if errors.Is(err, wal.ErrFailed) {
 			return 0, fmt.Errorf("%w: %w", ErrReadOnly, err)

@@ -14,7 +14,8 @@ import (
 // TestLargePayloadsInterleaved: records at and above the direct-write
 // size, appended concurrently with small ones, replay byte for byte in
 // sequence order, and each large one is framed exactly as AppendRecord
-// frames it.
+// frames it. Half the appenders give their payloads as pieces
+// (AppendPieces), which frame and replay as the whole payload.
 func TestLargePayloadsInterleaved(t *testing.T) {
 	m := vfs.NewCrashableMem()
 	o, _ := testOpts(m)
@@ -43,7 +44,22 @@ func TestLargePayloadsInterleaved(t *testing.T) {
 				for j := range p {
 					p[j] = byte(r.IntN(256))
 				}
-				seq, err := w.Append(p)
+				var seq uint64
+				var err error
+				if g%2 == 0 {
+					seq, err = w.Append(p)
+				} else {
+					// The same payload as pieces (some empty), one record.
+					var pieces [][]byte
+					for rest := p; ; {
+						k := min(len(rest), r.IntN(len(p)/2+2))
+						pieces = append(pieces, rest[:k])
+						if rest = rest[k:]; len(rest) == 0 {
+							break
+						}
+					}
+					seq, err = w.AppendPieces(pieces)
+				}
 				if err != nil {
 					t.Error(err)
 					return

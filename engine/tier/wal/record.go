@@ -68,6 +68,25 @@ func AppendHeader(dst []byte, typ uint8, seq uint64, payload []byte) []byte {
 	return append(dst, h[:]...)
 }
 
+// appendHeaderPieces is AppendHeader of the payload that is the
+// concatenation of pieces (size bytes in all).
+func appendHeaderPieces(dst []byte, typ uint8, seq uint64, pieces [][]byte, size int) []byte {
+	if len(pieces) == 1 {
+		return AppendHeader(dst, typ, seq, pieces[0])
+	}
+	var h [HeaderSize]byte
+	binary.LittleEndian.PutUint32(h[4:8], uint32(size))
+	h[8] = typ
+	h[9] = RecordVersion
+	binary.LittleEndian.PutUint64(h[10:18], seq)
+	crc := crc32.Checksum(h[4:], castagnoli)
+	for _, p := range pieces {
+		crc = crc32.Update(crc, castagnoli, p)
+	}
+	binary.LittleEndian.PutUint32(h[0:4], crc)
+	return append(dst, h[:]...)
+}
+
 // Record is one decoded record. Payload aliases the scanned buffer.
 type Record struct {
 	Type    uint8

@@ -618,8 +618,19 @@ func (w *WAL) newSegment(seq uint64) error {
 // and the cause. A payload of 64 KiB or more is written from payload
 // itself, not copied: the caller must not modify it while Append runs.
 func (w *WAL) Append(payload []byte) (uint64, error) {
-	if len(payload) > MaxPayloadBytes {
-		return 0, fmt.Errorf("wal: record of %d bytes exceeds %d", len(payload), MaxPayloadBytes)
+	return w.AppendPieces([][]byte{payload})
+}
+
+// AppendPieces is Append of the payload that is the concatenation of
+// pieces (one record, one CRC), written from the pieces themselves when
+// the payload is 64 KiB or more.
+func (w *WAL) AppendPieces(pieces [][]byte) (uint64, error) {
+	size := 0
+	for _, p := range pieces {
+		size += len(p)
+	}
+	if size > MaxPayloadBytes {
+		return 0, fmt.Errorf("wal: record of %d bytes exceeds %d", size, MaxPayloadBytes)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -634,11 +645,13 @@ func (w *WAL) Append(payload []byte) (uint64, error) {
 	if len(w.pending) == 0 {
 		w.pendFrom = seq
 	}
-	if len(payload) >= directPayloadBytes {
-		w.pending = AppendHeader(w.pending, TypeBatch, seq, payload)
-		w.direct = append(w.direct, directPayload{at: len(w.pending), data: payload})
-	} else {
-		w.pending = AppendRecord(w.pending, TypeBatch, seq, payload)
+	w.pending = appendHeaderPieces(w.pending, TypeBatch, seq, pieces, size)
+	for _, p := range pieces {
+		if size >= directPayloadBytes {
+			w.direct = append(w.direct, directPayload{at: len(w.pending), data: p})
+		} else {
+			w.pending = append(w.pending, p...)
+		}
 	}
 	w.work.Signal()
 	for {

@@ -1,0 +1,156 @@
+package tier
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/stratasearch/strata/vfs"
+)
+
+// encodedOf builds b as an EncodedBatch stamped with stamp.
+func encodedOf(b *Batch, stamp int64) *EncodedBatch {
+	e := NewEncodedBatch()
+	e.stamp = stamp
+	for i := range b.Ops {
+		if b.Ops[i].Kind == OpDelete {
+			e.Delete(b.Ops[i].Doc.ID)
+		} else {
+			e.Upsert(&b.Ops[i].Doc)
+		}
+	}
+	return e
+}
+
+// mixedBatch is a batch of n upserts whose sizes vary from a few bytes to
+// tens of KiB (content, vectors, metadata), so that an EncodedBatch spans
+// several chunks, with some deletes and timestamps left to the stamp.
+func mixedBatch(seed uint64, n int) *Batch {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	b := &Batch{}
+	for i := range n {
+		id := fmt.Sprintf("doc-%03d", rng.IntN(n))
+		if rng.IntN(8) == 0 {
+			b.Delete(id)
+			continue
+		}
+		d := Document{ID: id, Content: strings.Repeat("word ", rng.IntN(1<<uint(rng.IntN(14)))+1), Trust: TrustAuthoritative}
+		if rng.IntN(2) == 0 {
+			d.Vector = make([]float32, testDim)
+			for k := range d.Vector {
+				d.Vector[k] = float32(rng.NormFloat64())
+			}
+		}
+		if nm := rng.IntN(4); nm > 0 {
+			d.Metadata = map[string]string{}
+			for k := range nm {
+				d.Metadata[fmt.Sprint("k", k)] = fmt.Sprint(rng.IntN(1000))
+			}
+		}
+		if rng.IntN(3) == 0 {
+			d.UpdatedUnixNano = int64(i + 1)
+		}
+		d.VersionHash[0] = byte(i)
+		b.Upsert(d)
+	}
+	return b
+}
+
+// TestEncodedBatchMatchesEncodeBatch: an EncodedBatch's pieces,
+// concatenated, are byte for byte encodeBatch of the same ops and stamp,
+// and decodeBatchPieces gives what decodeBatchSlab gives from the whole
+// payload.
+func TestEncodedBatchMatchesEncodeBatch(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		n := 1 + int(seed*37)%400
+		b := mixedBatch(seed, n)
+		const stamp = 123456789
+		e := encodedOf(b, stamp)
+		want := encodeBatch(b, stamp)
+		pieces := e.pieces()
+		if got := bytes.Join(pieces, nil); !bytes.Equal(got, want) {
+			t.Fatalf("seed %d: pieces (%d) differ from encodeBatch: %d vs %d bytes", seed, len(pieces), len(got), len(want))
+		}
+		if e.Len() != len(b.Ops) || e.Bytes()+len(pieces[0]) != len(want) {
+			t.Fatalf("seed %d: Len %d Bytes %d, want %d ops %d bytes", seed, e.Len(), e.Bytes(), len(b.Ops), len(want)-len(pieces[0]))
+		}
+		ref, err := decodeBatchSlab(want, e.floats)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := decodeBatchPieces(pieces, e.floats)
+		if err != nil {
+			t.Fatalf("seed %d (%d pieces): %v", seed, len(pieces), err)
+		}
+		if fmt.Sprint(got.Ops) != fmt.Sprint(ref.Ops) || (got.slab == nil) != (ref.slab == nil) {
+			t.Fatalf("seed %d: decoded pieces differ from the decoded payload", seed)
+		}
+		// A payload cut anywhere (an op split between pieces, or bytes
+		// missing) is refused, never decoded short.
+		whole := bytes.Join(pieces, nil)
+		for _, cut := range []int{1, len(pieces[0]), len(whole) / 2, len(whole) - 1} {
+			if cut <= 0 || cut >= len(whole) {
+				continue
+			}
+			if _, err := decodeBatchPieces([][]byte{whole[:cut]}, 0); err == nil {
+				t.Fatalf("seed %d: payload cut at %d decoded", seed, cut)
+			}
+		}
+	}
+}
+
+// TestApplyEncodedReplay: batches applied with ApplyEncoded (several
+// chunks, one WAL record each) are what the model says, before and after
+// reopening (replay), and equal to the same batches applied with Apply.
+func TestApplyEncodedReplay(t *testing.T) {
+	fsA, fsB := vfs.NewCrashableMem(), vfs.NewCrashableMem()
+	a, b := mustOpen(t, testOptions(fsA)), mustOpen(t, testOptions(fsB))
+	m := model{}
+	for i := uint64(1); i <= 6; i++ {
+		bt := mixedBatch(i, 300)
+		if _, err := a.ApplyEncoded(encodedOf(bt, int64(i))); err != nil {
+			t.Fatal(err)
+		}
+		for j := range bt.Ops {
+			if bt.Ops[j].Doc.UpdatedUnixNano == 0 {
+				bt.Ops[j].Doc.UpdatedUnixNano = int64(i)
+			}
+		}
+		if _, err := b.Apply(bt); err != nil {
+			t.Fatal(err)
+		}
+		m.apply(bt)
+	}
+	same := func(when string, a, b *Store) {
+		sa, sb := a.Snapshot(), b.Snapshot()
+		defer sa.Close()
+		defer sb.Close()
+		if sa.Epoch() != sb.Epoch() || len(sa.LiveIDs()) != len(m) {
+			t.Fatalf("%s: epochs %d %d, live %d, model %d", when, sa.Epoch(), sb.Epoch(), len(sa.LiveIDs()), len(m))
+		}
+		for id, want := range m {
+			da, _, okA := sa.Get(id)
+			db, _, okB := sb.Get(id)
+			if !okA || !okB || da.Content != want.Content || !sameVec(da.Vector, want.Vector) ||
+				fmt.Sprint(da.Metadata) != fmt.Sprint(want.Metadata) || da.VersionHash != want.VersionHash ||
+				da.UpdatedUnixNano != want.UpdatedUnixNano || fmt.Sprint(da) != fmt.Sprint(db) {
+				t.Fatalf("%s: %s differs", when, id)
+			}
+		}
+	}
+	same("applied", a, b)
+	for _, s := range []*Store{a, b} {
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, b = mustOpen(t, testOptions(fsA)), mustOpen(t, testOptions(fsB))
+	defer a.Close()
+	defer b.Close()
+	same("reopened", a, b)
+	if _, err := a.ApplyEncoded(NewEncodedBatch()); err == nil {
+		t.Fatal("an empty encoded batch was applied")
+	}
+}
