@@ -29,6 +29,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -39,17 +40,25 @@ import (
 	"github.com/stratasearch/strata/engine"
 	"github.com/stratasearch/strata/engine/contract"
 	"github.com/stratasearch/strata/engine/remote"
+	"github.com/stratasearch/strata/engine/tier"
 	"github.com/stratasearch/strata/internal/testenv/s3gw"
 	"github.com/stratasearch/strata/vfs/objstore"
 )
 
 const dim = 64
 
+var (
+	cpuProfile string
+	coldOnly   bool
+)
+
 func main() {
 	docsN := flag.Int("docs", 60000, "chunks to index (GOROOT/src)")
 	nq := flag.Int("queries", 300, "queries per mode")
 	secs := flag.Float64("seconds", 5, "throughput run length per reader count")
 	colds := flag.Int("colds", 5, "cold-reader starts")
+	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the cold-reader starts to this file")
+	flag.BoolVar(&coldOnly, "cold-only", false, "skip the streamed/ranged A/B and the throughput runs")
 	flag.Parse()
 	if os.Getenv("S3BENCH_CHILD") != "" {
 		child()
@@ -221,6 +230,7 @@ func run(docsN, nq int, secs float64, colds int) error {
 	ws := w.Stats()
 	fmt.Printf("publish: version %d, %d objects, %.1f MB uploaded in %s\n\n", v, ws.Uploaded, float64(ws.UploadedBytes)/1e6,
 		time.Since(t0).Round(time.Millisecond))
+	printSections(filepath.Join(tmp, "writer", "collections", "code", "store"))
 	qs := makeQueries(docs, nq)
 	modes := []struct {
 		name string
@@ -264,6 +274,16 @@ func run(docsN, nq int, secs float64, colds int) error {
 	var opens, fetches, dbOpens []time.Duration
 	first := map[string][]time.Duration{}
 	var fetched int64
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer f.Close()
+	}
 	for i := 0; i < colds; i++ {
 		t0 := time.Now()
 		r, err := remote.OpenReader(ctx, st, remote.ReaderOptions{CacheDir: filepath.Join(tmp, fmt.Sprint("cold", i)), CacheBytes: 4 << 30})
@@ -296,6 +316,12 @@ func run(docsN, nq int, secs float64, colds int) error {
 		fmt.Printf("| first %s query after open | %s | %s |\n", m.name, ms(pct(first[m.name], .5)), ms(pct(first[m.name], 1)))
 	}
 	fmt.Printf("\nbytes fetched by a cold reader: %.1f MB (every object of the manifest)\n", float64(fetched)/1e6)
+	if cpuProfile != "" {
+		pprof.StopCPUProfile()
+	}
+	if coldOnly {
+		return nil
+	}
 
 	// Download only, streamed whole vs ranged parts, interleaved.
 	var streamed, ranged []time.Duration
@@ -427,4 +453,35 @@ func waitCont() <-chan os.Signal {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGUSR1)
 	return ch
+}
+
+// printSections prints the section sizes of the segment files in dir,
+// summed over the files.
+func printSections(dir string) {
+	names, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
+	sum := map[string]int64{}
+	var total int64
+	var order []string
+	for _, n := range names {
+		b, err := os.ReadFile(n)
+		if err != nil {
+			continue
+		}
+		in, err := tier.Inspect(b)
+		if err != nil {
+			continue
+		}
+		total += int64(len(b))
+		for _, s := range in.Sections {
+			if _, ok := sum[s.Name]; !ok {
+				order = append(order, s.Name)
+			}
+			sum[s.Name] += s.Length
+		}
+	}
+	fmt.Printf("segment files: %d, %.1f MB;", len(names), float64(total)/1e6)
+	for _, k := range order {
+		fmt.Printf(" %s %.1f MB", k, float64(sum[k])/1e6)
+	}
+	fmt.Println()
 }
