@@ -293,7 +293,7 @@ func (s *Snapshot) Get(ctx context.Context, id string) (contract.Document, error
 	if err != nil {
 		return contract.Document{}, fmt.Errorf("engine: document %q: %w", id, err)
 	}
-	return fromTier(d, meta), nil
+	return fromTier(d, meta)
 }
 
 // GetVerifiable is Get, also reporting whether the version was written
@@ -316,7 +316,8 @@ func (s *Snapshot) GetVerifiable(ctx context.Context, id string) (contract.Docum
 	if err != nil {
 		return contract.Document{}, false, fmt.Errorf("engine: document %q: %w", id, err)
 	}
-	return fromTier(d, meta), d.Metadata[metaVerifiable] != "", nil
+	doc, err := fromTier(d, meta)
+	return doc, d.Metadata[metaVerifiable] != "", err
 }
 
 // IDs returns the ids live at the snapshot's epoch (unordered).

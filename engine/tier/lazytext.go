@@ -46,6 +46,33 @@ type RangeFetcher interface {
 	Fetch(path string, off, n int64, crc uint32) error
 }
 
+// TextSection returns the byte range of a format version 3 segment
+// file's text section (b the whole file), the part a reader may fetch
+// on demand; ok is false for other files and versions. b is not checked
+// beyond what locating the section needs.
+func TextSection(b []byte) (off, n int64, ok bool) {
+	size := int64(len(b))
+	if size < segHeaderSize+segFooterSize || string(b[:8]) != segMagic ||
+		binary.LittleEndian.Uint32(b[8:]) != segVersionText || string(b[size-8:]) != segEndMagic {
+		return 0, 0, false
+	}
+	foot := b[size-segFooterSize:]
+	tableOff := binary.LittleEndian.Uint64(foot)
+	nsec := uint64(binary.LittleEndian.Uint32(foot[8:]))
+	tableEnd := uint64(size - segFooterSize)
+	if tableOff < segHeaderSize || tableOff > tableEnd || tableEnd-tableOff != nsec*segTableEntry {
+		return 0, 0, false
+	}
+	for i := uint64(0); i < nsec; i++ {
+		e := b[tableOff+i*segTableEntry:]
+		so, sl := binary.LittleEndian.Uint64(e[8:]), binary.LittleEndian.Uint64(e[16:])
+		if binary.LittleEndian.Uint32(e) == secText && so <= tableOff && sl <= tableOff-so {
+			return int64(so), int64(sl), sl > 0
+		}
+	}
+	return 0, 0, false
+}
+
 // textBuilder collects the rows' contents of a segment being built.
 type textBuilder struct {
 	rpb    int
@@ -252,6 +279,9 @@ func LoadTexts(docs []*Document) error {
 	var todo []*textBlock
 	seen := map[*textBlock]bool{}
 	for _, d := range docs {
+		if d == nil {
+			continue
+		}
 		if b := d.lazy; b != nil && !b.done.Load() && !seen[b] {
 			seen[b] = true
 			todo = append(todo, b)
