@@ -25,7 +25,7 @@ import (
 
 // textBlockBytes is the decoded text a block aims at: small enough that a
 // query's hits fetch little, large enough for zstd to compress well.
-const textBlockBytes = 16 << 10
+var textBlockBytes = 16 << 10
 
 // maxTextBlockBytes bounds one block's decoded size: larger is corruption.
 const maxTextBlockBytes = 1 << 30
