@@ -89,6 +89,21 @@ func (c *Collection) Promote(ctx context.Context, archiveID uint64, progress fun
 // Archives lists the collection's cold archives (id, file, rows, bytes).
 func (c *Collection) Archives() []tier.ArchiveMeta { return c.store.Archives() }
 
+// LoadTexts loads the content of every row of the collection's warm
+// segments whose text is stored lazily (Options.SegmentFetch), so later
+// queries neither fetch nor decode text blocks. Errors: the first
+// block's that fails to load.
+func (c *Collection) LoadTexts() error {
+	sn := c.store.Snapshot()
+	defer sn.Close()
+	for _, w := range sn.WarmSegments() {
+		if err := tier.LoadTexts(w.Docs); err != nil {
+			return fmt.Errorf("engine: collection %q: %w", c.name, err)
+		}
+	}
+	return nil
+}
+
 // WarmSegments lists the collection's warm segments (id, file, rows,
 // bytes), the candidates for Archive.
 func (c *Collection) WarmSegments() []tier.SegmentMeta { return c.store.WarmSegments() }

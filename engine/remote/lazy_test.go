@@ -175,6 +175,17 @@ func TestLazyRead(t *testing.T) {
 	if s := r.Status().Cache; s.Bytes < o.Size || s.Bytes > o.Size+o.Lazy.Len {
 		t.Fatalf("after Prefetch the cache counts %d bytes for a %d-byte object", s.Bytes, o.Size)
 	}
+	pre := r.Status().Cache.FetchedBytes
+	for i := 0; i < 300; i += 7 {
+		id := fmt.Sprintf("d%04d", i)
+		wd, _ := c.Get(context.Background(), id)
+		if gd, err := rc.Get(context.Background(), id); err != nil || gd.Content != wd.Content {
+			t.Fatalf("Get %s after Prefetch: %v", id, err)
+		}
+	}
+	if n := r.Status().Cache.FetchedBytes; n != pre {
+		t.Fatalf("Gets after Prefetch fetched %d bytes", n-pre)
+	}
 	er, err := OpenReader(context.Background(), st, ReaderOptions{CacheDir: t.TempDir(), Eager: true})
 	if err != nil {
 		t.Fatal(err)

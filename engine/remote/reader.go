@@ -407,8 +407,9 @@ func (f *viewFetcher) Fetch(path string, off, n int64, crc uint32) error {
 }
 
 // Prefetch fetches the rest of every object of the current view that
-// was fetched without its Lazy range, so its queries no longer touch the
-// store. Errors: the first fetch's (a *base.CorruptError for damage).
+// was fetched without its Lazy range and decodes the text blocks, so its
+// queries no longer touch the store. Errors: the first fetch's (a
+// *base.CorruptError for damage).
 func (r *Reader) Prefetch(ctx context.Context) error {
 	v := r.Acquire()
 	if v == nil {
@@ -417,6 +418,18 @@ func (r *Reader) Prefetch(ctx context.Context) error {
 	defer v.Release()
 	for _, o := range v.lazy {
 		if err := r.cache.fetchLazy(ctx, o); err != nil {
+			return fmt.Errorf("remote: version %d: %w", v.Version, err)
+		}
+	}
+	if len(v.lazy) == 0 {
+		return nil
+	}
+	for _, name := range v.DB.Collections() {
+		c, err := v.DB.Collection(name)
+		if err != nil {
+			return err
+		}
+		if err := c.LoadTexts(); err != nil {
 			return fmt.Errorf("remote: version %d: %w", v.Version, err)
 		}
 	}
