@@ -335,9 +335,9 @@ func (r *Reader) openView(ctx context.Context, m *Manifest) (_ *View, err error)
 		}
 		v.objects = append(v.objects, j.o.Key)
 		p := filepath.Join(j.store, j.o.File)
+		vf.objs[p] = j.o
 		if j.o.Lazy != nil {
 			v.lazy = append(v.lazy, j.o)
-			vf.objs[p] = j.o
 		}
 		if err := os.Link(paths[i], p); err != nil && firstErr == nil {
 			firstErr = err
@@ -355,7 +355,7 @@ func (r *Reader) openView(ctx context.Context, m *Manifest) (_ *View, err error)
 		}
 	}()
 	eo := r.o.Engine
-	if len(vf.objs) > 0 {
+	if len(v.lazy) > 0 {
 		eo.SegmentFetch = vf
 	}
 	db, err := engine.Open(dir, eo)
@@ -386,13 +386,16 @@ func (r *Reader) openView(ctx context.Context, m *Manifest) (_ *View, err error)
 // until the next successful refresh.
 type viewFetcher struct {
 	r    *Reader
-	objs map[string]Object // by file path in the view
+	objs map[string]Object // every object, by file path in the view
 }
 
 func (f *viewFetcher) Fetch(path string, off, n int64, crc uint32) error {
 	o, ok := f.objs[filepath.Clean(path)]
 	if !ok {
-		return fmt.Errorf("remote: %s is no lazily fetched object of the view", path)
+		return fmt.Errorf("remote: %s is no object of the view", path)
+	}
+	if o.Lazy == nil {
+		return nil // fetched whole (the tier checks the block's CRC32C)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), LazyFetchTimeout)
 	defer cancel()
