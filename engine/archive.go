@@ -89,6 +89,21 @@ func (c *Collection) Promote(ctx context.Context, archiveID uint64, progress fun
 // Archives lists the collection's cold archives (id, file, rows, bytes).
 func (c *Collection) Archives() []tier.ArchiveMeta { return c.store.Archives() }
 
+// LoadTexts loads the content of every row of the collection's warm
+// segments whose text is stored lazily (Options.SegmentFetch), so later
+// queries neither fetch nor decode text blocks. Errors: the first
+// block's that fails to load.
+func (c *Collection) LoadTexts() error {
+	sn := c.store.Snapshot()
+	defer sn.Close()
+	for _, w := range sn.WarmSegments() {
+		if err := tier.LoadTexts(w.Docs); err != nil {
+			return fmt.Errorf("engine: collection %q: %w", c.name, err)
+		}
+	}
+	return nil
+}
+
 // WarmSegments lists the collection's warm segments (id, file, rows,
 // bytes), the candidates for Archive.
 func (c *Collection) WarmSegments() []tier.SegmentMeta { return c.store.WarmSegments() }
@@ -293,7 +308,7 @@ func (s *Snapshot) Get(ctx context.Context, id string) (contract.Document, error
 	if err != nil {
 		return contract.Document{}, fmt.Errorf("engine: document %q: %w", id, err)
 	}
-	return fromTier(d, meta), nil
+	return fromTier(d, meta)
 }
 
 // GetVerifiable is Get, also reporting whether the version was written
@@ -316,7 +331,8 @@ func (s *Snapshot) GetVerifiable(ctx context.Context, id string) (contract.Docum
 	if err != nil {
 		return contract.Document{}, false, fmt.Errorf("engine: document %q: %w", id, err)
 	}
-	return fromTier(d, meta), d.Metadata[metaVerifiable] != "", nil
+	doc, err := fromTier(d, meta)
+	return doc, d.Metadata[metaVerifiable] != "", err
 }
 
 // IDs returns the ids live at the snapshot's epoch (unordered).

@@ -93,6 +93,7 @@ func openCollection(db *DB, name, dir string, o CollectionOptions) (*Collection,
 		// backpressure stop bound).
 		AutoCompact: !db.o.Replica,
 		Logger:      db.o.Logger,
+		Fetch:       db.o.SegmentFetch,
 	}
 	o.TierSegmentIndex(&to)
 	if testTierOptions != nil {
@@ -545,5 +546,5 @@ func (c *Collection) Get(ctx context.Context, id string) (contract.Document, err
 	if err != nil {
 		return contract.Document{}, fmt.Errorf("engine: document %q: %w", id, err)
 	}
-	return fromTier(d, meta), nil
+	return fromTier(d, meta)
 }

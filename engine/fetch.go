@@ -42,9 +42,13 @@ func (c *Collection) Fetch(ctx context.Context, q contract.Query, ids []string) 
 		if err != nil {
 			return contract.Result{}, fmt.Errorf("engine: document %q: %w", id, err)
 		}
+		text, err := d.Text()
+		if err != nil {
+			return contract.Result{}, fmt.Errorf("engine: document %q: %w", id, err)
+		}
 		hits = append(hits, contract.Envelope{
 			DocID:       d.ID,
-			Content:     d.Content,
+			Content:     text,
 			SourceURI:   d.SourceURI,
 			VersionHash: hexHash(d.VersionHash),
 			Timestamp:   time.Unix(0, d.UpdatedUnixNano).UTC(),

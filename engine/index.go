@@ -355,10 +355,15 @@ func uvarintLen(n int) int {
 }
 
 // fromTier converts a stored version back into a contract document.
-func fromTier(td *tier.Document, meta map[string]contract.Value) contract.Document {
+// Errors: loading the content (tier.Document.Text).
+func fromTier(td *tier.Document, meta map[string]contract.Value) (contract.Document, error) {
+	text, err := td.Text()
+	if err != nil {
+		return contract.Document{}, fmt.Errorf("engine: document %q: %w", td.ID, err)
+	}
 	d := contract.Document{
 		ID:          td.ID,
-		Content:     td.Content,
+		Content:     text,
 		SourceURI:   td.SourceURI,
 		Metadata:    meta,
 		Namespace:   td.Namespace,
@@ -372,7 +377,7 @@ func fromTier(td *tier.Document, meta map[string]contract.Value) contract.Docume
 	if td.ACL != nil {
 		d.ACL = append([]string(nil), td.ACL...)
 	}
-	return d
+	return d, nil
 }
 
 // sortedKeys returns m's keys sorted (deterministic error order).

@@ -50,6 +50,10 @@ type Options struct {
 	// published segment set is served as it is. Writes still work on
 	// the local copy; the replica's front refuses them. Default false.
 	Replica bool
+	// SegmentFetch, if set, is every collection's tier.Options.Fetch:
+	// segment files may lack their text sections, which it makes present
+	// when a query first needs a row's content (engine/remote's readers).
+	SegmentFetch tier.RangeFetcher
 }
 
 // EnsureDefaults fills zero fields with their defaults.

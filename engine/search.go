@@ -474,9 +474,13 @@ func envelopeOf(infos []verInfo, v uint32) (contract.Envelope, error) {
 	if err != nil {
 		return contract.Envelope{}, fmt.Errorf("engine: hit %q: %w", d.ID, err)
 	}
+	text, err := d.Text()
+	if err != nil {
+		return contract.Envelope{}, fmt.Errorf("engine: hit %q: %w", d.ID, err)
+	}
 	return contract.Envelope{
 		DocID:       d.ID,
-		Content:     d.Content,
+		Content:     text,
 		SourceURI:   d.SourceURI,
 		VersionHash: hexHash(d.VersionHash),
 		Timestamp:   time.Unix(0, d.UpdatedUnixNano).UTC(),
@@ -489,6 +493,17 @@ func envelopeOf(infos []verInfo, v uint32) (contract.Envelope, error) {
 // envelopes builds the top-k envelopes from the completed retrievers.
 func (c *Collection) envelopes(q *contract.Query, infos []verInfo, got map[string]retrieved) ([]contract.Envelope, error) {
 	env := func(v uint32) (contract.Envelope, error) { return envelopeOf(infos, v) }
+	// preload loads the hits' lazily stored contents at once (their text
+	// blocks in parallel); a failure shows again in env.
+	preload := func(n int, key func(i int) uint32) {
+		docs := make([]*tier.Document, 0, n)
+		for i := 0; i < n; i++ {
+			if v := key(i); int(v) < len(infos) {
+				docs = append(docs, infos[v].Doc)
+			}
+		}
+		_ = tier.LoadTexts(docs)
+	}
 	var out []contract.Envelope
 	switch q.Mode {
 	case contract.Lexical, contract.Dense:
@@ -500,6 +515,7 @@ func (c *Collection) envelopes(q *contract.Query, infos []verInfo, got map[strin
 		if !ok {
 			return nil, nil
 		}
+		preload(min(len(r.hits), q.TopK), func(i int) uint32 { return r.hits[i].Key })
 		for i, h := range r.hits {
 			if i == q.TopK {
 				break
@@ -555,6 +571,7 @@ func (c *Collection) envelopes(q *contract.Query, infos []verInfo, got map[strin
 	if err != nil {
 		return nil, fmt.Errorf("engine: fuse: %w", err)
 	}
+	preload(len(fused), func(i int) uint32 { return fused[i].Key })
 	for _, f := range fused {
 		e, err := env(f.Key)
 		if err != nil {

@@ -20,7 +20,11 @@ type Segments struct{ An *text.Analyzer }
 func (l Segments) BuildLexical(docs []*tier.Document) ([]byte, error) {
 	b := bm25.NewBuilder(bm25.Options{})
 	for i, d := range docs {
-		lid, err := b.Add(ExtID(d.ID), l.An.Analyze(d.Content))
+		text, err := d.Text()
+		if err != nil {
+			return nil, err
+		}
+		lid, err := b.Add(ExtID(d.ID), l.An.Analyze(text))
 		if err != nil {
 			return nil, fmt.Errorf("engine: lexical segment row %d: %w", i, err)
 		}

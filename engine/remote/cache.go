@@ -38,11 +38,38 @@ type cache struct {
 }
 
 type entry struct {
-	size    int64
+	size    int64 // bytes present in the file
 	used    time.Time
 	pins    int
 	loading chan struct{} // closed when the download ends
 	err     error
+	// part is set for an object fetched without its Lazy range; nil
+	// when every byte is present.
+	part *partial
+}
+
+// partial tracks what is present of an object whose Lazy range is
+// fetched on demand: whole BlockSize blocks checked against the
+// manifest's CRC32Cs, and ranges checked against a caller's CRC32C.
+type partial struct {
+	mu     sync.Mutex
+	blocks []bool
+	ranges map[int64]int64 // offset → length
+}
+
+// present reports whether [off, off+n) is in the file.
+func (p *partial) present(off, n int64) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ranges[off] >= n {
+		return true
+	}
+	for b := off / BlockSize; b*BlockSize < off+n; b++ {
+		if b >= int64(len(p.blocks)) || !p.blocks[b] {
+			return false
+		}
+	}
+	return true
 }
 
 func openCache(st *objstore.Store, dir string, limit int64) (*cache, error) {
@@ -82,7 +109,14 @@ func (c *cache) get(ctx context.Context, o Object) (string, error) {
 			if testHookFetch != nil {
 				testHookFetch(o.Key)
 			}
-			err := c.download(ctx, o)
+			var part *partial
+			var err error
+			size := o.Size
+			if o.Lazy != nil {
+				part, size, err = c.downloadPartial(ctx, o)
+			} else {
+				err = c.download(ctx, o)
+			}
 			c.mu.Lock()
 			e.err = err
 			close(e.loading)
@@ -92,7 +126,7 @@ func (c *cache) get(ctx context.Context, o Object) (string, error) {
 				c.mu.Unlock()
 				return "", err
 			}
-			e.size, e.used = o.Size, time.Now()
+			e.size, e.used, e.part = size, time.Now(), part
 			e.pins++
 			c.bytes += o.Size
 			c.evictLocked()
@@ -156,6 +190,234 @@ func (c *cache) download(ctx context.Context, o Object) error {
 		return err
 	}
 	return os.Rename(tmp, p)
+}
+
+// downloadPartial fetches o but for its Lazy range into a sparse file of
+// o.Size bytes: every BlockSize block that holds a byte outside the range
+// is streamed (one ranged GET per run of blocks) and checked against its
+// CRC32C before it is written. It returns what is present and its size.
+func (c *cache) downloadPartial(ctx context.Context, o Object) (*partial, int64, error) {
+	url := c.st.URL() + "/" + o.Key
+	nb := (o.Size + BlockSize - 1) / BlockSize
+	if int64(len(o.Blocks)) != nb {
+		return nil, 0, &base.CorruptError{Kind: "remote manifest", Path: url, Reason: "block list does not fit the size"}
+	}
+	p := c.path(o.Key)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return nil, 0, err
+	}
+	tmp := p + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer os.Remove(tmp) // no-op after the rename
+	part := &partial{blocks: make([]bool, nb), ranges: map[int64]int64{}}
+	// Blocks wholly inside the lazy range stay remote; runs of the
+	// others are streamed.
+	lo, hi := o.Lazy.Off, o.Lazy.Off+o.Lazy.Len
+	eager := func(b int64) bool { return b*BlockSize < lo || min((b+1)*BlockSize, o.Size) > hi }
+	var present int64
+	err = f.Truncate(o.Size)
+	for b := int64(0); b < nb && err == nil; {
+		if !eager(b) {
+			b++
+			continue
+		}
+		end := b + 1
+		for end < nb && eager(end) {
+			end++
+		}
+		off, n := b*BlockSize, min(end*BlockSize, o.Size)-b*BlockSize
+		if err = c.fetchBlocks(ctx, o, f, off, n); err == nil {
+			for i := b; i < end; i++ {
+				part.blocks[i] = true
+			}
+			present += n
+		}
+		b = end
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		return nil, 0, err
+	}
+	return part, present, nil
+}
+
+// fetchBlocks streams [off, off+n) of o (whole blocks: off a multiple of
+// BlockSize, n too unless it ends the object) into f, each block checked
+// against its CRC32C before it is written.
+func (c *cache) fetchBlocks(ctx context.Context, o Object, f *os.File, off, n int64) error {
+	bw := &blockWriter{f: f, o: o, url: c.st.URL() + "/" + o.Key, off: off, buf: make([]byte, 0, BlockSize)}
+	got, err := c.st.GetRangeTo(ctx, o.Key, off, n, bw)
+	c.mu.Lock()
+	c.fetched += got
+	c.mu.Unlock()
+	if err == nil {
+		err = bw.flush()
+	}
+	return err
+}
+
+// blockWriter writes a stream of whole blocks of o from offset off to f,
+// each checked against the manifest's CRC32C first.
+type blockWriter struct {
+	f   *os.File
+	o   Object
+	url string
+	off int64
+	buf []byte
+	err error
+}
+
+func (w *blockWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 && w.err == nil {
+		k := min(BlockSize-len(w.buf), len(p))
+		w.buf = append(w.buf, p[:k]...)
+		p = p[k:]
+		if len(w.buf) == BlockSize {
+			w.err = w.flush()
+		}
+	}
+	if w.err != nil {
+		return 0, w.err
+	}
+	return n, nil
+}
+
+func (w *blockWriter) flush() error {
+	if len(w.buf) == 0 {
+		return nil
+	}
+	if crc32.Checksum(w.buf, castagnoli) != w.o.Blocks[w.off/BlockSize] {
+		return &base.CorruptError{Kind: "object", Path: w.url, Offset: w.off,
+			Reason: fmt.Sprintf("block [%d, %d) fails its CRC32C", w.off, w.off+int64(len(w.buf)))}
+	}
+	if _, err := w.f.WriteAt(w.buf, w.off); err != nil {
+		return err
+	}
+	w.off += int64(len(w.buf))
+	w.buf = w.buf[:0]
+	return nil
+}
+
+// fetchRange makes [off, off+n) of the cached object o present: at once
+// when it is, else by one ranged GET whose bytes must have CRC32C crc
+// (else a *base.CorruptError naming the object and off), written into
+// the cached file (which the views' hard links and mappings share).
+func (c *cache) fetchRange(ctx context.Context, o Object, off, n int64, crc uint32) error {
+	c.mu.Lock()
+	e := c.entries[o.Key]
+	c.mu.Unlock()
+	if e == nil || e.loading != nil {
+		return fmt.Errorf("remote: %s/%s is not in the cache", c.st.URL(), o.Key)
+	}
+	p := e.part
+	if p == nil || p.present(off, n) {
+		return nil
+	}
+	if off < 0 || n <= 0 || off > o.Size || n > o.Size-off {
+		return fmt.Errorf("remote: range [%d,+%d) outside %s/%s (%d bytes)", off, n, c.st.URL(), o.Key, o.Size)
+	}
+	b, err := c.st.GetRange(ctx, o.Key, off, n)
+	c.mu.Lock()
+	c.fetched += int64(len(b))
+	c.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if crc32.Checksum(b, castagnoli) != crc {
+		return &base.CorruptError{Kind: "object", Path: c.st.URL() + "/" + o.Key, Offset: off,
+			Reason: fmt.Sprintf("range [%d, %d) fails its CRC32C", off, off+n)}
+	}
+	f, err := os.OpenFile(c.path(o.Key), os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteAt(b, off)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	added := p.ranges[off] < n
+	if added {
+		p.ranges[off] = n
+	}
+	p.mu.Unlock()
+	if added {
+		c.mu.Lock()
+		e.size += n
+		c.bytes += n
+		c.evictLocked()
+		c.mu.Unlock()
+	}
+	return nil
+}
+
+// fetchLazy makes all of o's Lazy range present (whole blocks, each
+// checked against the manifest's CRC32C).
+func (c *cache) fetchLazy(ctx context.Context, o Object) error {
+	c.mu.Lock()
+	e := c.entries[o.Key]
+	c.mu.Unlock()
+	if e == nil || e.loading != nil || e.part == nil || o.Lazy == nil {
+		return nil
+	}
+	p := e.part
+	f, err := os.OpenFile(c.path(o.Key), os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	nb := int64(len(p.blocks))
+	for b := int64(0); b < nb; {
+		p.mu.Lock()
+		for b < nb && p.blocks[b] {
+			b++
+		}
+		end := b
+		for end < nb && !p.blocks[end] {
+			end++
+		}
+		p.mu.Unlock()
+		if b >= nb {
+			break
+		}
+		off, n := b*BlockSize, min(end*BlockSize, o.Size)-b*BlockSize
+		if err := c.fetchBlocks(ctx, o, f, off, n); err != nil {
+			return err
+		}
+		p.mu.Lock()
+		var had int64
+		for i := b; i < end; i++ {
+			p.blocks[i] = true
+		}
+		for ro, rn := range p.ranges {
+			if ro >= off && ro+rn <= off+n {
+				had += rn
+				delete(p.ranges, ro)
+			}
+		}
+		p.mu.Unlock()
+		c.mu.Lock()
+		e.size += n - had
+		c.bytes += n - had
+		c.mu.Unlock()
+		b = end
+	}
+	c.mu.Lock()
+	c.evictLocked()
+	c.mu.Unlock()
+	return nil
 }
 
 // RangedMinBytes: objects at least this large are fetched as ranged GETs

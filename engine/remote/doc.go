@@ -56,10 +56,18 @@
 // one does. While it fetches a version the reader's pin names that
 // version and is rewritten every PinInterval, so garbage collection keeps
 // its objects however long the fetch takes (the view being served is
-// local and needs no pin). Every object of a version is fetched before it is served: a
-// segment is validated section by section and its doc store decoded when
-// it opens, so fetching only the sections a query touches would need
-// segments that open lazily. A view is swapped
+// local and needs no pin). A segment of tier format version 3 has its
+// text section (the rows' contents, in zstd blocks) recorded as the
+// object's Lazy range: the reader fetches every 1 MiB block holding a
+// byte outside it (streamed, each checked against its CRC32C) into a
+// sparse cached file, opens the view with the text left remote, and a
+// query's hits fetch their text blocks by ranged GETs (checked against
+// the block CRC32Cs of the segment's text index, written into the cached
+// file) when their content is first read; a fetch failure fails that
+// query and marks the reader degraded. Everything else (doc store without
+// content, vector index, BM25) is present before a version is served.
+// ReaderOptions.Eager, or a manifest without Lazy ranges, fetches objects
+// whole; Reader.Prefetch fetches the rest. A view is swapped
 // in whole; each query pins one view, so no query sees two versions; an
 // old view closes when its last query ends. When the store is
 // unreachable the reader keeps serving its view and reports degraded

@@ -86,6 +86,19 @@ type Object struct {
 	Size   int64    `json:"size"`
 	SHA256 string   `json:"sha256"` // hex, of the whole object
 	Blocks []uint32 `json:"blocks"` // CRC32C of each BlockSize span
+	// Lazy, when set, is a byte range a reader may leave remote until a
+	// query needs it: the text section of a segment (tier format version
+	// 3, tier.TextSection). The reader fetches the rest at open, checked
+	// block by block, and the text blocks on demand, each checked
+	// against the CRC32C in the segment's text index. Manifests without
+	// it (older writers) are fetched whole.
+	Lazy *Range `json:"lazy,omitempty"`
+}
+
+// Range is a byte range of an object.
+type Range struct {
+	Off int64 `json:"off"`
+	Len int64 `json:"len"`
 }
 
 // objectKey names the object of file (content hash sum, hex) of a
@@ -170,6 +183,9 @@ func DecodeManifest(url string, version uint64, b []byte) (*Manifest, error) {
 			}
 			if o.Size < 0 || int64(len(o.Blocks)) != (o.Size+BlockSize-1)/BlockSize {
 				return nil, bad("collection %q: object %q: %d block checksums for %d bytes", c.Name, o.Key, len(o.Blocks), o.Size)
+			}
+			if l := o.Lazy; l != nil && (l.Off < 0 || l.Len <= 0 || l.Off > o.Size || l.Len > o.Size-l.Off) {
+				return nil, bad("collection %q: object %q: lazy range [%d,+%d) outside its %d bytes", c.Name, o.Key, l.Off, l.Len, o.Size)
 			}
 		}
 	}

@@ -48,7 +48,16 @@ type ReaderOptions struct {
 	// collection keeps its objects however long the fetch takes. It must
 	// be well under the writer's Grace. Default 10s.
 	PinInterval time.Duration
+	// Eager fetches every object whole before serving its version, as
+	// for manifests without lazy ranges. Default false: an object's Lazy
+	// range (a segment's text section) stays remote until a query needs
+	// a row's content, then that row's text block is fetched (a ranged
+	// GET, checked against the block's CRC32C) into the cached file.
+	Eager bool
 }
+
+// LazyFetchTimeout bounds one on-demand fetch of a text block.
+var LazyFetchTimeout = 30 * time.Second
 
 // Reader serves the newest published manifest of a bucket prefix,
 // stateless but for its cache: each manifest version becomes a View (a
@@ -85,6 +94,7 @@ type View struct {
 	r       *Reader
 	dir     string
 	objects []string
+	lazy    []Object // objects fetched without their Lazy range
 	closer  io.Closer
 	refs    int // acquisitions + 1 while current
 }
@@ -293,6 +303,9 @@ func (r *Reader) openView(ctx context.Context, m *Manifest) (_ *View, err error)
 			return nil, err
 		}
 		for _, o := range c.Objects {
+			if r.o.Eager {
+				o.Lazy = nil
+			}
 			jobs = append(jobs, job{c.Name, store, o})
 		}
 	}
@@ -312,6 +325,7 @@ func (r *Reader) openView(ctx context.Context, m *Manifest) (_ *View, err error)
 	}
 	wg.Wait()
 	var firstErr error
+	vf := &viewFetcher{r: r, objs: map[string]Object{}}
 	for i, j := range jobs {
 		if errs[i] != nil {
 			if firstErr == nil {
@@ -320,7 +334,12 @@ func (r *Reader) openView(ctx context.Context, m *Manifest) (_ *View, err error)
 			continue
 		}
 		v.objects = append(v.objects, j.o.Key)
-		if err := os.Link(paths[i], filepath.Join(j.store, j.o.File)); err != nil && firstErr == nil {
+		p := filepath.Join(j.store, j.o.File)
+		vf.objs[p] = j.o
+		if j.o.Lazy != nil {
+			v.lazy = append(v.lazy, j.o)
+		}
+		if err := os.Link(paths[i], p); err != nil && firstErr == nil {
 			firstErr = err
 		}
 	}
@@ -335,7 +354,11 @@ func (r *Reader) openView(ctx context.Context, m *Manifest) (_ *View, err error)
 			r.mu.Unlock()
 		}
 	}()
-	db, err := engine.Open(dir, r.o.Engine)
+	eo := r.o.Engine
+	if len(v.lazy) > 0 {
+		eo.SegmentFetch = vf
+	}
+	db, err := engine.Open(dir, eo)
 	if err != nil {
 		return nil, fmt.Errorf("remote: version %d: %w", m.Version, err)
 	}
@@ -355,6 +378,65 @@ func (r *Reader) openView(ctx context.Context, m *Manifest) (_ *View, err error)
 		v.Handler, v.closer = h, cl
 	}
 	return v, nil
+}
+
+// viewFetcher is a view's tier.RangeFetcher: it maps a segment file of
+// the view's store directories to its object and fetches the range into
+// the cache. A failure other than a context's marks the reader degraded
+// until the next successful refresh.
+type viewFetcher struct {
+	r    *Reader
+	objs map[string]Object // every object, by file path in the view
+}
+
+func (f *viewFetcher) Fetch(path string, off, n int64, crc uint32) error {
+	o, ok := f.objs[filepath.Clean(path)]
+	if !ok {
+		return fmt.Errorf("remote: %s is no object of the view", path)
+	}
+	if o.Lazy == nil {
+		return nil // fetched whole (the tier checks the block's CRC32C)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), LazyFetchTimeout)
+	defer cancel()
+	err := f.r.cache.fetchRange(ctx, o, off, n, crc)
+	if err != nil {
+		err = fmt.Errorf("remote: fetching %s/%s [%d,+%d): %w", f.r.st.URL(), o.Key, off, n, err)
+		f.r.mu.Lock()
+		f.r.degraded = err
+		f.r.mu.Unlock()
+	}
+	return err
+}
+
+// Prefetch fetches the rest of every object of the current view that
+// was fetched without its Lazy range and decodes the text blocks, so its
+// queries no longer touch the store. Errors: the first fetch's (a
+// *base.CorruptError for damage).
+func (r *Reader) Prefetch(ctx context.Context) error {
+	v := r.Acquire()
+	if v == nil {
+		return nil
+	}
+	defer v.Release()
+	for _, o := range v.lazy {
+		if err := r.cache.fetchLazy(ctx, o); err != nil {
+			return fmt.Errorf("remote: version %d: %w", v.Version, err)
+		}
+	}
+	if len(v.lazy) == 0 {
+		return nil
+	}
+	for _, name := range v.DB.Collections() {
+		c, err := v.DB.Collection(name)
+		if err != nil {
+			return err
+		}
+		if err := c.LoadTexts(); err != nil {
+			return fmt.Errorf("remote: version %d: %w", v.Version, err)
+		}
+	}
+	return nil
 }
 
 // Acquire pins the current view for one query; call View.Release when

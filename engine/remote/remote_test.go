@@ -612,7 +612,9 @@ func TestRangedFetch(t *testing.T) {
 	if err := os.WriteFile(p, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = OpenReader(ctx, st, ReaderOptions{CacheDir: t.TempDir()})
+	// Eager: the damage is in the text section, which a lazy open leaves
+	// remote (TestLazyCorruptBlock).
+	_, err = OpenReader(ctx, st, ReaderOptions{CacheDir: t.TempDir(), Eager: true})
 	var ce *base.CorruptError
 	if !errors.As(err, &ce) || ce.Offset != 2*BlockSize || !strings.HasSuffix(ce.Path, o.Key) {
 		t.Fatalf("corrupt ranged fetch: %v; want the block at %d of %s", err, 2*BlockSize, o.Key)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/stratasearch/strata/engine"
+	"github.com/stratasearch/strata/engine/tier"
 	"github.com/stratasearch/strata/internal/base"
 	"github.com/stratasearch/strata/vfs/objstore"
 )
@@ -427,6 +428,9 @@ func (w *Writer) upload(ctx context.Context, col, path, file string) (Object, er
 	}
 	sum, blocks := checksums(b)
 	o := Object{File: file, Key: objectKey(col, file, sum), Size: int64(len(b)), SHA256: sum, Blocks: blocks}
+	if off, n, ok := tier.TextSection(b); ok {
+		o.Lazy = &Range{Off: off, Len: n}
+	}
 	if w.uploaded[o.Key] {
 		return o, nil
 	}

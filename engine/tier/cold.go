@@ -370,7 +370,11 @@ func buildArchive(w io.Writer, rows []segRow, dim int, metric Metric, o ArchiveO
 			}
 			meta = string(b)
 		}
-		cr := coldRow{ID: d.ID, Content: d.Content, Metadata: meta, Namespace: d.Namespace, SourceURI: d.SourceURI,
+		text, err := d.Text()
+		if err != nil {
+			return err
+		}
+		cr := coldRow{ID: d.ID, Content: text, Metadata: meta, Namespace: d.Namespace, SourceURI: d.SourceURI,
 			Trust: uint8(d.Trust), ACL: d.ACL, EBirth: r.birth, EDeath: epochLive, VersionHash: d.VersionHash,
 			Committed: d.UpdatedUnixNano}
 		if d.Vector != nil {

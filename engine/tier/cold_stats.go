@@ -86,6 +86,9 @@ func (sn *Snapshot) StorageStats() []TierStats {
 		if k := string(sg.indexKind); k != "" && !slices.Contains(kinds, k) {
 			kinds = append(kinds, k)
 		}
+		// Lazily loaded text counts its blocks' decoded size (content
+		// plus a length prefix per row).
+		warm.RawTextBytes += sg.textRaw
 		for _, d := range sg.docs {
 			warm.Rows++
 			warm.RawTextBytes += int64(len(d.Content))

@@ -228,11 +228,16 @@
 //	         version_hash [32]byte | varint updated_unix_nano
 //	str    = uvarint length | bytes
 //
-// # Warm segment file (seg-<id>.sst, format version 1 or 2, little-endian)
+// # Warm segment file (seg-<id>.sst, format version 1, 2 or 3, little-endian)
 //
-// HNSW segments are written as version 1 (readable by earlier builds);
-// IVF-PQ and flat segments as version 2. A segment with a vector has
-// exactly one of the sections hnsw, ivfpq, flat; version 1 only hnsw.
+// This build writes version 3 (any vector section kind; earlier builds
+// do not read it) and reads all three. Earlier builds wrote HNSW
+// segments as version 1 and IVF-PQ and flat segments as version 2. A
+// segment with a vector has exactly one of the sections hnsw, ivfpq,
+// flat; version 1 only hnsw. Version 3 stores every row's content in
+// the text section instead of the doc store (whose rows then have empty
+// content), and is the only version with the textIndex and text
+// sections; text is its last section.
 //
 //	+---------------------------------------------------------------+
 //	| "STRATSEG" (8) | format version u32 | flags u32 (0)            |  header, 16 B
@@ -242,12 +247,13 @@
 //	| section table: nsec × { kind u32 | 0 u32 | offset u64 |       |
 //	|                         length u64 | crc32c u32 | 0 u32 }      |  32 B each
 //	+---------------------------------------------------------------+
-//	| tableOff u64 | nsec u32 | 0 u32 | crc32c u32 | 0 u32 |        |
+//	| tableOff u64 | nsec u32 | tablecrc u32 | crc32c u32 | 0 u32 |  |
 //	| "STRATEND" (8)                                                |  footer, 32 B
 //	+---------------------------------------------------------------+
 //
 // The footer CRC32C (Castagnoli) covers every byte before it; each section
-// also carries its own CRC32C. Sections:
+// also carries its own CRC32C; tablecrc is the section table's CRC32C in
+// version 3 (0 before). Sections:
 //
 //	1 meta  uvarint dim | metric u8 | uvarint rows | uvarint minEpoch |
 //	        uvarint maxEpoch | uvarint docStoreRawBytes
@@ -267,6 +273,12 @@
 //	        (Options.LexicalSegments; the engine writes an engine/bm25
 //	        segment, local doc id = row). The tier only stores it and hands
 //	        it back mapped (Snapshot.WarmSegments); the hook validates it.
+//	7 textIndex (version 3) u32 rows | u32 rowsPerBlock | u32 blocks, then
+//	        per block u64 file offset | u32 length | u32 decoded length |
+//	        u32 crc32c of the block's bytes
+//	8 text  (version 3) the blocks: block i is one zstd frame of rows
+//	        [i·rowsPerBlock, …) (the last may hold fewer), each row's
+//	        content as str; blocks aim at 16 KiB decoded (lazytext.go)
 //
 // Rows are immutable; e_death is not in the file (see tombstones below).
 // A reader checks magic, versions, the CRCs, every section bound, counts
@@ -277,7 +289,11 @@
 // the file and byte offset. The
 // file is mmapped under vfs.Default (HNSW used in place) and read into
 // memory under other file systems; the doc store is decoded into memory at
-// open.
+// open, and so are version 3's text blocks (each checked against its
+// CRC32C) unless the store has a RangeFetcher (Options.Fetch): then the
+// whole-file CRC32C is not computed (tablecrc and every other section's
+// CRC32C are), and a row's block is fetched, checked and decoded when
+// Document.Text first asks for it.
 //
 // # Cold archive file (cold-<id>.parquet, cold format version 1)
 //

@@ -49,6 +49,11 @@ type Document struct {
 	// UpdatedUnixNano is the caller's timestamp for this version
 	// (nanoseconds since the Unix epoch); 0 means "stamp at Apply".
 	UpdatedUnixNano int64
+
+	// lazy, for a row of a segment opened with a RangeFetcher, is the
+	// text block holding the content (row lazyRow of it); see Text.
+	lazy    *textBlock
+	lazyRow int32
 }
 
 // OpKind is the kind of one batch operation.

@@ -229,7 +229,7 @@ func (s *Store) loadSegment(name string) (*warmSegment, error) {
 		}
 		return nil, fmt.Errorf("tier: open segment %s: %w", path, err)
 	}
-	sg, err := openSegment(data, path, s.o.Dim, s.o.Metric, s.o.IndexedMetadata...)
+	sg, err := openSegmentFetch(data, path, s.o.Dim, s.o.Metric, s.o.Fetch, s.o.IndexedMetadata...)
 	if err != nil {
 		if release != nil {
 			release()

@@ -15,7 +15,7 @@ import (
 )
 
 var segSectionNames = map[uint32]string{secMeta: "meta", secDocs: "docs", secHNSW: "hnsw", secBM25: "bm25",
-	secIVFPQ: "ivfpq", secFlat: "flat"}
+	secIVFPQ: "ivfpq", secFlat: "flat", secTextIndex: "textIndex", secText: "text"}
 
 // Inspect describes a warm segment file (doc.go "Warm segment file")
 // without opening it: header and footer fields, the section table with
@@ -45,8 +45,9 @@ func Inspect(b []byte) (*inspect.Info, error) {
 	in.Version = int(version)
 	in.Add("version", version, 8)
 	in.Add("flags", fmt.Sprintf("%#x", flags), 12)
-	if version != segVersionHNSW && version != segFormatVersion {
-		in.Problemf(8, "segment format version %d not supported (this build reads %d and %d)", version, segVersionHNSW, segFormatVersion)
+	if version != segVersionHNSW && version != segFormatVersion && version != segVersionText {
+		in.Problemf(8, "segment format version %d not supported (this build reads %d, %d and %d)", version, segVersionHNSW,
+			segFormatVersion, segVersionText)
 		return in, nil
 	}
 	if n < segHeaderSize+segFooterSize {
@@ -66,6 +67,11 @@ func Inspect(b []byte) (*inspect.Info, error) {
 	if tableOff < segHeaderSize || tableOff > uint64(fo) || (uint64(fo)-tableOff) != nsec*segTableEntry {
 		in.Problemf(fo, "section table offset %d / count %d do not fit before the footer at %d", tableOff, nsec, fo)
 		return in, nil
+	}
+	if version == segVersionText {
+		tcrc := u32(fo + 12)
+		in.Add("tableCrc32c", fmt.Sprintf("%08x", tcrc), fo+12)
+		in.Check("section table", fo+12, int64(tableOff), fo, tcrc, crc32.Checksum(b[tableOff:fo], crcTable))
 	}
 	secs := map[uint32][]byte{}
 	secOff := map[uint32]int64{}
@@ -184,6 +190,25 @@ func Inspect(b []byte) (*inspect.Info, error) {
 	}
 	if _, ok := secs[secHNSW]; ok {
 		in.Add("vectorIndex", string(SegmentIndexHNSW), -1)
+	}
+	tib, hasTI := secs[secTextIndex]
+	tb, hasT := secs[secText]
+	if (version == segVersionText) != hasTI || hasTI != hasT {
+		in.Problemf(8, "format version %d with text index/text sections present=%v/%v", version, hasTI, hasT)
+	} else if hasTI {
+		if _, refs, err := parseTextIndex(tib, rows, secOff[secText], int64(len(tb))); err != nil {
+			in.Problemf(secOff[secTextIndex], "%v", err)
+		} else {
+			in.Add("textBlocks", len(refs), secOff[secTextIndex])
+			// Only a failing block's checksum is listed (the first).
+			for i, r := range refs {
+				if got := crc32.Checksum(b[r.off:r.off+int64(r.n)], crcTable); got != r.crc {
+					in.Check(fmt.Sprintf("text block %d", i), secOff[secTextIndex]+textIndexHeader+int64(i)*textIndexEntry+16,
+						r.off, r.off+int64(r.n), r.crc, got)
+					break
+				}
+			}
+		}
 	}
 	if lb, ok := secs[secBM25]; ok {
 		child, err := bm25.Inspect(lb)

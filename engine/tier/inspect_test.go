@@ -158,23 +158,24 @@ func TestInspectSegment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !in.OK() || len(in.Warnings) != 0 || in.Format != "STRATSEG" || in.Version != segVersionHNSW {
+	if !in.OK() || len(in.Warnings) != 0 || in.Format != "STRATSEG" || in.Version != segVersionText {
 		t.Fatalf("fresh segment: problems %v warnings %v", in.Problems, in.Warnings)
 	}
 	for name, want := range map[string]any{"rows": uint64(120), "dim": uint64(testDim), "metric": "l2",
-		"minEpoch": uint64(1), "maxEpoch": uint64(3), "sections": uint64(4)} {
+		"minEpoch": uint64(1), "maxEpoch": uint64(3), "sections": uint64(6)} {
 		if got := tierField(t, in, name); got != want {
 			t.Errorf("%s = %v (%T), want %v", name, got, got, want)
 		}
 	}
 	// Every section's stored CRC is the CRC of its bytes, and they are
-	// 64-byte aligned; 4 section checksums + the file's.
+	// 64-byte aligned; 6 section checksums + the table's + the file's
+	// (format version 3: meta, docs, hnsw, bm25, textIndex, text).
 	for _, s := range in.Sections {
 		if s.CRC == nil || *s.CRC != crc32.Checksum(data[s.Offset:s.Offset+s.Length], crcTable) || s.Offset%segAlign != 0 {
 			t.Errorf("section %+v", s)
 		}
 	}
-	if len(in.Checksums) != 5 {
+	if len(in.Checksums) != 8 {
 		t.Fatalf("checksums %+v", in.Checksums)
 	}
 	// Children: the HNSW over the 108 vectors and the BM25 over all rows,

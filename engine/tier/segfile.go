@@ -24,13 +24,18 @@ import (
 const (
 	segMagic    = "STRATSEG"
 	segEndMagic = "STRATEND"
-	// segFormatVersion is the newest version this build reads. Version 1
-	// files have an HNSW section whenever a row has a vector; version 2
-	// files (written for SegmentIndex "ivfpq") have an ivfpq or flat
-	// section instead. HNSW segments are still written as version 1, so
-	// older builds read them.
+	// segFormatVersion is the version written for SegmentIndex "ivfpq"
+	// when segWriteText is off. Version 1 files have an HNSW section
+	// whenever a row has a vector; version 2 files (written for
+	// SegmentIndex "ivfpq") have an ivfpq or flat section instead.
+	// Version 3 files (any vector section kind) keep the documents'
+	// content out of the doc store: it is in the text section, in
+	// blocks that decode on their own (secTextIndex), so a reader can
+	// fetch and decode the text of the rows a query returns only. This
+	// build writes version 3 and reads 1, 2 and 3.
 	segFormatVersion = 2
 	segVersionHNSW   = 1
+	segVersionText   = 3
 	segHeaderSize    = 16
 	segFooterSize    = 32
 	segTableEntry    = 32
@@ -42,7 +47,15 @@ const (
 	secBM25  = 4 // LexicalSegmentBuilder output (engine/bm25 segment), optional
 	secIVFPQ = 5 // engine/ivfpq WriteTo bytes (format version 2)
 	secFlat  = 6 // uvarint vector count: exact scan, no index (format version 2)
+	// Format version 3: the text blocks and their index.
+	secTextIndex = 7 // textIndex encoding (lazytext.go)
+	secText      = 8 // the text blocks, each one zstd frame; always the last section
 )
+
+// segWriteText makes buildSegment write format version 3 (text blocks).
+// Off, it writes versions 1 and 2 as earlier builds did (tests of the
+// older formats).
+var segWriteText = true
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
@@ -77,10 +90,25 @@ func buildSegment(rows []segRow, o segBuildOptions) ([]byte, error) {
 	minE, maxE := uint64(math.MaxUint64), uint64(0)
 	var labels []uint64
 	var vecs []float32
+	var tb *textBuilder
+	if segWriteText {
+		tb = newTextBuilder(rows)
+	}
 	for i, r := range rows {
 		raw = binary.AppendUvarint(raw, r.birth)
 		raw = putStr(raw, r.doc.ID)
-		raw = appendDocBody(raw, r.doc, r.doc.UpdatedUnixNano)
+		if tb != nil {
+			text, err := r.doc.Text()
+			if err != nil {
+				return nil, err
+			}
+			tb.add(text)
+			d := *r.doc
+			d.Content = ""
+			raw = appendDocBody(raw, &d, r.doc.UpdatedUnixNano)
+		} else {
+			raw = appendDocBody(raw, r.doc, r.doc.UpdatedUnixNano)
+		}
 		minE, maxE = min(minE, r.birth), max(maxE, r.birth)
 		if r.doc.Vector != nil {
 			labels = append(labels, uint64(i))
@@ -159,7 +187,31 @@ func buildSegment(rows []segRow, o segBuildOptions) ([]byte, error) {
 		}{secBM25, lb})
 	}
 
-	out := make([]byte, segHeaderSize, segHeaderSize+len(docs)+len(meta)+4096)
+	var textOff int // the text section's offset in the file
+	if tb != nil {
+		version = segVersionText
+		// The index is written once the text section's offset is known;
+		// its size does not depend on that offset (fixed-width fields).
+		secs = append(secs, struct {
+			kind uint32
+			b    []byte
+		}{secTextIndex, nil}, struct {
+			kind uint32
+			b    []byte
+		}{secText, tb.finish()})
+	}
+	size := segHeaderSize
+	for i, s := range secs {
+		size = (size + segAlign - 1) / segAlign * segAlign
+		if s.kind == secTextIndex {
+			secs[i].b = tb.index(0) // placeholder of the final size
+		}
+		if s.kind == secText {
+			textOff = size
+		}
+		size += len(secs[i].b)
+	}
+	out := make([]byte, segHeaderSize, size+len(secs)*segTableEntry+segFooterSize)
 	copy(out, segMagic)
 	binary.LittleEndian.PutUint32(out[8:], version)
 	var table []byte
@@ -168,6 +220,9 @@ func buildSegment(rows []segRow, o segBuildOptions) ([]byte, error) {
 			out = append(out, 0)
 		}
 		off := len(out)
+		if s.kind == secTextIndex {
+			s.b = tb.index(int64(textOff))
+		}
 		out = append(out, s.b...)
 		table = binary.LittleEndian.AppendUint32(table, s.kind)
 		table = binary.LittleEndian.AppendUint32(table, 0)
@@ -180,7 +235,13 @@ func buildSegment(rows []segRow, o segBuildOptions) ([]byte, error) {
 	out = append(out, table...)
 	out = binary.LittleEndian.AppendUint64(out, uint64(tableOff))
 	out = binary.LittleEndian.AppendUint32(out, uint32(len(secs)))
-	out = binary.LittleEndian.AppendUint32(out, 0)
+	// Version 3: the section table's own CRC32C, so that a reader holding
+	// only some sections can check the table without the whole file.
+	var tableCRC uint32
+	if version == segVersionText {
+		tableCRC = crc32.Checksum(table, crcTable)
+	}
+	out = binary.LittleEndian.AppendUint32(out, tableCRC)
 	out = binary.LittleEndian.AppendUint32(out, crc32.Checksum(out, crcTable))
 	out = binary.LittleEndian.AppendUint32(out, 0)
 	out = append(out, segEndMagic...)
@@ -227,6 +288,16 @@ type warmSegment struct {
 	lexOff    int64
 	hid       []int32 // row → hnsw id, or -1
 
+	// Format version 3 opened with a RangeFetcher: the file bytes, the
+	// text blocks (loaded on demand, lazytext.go), their decoded size,
+	// and textClosed, set under textMu when the file is released.
+	data       []byte
+	fetch      RangeFetcher
+	textBlocks []*textBlock
+	textRaw    int64
+	textMu     sync.RWMutex
+	textClosed bool
+
 	release func() error // unmaps / frees the file bytes
 
 	refs     atomic.Int64 // views holding the segment
@@ -260,6 +331,13 @@ func archiveCorrupt(path string, off int64, format string, args ...any) error {
 // checked: damage gives an error naming path and byte offset that matches
 // ErrCorrupt, never a panic.
 func openSegment(data []byte, path string, wantDim int, wantMetric Metric, indexed ...string) (*warmSegment, error) {
+	return openSegmentFetch(data, path, wantDim, wantMetric, nil, indexed...)
+}
+
+// openSegmentFetch is openSegment for a file whose text section (format
+// version 3) may be absent until fetch makes it present (RangeFetcher);
+// nil fetch: every byte is present and checked now.
+func openSegmentFetch(data []byte, path string, wantDim int, wantMetric Metric, fetch RangeFetcher, indexed ...string) (*warmSegment, error) {
 	n := int64(len(data))
 	if n < segHeaderSize+segFooterSize {
 		return nil, segCorrupt(path, 0, "file is %d bytes, shorter than header+footer", n)
@@ -268,21 +346,31 @@ func openSegment(data []byte, path string, wantDim int, wantMetric Metric, index
 		return nil, segCorrupt(path, 0, "bad magic %q", data[:8])
 	}
 	version := binary.LittleEndian.Uint32(data[8:])
-	if version != segVersionHNSW && version != segFormatVersion {
+	if version != segVersionHNSW && version != segFormatVersion && version != segVersionText {
 		return nil, segCorrupt(path, 8, "unknown segment format version %d", version)
 	}
 	foot := data[n-segFooterSize:]
 	if string(foot[24:]) != segEndMagic {
 		return nil, segCorrupt(path, n-8, "bad footer magic")
 	}
-	if got, want := crc32.Checksum(data[:n-16], crcTable), binary.LittleEndian.Uint32(foot[16:]); got != want {
-		return nil, segCorrupt(path, n-16, "file CRC32C %08x, footer says %08x", got, want)
+	// lazy: the text section may be absent; the table's own CRC32C (and
+	// each other section's) stands for the whole-file CRC32C.
+	lazy := fetch != nil && version == segVersionText
+	if !lazy {
+		if got, want := crc32.Checksum(data[:n-16], crcTable), binary.LittleEndian.Uint32(foot[16:]); got != want {
+			return nil, segCorrupt(path, n-16, "file CRC32C %08x, footer says %08x", got, want)
+		}
 	}
 	tableOff := binary.LittleEndian.Uint64(foot[0:])
 	nsec := uint64(binary.LittleEndian.Uint32(foot[8:]))
 	tableEnd := uint64(n - segFooterSize)
 	if tableOff < segHeaderSize || tableOff > tableEnd || (tableEnd-tableOff) != nsec*segTableEntry {
 		return nil, segCorrupt(path, n-segFooterSize, "section table offset %d / count %d do not fit", tableOff, nsec)
+	}
+	if lazy {
+		if got, want := crc32.Checksum(data[tableOff:tableEnd], crcTable), binary.LittleEndian.Uint32(foot[12:]); got != want {
+			return nil, segCorrupt(path, int64(tableOff), "section table CRC32C %08x, footer says %08x", got, want)
+		}
 	}
 	secs := map[uint32][]byte{}
 	secOff := map[uint32]int64{}
@@ -296,7 +384,7 @@ func openSegment(data []byte, path string, wantDim int, wantMetric Metric, index
 			return nil, segCorrupt(path, at, "section %d [%d,+%d) out of bounds", kind, off, ln)
 		}
 		b := data[off : off+ln]
-		if crc32.Checksum(b, crcTable) != binary.LittleEndian.Uint32(e[24:]) {
+		if !(lazy && kind == secText) && crc32.Checksum(b, crcTable) != binary.LittleEndian.Uint32(e[24:]) {
 			return nil, segCorrupt(path, int64(off), "section %d CRC mismatch", kind)
 		}
 		if _, dup := secs[kind]; dup {
@@ -380,6 +468,28 @@ func openSegment(data []byte, path string, wantDim int, wantMetric Metric, index
 	}
 	if d.err != nil {
 		return nil, segCorrupt(path, secOff[secDocs], "doc store: %v", d.err)
+	}
+	tib, hasTextIndex := secs[secTextIndex]
+	tb, hasText := secs[secText]
+	if (version == segVersionText) != hasTextIndex || hasTextIndex != hasText {
+		return nil, segCorrupt(path, 8, "format version %d with text index/text sections present=%v/%v", version, hasTextIndex, hasText)
+	}
+	if hasText {
+		for r, doc := range w.docs {
+			if doc.Content != "" {
+				return nil, segCorrupt(path, secOff[secDocs], "row %d has content in the doc store of a format version 3 segment", r)
+			}
+		}
+		w.data = data
+		if lazy {
+			w.fetch = fetch
+		}
+		if err := w.openText(tib, secOff[secTextIndex], secOff[secText], int64(len(tb))); err != nil {
+			return nil, err
+		}
+		if !lazy {
+			w.data = nil
+		}
 	}
 	hb, hasIndex := secs[secHNSW]
 	ib, hasIVF := secs[secIVFPQ]
@@ -660,6 +770,9 @@ func (w *warmSegment) unref() {
 // free closes the segment and (via onFree) deletes its file.
 func (w *warmSegment) free() {
 	w.freeOnce.Do(func() {
+		w.textMu.Lock()
+		w.textClosed = true
+		w.textMu.Unlock()
 		if w.index != nil {
 			w.index.Close()
 		}

@@ -735,6 +735,9 @@ func fixCRCs(data []byte) []byte {
 				binary.LittleEndian.PutUint32(e[24:], crc32.Checksum(b[off:off+ln], crcTable))
 			}
 		}
+		if binary.LittleEndian.Uint32(b[8:]) == segVersionText {
+			binary.LittleEndian.PutUint32(foot[12:], crc32.Checksum(b[tableOff:tableOff+nsec*segTableEntry], crcTable))
+		}
 	}
 	binary.LittleEndian.PutUint32(foot[16:], crc32.Checksum(b[:n-16], crcTable))
 	return b

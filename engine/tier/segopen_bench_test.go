@@ -31,18 +31,41 @@ func BenchmarkOpenSegment(b *testing.B) {
 		rows[i] = segRow{doc: &Document{ID: fmt.Sprintf("d%05d", i), Content: sb.String(), Vector: v,
 			Metadata: map[string]string{"path": fmt.Sprintf("f%d.go", i/10)}}, birth: uint64(i + 1)}
 	}
-	data, err := buildSegment(rows, segBuildOptions{dim: 64, metric: L2, m: 8, efConstruction: 32, threads: 2})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(int64(len(data)))
-	b.ResetTimer()
-	for b.Loop() {
-		w, err := openSegment(data, "seg", 64, L2)
+	// v1: format 1 (one doc store frame); v3: format 3 opened eagerly
+	// (every text block decoded); v3lazy: format 3 with a RangeFetcher
+	// whose ranges are present (text blocks left undecoded).
+	for _, c := range []struct {
+		name string
+		text bool
+		lazy bool
+		kb   int
+	}{{"v1", false, false, 16}, {"v3", true, false, 16}, {"v3lazy", true, true, 16}, {"v3-32k", true, false, 32}, {"v3-64k", true, false, 64}} {
+		saved := textBlockBytes
+		textBlockBytes = c.kb << 10
+		segWriteText = c.text
+		data, err := buildSegment(rows, segBuildOptions{dim: 64, metric: L2, m: 8, efConstruction: 32, threads: 2})
+		segWriteText, textBlockBytes = true, saved
 		if err != nil {
 			b.Fatal(err)
 		}
-		w.free()
+		if off, n, ok := TextSection(data); ok {
+			b.Logf("%s: %d bytes, text section %d", c.name, len(data), n)
+			_ = off
+		}
+		var fetch RangeFetcher
+		if c.lazy {
+			fetch = &copyFetcher{full: data, into: data}
+		}
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				w, err := openSegmentFetch(data, "seg", 64, L2, fetch)
+				if err != nil {
+					b.Fatal(err)
+				}
+				w.free()
+			}
+		})
 	}
 }
 

@@ -141,6 +141,11 @@ type Options struct {
 	// keeps per-value roaring bitmaps (built in memory when the segment
 	// is opened), used by Snapshot.SearchVectorWhere. Default none.
 	IndexedMetadata []string
+	// Fetch, if set, makes format version 3 segments open without their
+	// text section present: each row's content is fetched through it and
+	// decoded when Document.Text first asks (RangeFetcher). For readers
+	// whose segment files are partial copies of remote objects.
+	Fetch RangeFetcher
 	// AutoCompact runs compaction in the background (compact.go: size
 	// tiers, dead fractions, and the segment count at SlowdownSegments),
 	// in goroutines beside the flushes. Default false (call

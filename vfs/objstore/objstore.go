@@ -303,6 +303,30 @@ func (s *Store) GetRange(ctx context.Context, key string, off, n int64) ([]byte,
 	return b, nil
 }
 
+// GetRangeTo streams n bytes of key starting at off to w and returns the
+// bytes written. Reading past the end is an error.
+func (s *Store) GetRangeTo(ctx context.Context, key string, off, n int64, w io.Writer) (int64, error) {
+	if off < 0 || n <= 0 {
+		return 0, &Error{"get-range", s.bucket + "/" + s.full(key), fmt.Errorf("bad range off=%d n=%d", off, n)}
+	}
+	ctx, cancel := s.ctx(ctx)
+	defer cancel()
+	var o minio.GetObjectOptions
+	if err := o.SetRange(off, off+n-1); err != nil {
+		return 0, &Error{"get-range", s.bucket + "/" + s.full(key), err}
+	}
+	obj, err := s.c.GetObject(ctx, s.bucket, s.full(key), o)
+	if err != nil {
+		return 0, s.mapErr("get-range", key, err)
+	}
+	defer obj.Close()
+	got, err := io.CopyN(w, obj, n)
+	if err != nil {
+		return got, s.mapErr("get-range", key, err)
+	}
+	return got, nil
+}
+
 // GetTo streams the object at key to w and returns the bytes written.
 func (s *Store) GetTo(ctx context.Context, key string, w io.Writer) (int64, error) {
 	ctx, cancel := s.ctx(ctx)

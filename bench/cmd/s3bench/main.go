@@ -29,6 +29,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -39,17 +40,25 @@ import (
 	"github.com/stratasearch/strata/engine"
 	"github.com/stratasearch/strata/engine/contract"
 	"github.com/stratasearch/strata/engine/remote"
+	"github.com/stratasearch/strata/engine/tier"
 	"github.com/stratasearch/strata/internal/testenv/s3gw"
 	"github.com/stratasearch/strata/vfs/objstore"
 )
 
 const dim = 64
 
+var (
+	cpuProfile string
+	coldOnly   bool
+)
+
 func main() {
 	docsN := flag.Int("docs", 60000, "chunks to index (GOROOT/src)")
 	nq := flag.Int("queries", 300, "queries per mode")
 	secs := flag.Float64("seconds", 5, "throughput run length per reader count")
 	colds := flag.Int("colds", 5, "cold-reader starts")
+	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the cold-reader starts to this file")
+	flag.BoolVar(&coldOnly, "cold-only", false, "skip the streamed/ranged A/B and the throughput runs")
 	flag.Parse()
 	if os.Getenv("S3BENCH_CHILD") != "" {
 		child()
@@ -221,6 +230,7 @@ func run(docsN, nq int, secs float64, colds int) error {
 	ws := w.Stats()
 	fmt.Printf("publish: version %d, %d objects, %.1f MB uploaded in %s\n\n", v, ws.Uploaded, float64(ws.UploadedBytes)/1e6,
 		time.Since(t0).Round(time.Millisecond))
+	printSections(filepath.Join(tmp, "writer", "collections", "code", "store"))
 	qs := makeQueries(docs, nq)
 	modes := []struct {
 		name string
@@ -237,6 +247,9 @@ func run(docsN, nq int, secs float64, colds int) error {
 	}
 	r, err := remote.OpenReader(ctx, st, remote.ReaderOptions{CacheDir: filepath.Join(tmp, "warm"), CacheBytes: 4 << 30})
 	if err != nil {
+		return err
+	}
+	if err := r.Prefetch(ctx); err != nil {
 		return err
 	}
 	view := r.Acquire()
@@ -259,43 +272,103 @@ func run(docsN, nq int, secs float64, colds int) error {
 	view.Release()
 	r.Close()
 
-	// Cold: empty cache each time.
-	fmt.Printf("\ncold reader (empty cache, %d starts): open = list + download + verify + open view; then the first query of each mode\n\n", colds)
-	var opens, fetches, dbOpens []time.Duration
-	first := map[string][]time.Duration{}
-	var fetched int64
-	for i := 0; i < colds; i++ {
-		t0 := time.Now()
-		r, err := remote.OpenReader(ctx, st, remote.ReaderOptions{CacheDir: filepath.Join(tmp, fmt.Sprint("cold", i)), CacheBytes: 4 << 30})
+	// Cold: empty cache each time; lazy (text sections on demand) and
+	// eager (every object whole) starts interleaved.
+	const coldQ = 20 // queries per mode on each fresh reader
+	fmt.Printf("\ncold reader (empty cache, %d starts per arm, interleaved): open = list + download + verify + open view; "+
+		"then %d queries of each mode (distinct per start and mode), the first of which is \"first\"\n\n", colds, coldQ)
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
 		if err != nil {
 			return err
 		}
-		opens = append(opens, time.Since(t0))
-		rs := r.Status()
-		fetched = rs.Cache.FetchedBytes
-		fetches, dbOpens = append(fetches, rs.Fetch), append(dbOpens, rs.Open)
-		view := r.Acquire()
-		rc, _ := view.DB.Collection("code")
-		for _, m := range modes {
-			lat, err := timeQueries(rc, m.q[i:i+1])
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer f.Close()
+	}
+	type arm struct {
+		opens, fetches, dbOpens []time.Duration
+		first, all, total       map[string][]time.Duration
+		openBytes               []int64
+		qBytes                  map[string][]int64
+	}
+	arms := map[bool]*arm{}
+	for _, eager := range []bool{false, true} {
+		arms[eager] = &arm{first: map[string][]time.Duration{}, all: map[string][]time.Duration{},
+			total: map[string][]time.Duration{}, qBytes: map[string][]int64{}}
+	}
+	for i := 0; i < colds; i++ {
+		for _, eager := range []bool{false, true} {
+			a := arms[eager]
+			dir := filepath.Join(tmp, fmt.Sprint("cold", i, eager))
+			t0 := time.Now()
+			r, err := remote.OpenReader(ctx, st, remote.ReaderOptions{CacheDir: dir, CacheBytes: 4 << 30, Eager: eager})
 			if err != nil {
 				return err
 			}
-			first[m.name] = append(first[m.name], lat[0])
+			open := time.Since(t0)
+			a.opens = append(a.opens, open)
+			rs := r.Status()
+			a.openBytes = append(a.openBytes, rs.Cache.FetchedBytes)
+			a.fetches, a.dbOpens = append(a.fetches, rs.Fetch), append(a.dbOpens, rs.Open)
+			view := r.Acquire()
+			rc, _ := view.DB.Collection("code")
+			for mi, m := range modes {
+				lo := (mi*colds*coldQ + i*coldQ) % max(1, len(m.q)-coldQ)
+				for k, q := range m.q[lo : lo+coldQ] {
+					before := r.Status().Cache.FetchedBytes
+					lat, err := timeQueries(rc, []contract.Query{q})
+					if err != nil {
+						return err
+					}
+					a.qBytes[m.name] = append(a.qBytes[m.name], r.Status().Cache.FetchedBytes-before)
+					a.all[m.name] = append(a.all[m.name], lat[0])
+					if k == 0 {
+						a.first[m.name] = append(a.first[m.name], lat[0])
+						a.total[m.name] = append(a.total[m.name], open+lat[0])
+					}
+				}
+			}
+			view.Release()
+			r.Close()
+			os.RemoveAll(dir)
 		}
-		view.Release()
-		r.Close()
-		os.RemoveAll(filepath.Join(tmp, fmt.Sprint("cold", i)))
 	}
-	fmt.Println("| step | p50 | max |")
-	fmt.Println("|---|---|---|")
-	fmt.Printf("| open (to first servable view) | %s | %s |\n", ms(pct(opens, .5)), ms(pct(opens, 1)))
-	fmt.Printf("| of which: download + verify (%d at once) | %s | %s |\n", remote.FetchParallel, ms(pct(fetches, .5)), ms(pct(fetches, 1)))
-	fmt.Printf("| of which: engine.Open of the view | %s | %s |\n", ms(pct(dbOpens, .5)), ms(pct(dbOpens, 1)))
+	fmt.Println("| step | lazy p50 | lazy max | eager p50 | eager max |")
+	fmt.Println("|---|---|---|---|---|")
+	row := func(name string, f func(a *arm) []time.Duration) {
+		l, e := f(arms[false]), f(arms[true])
+		fmt.Printf("| %s | %s | %s | %s | %s |\n", name, ms(pct(l, .5)), ms(pct(l, 1)), ms(pct(e, .5)), ms(pct(e, 1)))
+	}
+	row("open (to first servable view)", func(a *arm) []time.Duration { return a.opens })
+	row("of which: download + verify", func(a *arm) []time.Duration { return a.fetches })
+	row("of which: engine.Open of the view", func(a *arm) []time.Duration { return a.dbOpens })
 	for _, m := range modes {
-		fmt.Printf("| first %s query after open | %s | %s |\n", m.name, ms(pct(first[m.name], .5)), ms(pct(first[m.name], 1)))
+		row("first "+m.name+" query after open", func(a *arm) []time.Duration { return a.first[m.name] })
+		row("open + first "+m.name+" query", func(a *arm) []time.Duration { return a.total[m.name] })
 	}
-	fmt.Printf("\nbytes fetched by a cold reader: %.1f MB (every object of the manifest)\n", float64(fetched)/1e6)
+	fmt.Printf("\ncold-cache queries (%d per mode and start, %d starts):\n\n", coldQ, colds)
+	fmt.Println("| mode | lazy p50 | lazy p99 | eager p50 | eager p99 | lazy bytes fetched per query, mean | max |")
+	fmt.Println("|---|---|---|---|---|---|---|")
+	for _, m := range modes {
+		l, e := arms[false].all[m.name], arms[true].all[m.name]
+		var sum, mx int64
+		for _, b := range arms[false].qBytes[m.name] {
+			sum += b
+			mx = max(mx, b)
+		}
+		fmt.Printf("| %s | %s | %s | %s | %s | %.1f KB | %.1f KB |\n", m.name, ms(pct(l, .5)), ms(pct(l, .99)), ms(pct(e, .5)),
+			ms(pct(e, .99)), float64(sum)/float64(len(arms[false].qBytes[m.name]))/1e3, float64(mx)/1e3)
+	}
+	fmt.Printf("\nbytes fetched at open: lazy %.1f MB, eager %.1f MB (every object whole)\n",
+		float64(arms[false].openBytes[0])/1e6, float64(arms[true].openBytes[0])/1e6)
+	if cpuProfile != "" {
+		pprof.StopCPUProfile()
+	}
+	if coldOnly {
+		return nil
+	}
 
 	// Download only, streamed whole vs ranged parts, interleaved.
 	var streamed, ranged []time.Duration
@@ -390,6 +463,10 @@ func child() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	if err := r.Prefetch(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	v := r.Acquire()
 	col, _ := v.DB.Collection("code")
 	timeQueries(col, qs[:20])
@@ -427,4 +504,35 @@ func waitCont() <-chan os.Signal {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGUSR1)
 	return ch
+}
+
+// printSections prints the section sizes of the segment files in dir,
+// summed over the files.
+func printSections(dir string) {
+	names, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
+	sum := map[string]int64{}
+	var total int64
+	var order []string
+	for _, n := range names {
+		b, err := os.ReadFile(n)
+		if err != nil {
+			continue
+		}
+		in, err := tier.Inspect(b)
+		if err != nil {
+			continue
+		}
+		total += int64(len(b))
+		for _, s := range in.Sections {
+			if _, ok := sum[s.Name]; !ok {
+				order = append(order, s.Name)
+			}
+			sum[s.Name] += s.Length
+		}
+	}
+	fmt.Printf("segment files: %d, %.1f MB;", len(names), float64(total)/1e6)
+	for _, k := range order {
+		fmt.Printf(" %s %.1f MB", k, float64(sum[k])/1e6)
+	}
+	fmt.Println()
 }
