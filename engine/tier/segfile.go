@@ -549,16 +549,17 @@ func (w *warmSegment) searchPre(ctx context.Context, q []float32, k, ef int, e u
 	}
 	done := ctx.Done()
 	var allow *roaring.Bitmap
-	if pre != nil && e >= w.meta.MaxEpoch {
-		allow = pre.Clone()
-	}
 	base := w.vecRows
 	if pre != nil {
 		base = pre
 	}
 	if e >= w.meta.MaxEpoch {
 		// Every row was born by e: the visible rows are all rows minus
-		// those dead by e, found from the dead list in O(#dead).
+		// those dead by e, found from the dead list in O(#dead). The dead
+		// ids (and the ids filter rejects) are collected into one bitmap
+		// and removed container-wise: a Remove per id on a run container
+		// costs O(#runs) each.
+		gone := roaring.New()
 		w.deadMu.RLock()
 		stopped := false
 		for i, r := range w.dead {
@@ -567,42 +568,31 @@ func (w *warmSegment) searchPre(ctx context.Context, q []float32, k, ef int, e u
 				break
 			}
 			if w.hid[r] >= 0 && w.death[r].Load() <= e {
-				if allow == nil {
-					allow = base.Clone()
-				}
-				allow.Remove(uint32(w.hid[r]))
+				gone.Add(uint32(w.hid[r]))
 			}
 		}
 		w.deadMu.RUnlock()
 		if stopped {
 			return nil, ctx.Err()
 		}
-		if filter == nil {
-			if allow == nil {
-				// Nothing dead at e: no Allow bitmap needed.
-				return w.searchAllow(ctx, q, k, ef, nil)
-			}
-		} else {
-			if allow == nil {
-				allow = base.Clone()
-			}
-			var drop []uint32
+		if filter == nil && pre == nil && gone.IsEmpty() {
+			// Nothing dead at e: no Allow bitmap needed.
+			return w.searchAllow(ctx, q, k, ef, nil)
+		}
+		allow = roaring.AndNot(base, gone)
+		if filter != nil {
+			kept := roaring.New()
 			it := allow.Iterator()
 			for i := 0; it.HasNext(); i++ {
 				if i%rowCheck == 0 && cancel.Done(done) {
 					return nil, ctx.Err()
 				}
 				h := it.Next()
-				if !filter(w.docs[w.vecRow[h]]) {
-					drop = append(drop, h)
+				if filter(w.docs[w.vecRow[h]]) {
+					kept.Add(h)
 				}
 			}
-			for i, h := range drop {
-				if i%rowCheck == 0 && cancel.Done(done) {
-					return nil, ctx.Err()
-				}
-				allow.Remove(h)
-			}
+			allow = kept
 		}
 	} else {
 		// An old snapshot: check every row.
@@ -616,6 +606,38 @@ func (w *warmSegment) searchPre(ctx context.Context, q []float32, k, ef int, e u
 				allow.Add(uint32(w.hid[r]))
 			}
 		}
+	}
+	if allow.IsEmpty() {
+		return nil, nil
+	}
+	return w.searchAllow(ctx, q, k, ef, allow)
+}
+
+// searchRows is search restricted to rows (segment rows, not HNSW ids):
+// the rows of rows that are visible at e and have a vector, with no
+// per-row filter. It costs a container-wise AND with the cached live rows
+// (liveRows) plus, when some row has no vector, one pass over rows
+// mapping each to its HNSW id.
+func (w *warmSegment) searchRows(ctx context.Context, q []float32, k, ef int, e uint64, rows *roaring.Bitmap) ([]Hit, error) {
+	if (w.index == nil && w.vecs == nil) || len(w.vecRow) == 0 || k <= 0 || rows == nil || rows.IsEmpty() {
+		return nil, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	allow := roaring.And(rows, w.liveRows(e))
+	if len(w.vecRow) != len(w.docs) {
+		// Some rows have no vector: HNSW ids are not rows.
+		ids := roaring.New()
+		it := allow.Iterator()
+		for it.HasNext() {
+			if r := it.Next(); int(r) < len(w.hid) && w.hid[r] >= 0 {
+				ids.Add(uint32(w.hid[r]))
+			}
+		}
+		allow = ids
+	} else if !allow.IsEmpty() && int(allow.Maximum()) >= len(w.docs) {
+		allow.RemoveRange(uint64(len(w.docs)), uint64(allow.Maximum())+1)
 	}
 	if allow.IsEmpty() {
 		return nil, nil
