@@ -38,7 +38,9 @@
 //     after F) are carried over to the new rows, ONE manifest edit {add
 //     segment, tombstones of warm and cold rows that died in (old durable
 //     epoch, F], durable epoch := F} commits, the view drops the frozen
-//     MemTable, and WAL files holding only epochs ≤ F are deleted. A
+//     MemTable, and WAL files holding only epochs ≤ F are deleted (the
+//     active one too, after a rotation, when nothing after F was
+//     written: wal.WAL.RetireThrough). A
 //     crash before the edit replays the WAL after the old durable epoch;
 //     after it, the WAL after F (whose records end rows of the new
 //     segment by id). A failed segment write leaves the frozen MemTable
