@@ -230,11 +230,14 @@
 //	         version_hash [32]byte | varint updated_unix_nano
 //	str    = uvarint length | bytes
 //
-// # Warm segment file (seg-<id>.sst, format version 1 or 2, little-endian)
+// # Warm segment file (seg-<id>.sst, format version 1, 2 or 3, little-endian)
 //
-// HNSW segments are written as version 1 (readable by earlier builds);
-// IVF-PQ and flat segments as version 2. A segment with a vector has
-// exactly one of the sections hnsw, ivfpq, flat; version 1 only hnsw.
+// HNSW segments are written as version 3 (version 1 files are still
+// read); IVF-PQ and flat segments as version 2. A segment with a vector
+// has exactly one of the sections hnsw, ivfpq, flat; versions 1 and 3
+// only hnsw. Version 3 differs from 1 only in the doc store: each vector
+// is stored once, in the hnsw section, and the doc store holds a
+// reference to it (below).
 //
 //	+---------------------------------------------------------------+
 //	| "STRATSEG" (8) | format version u32 | flags u32 (0)            |  header, 16 B
@@ -256,7 +259,14 @@
 //	2 docs  zstd frame (klauspost/compress) of: uvarint rows, then per row
 //	        uvarint e_birth | str id | upsert body (as in the batch payload:
 //	        content, source uri, namespace, trust, acl, metadata, vector
-//	        float32 × d, version hash, timestamp)
+//	        float32 × d, version hash, timestamp). Version 3: the body's
+//	        vector count is 0 and the body is followed by the vector
+//	        reference: uvarint n (0 = no vector, else d) | when n > 0:
+//	        (cosine) norm f64 | uvarint e | e × {uvarint component |
+//	        f32 bits}; the vector is rebuilt from the r-th hnsw vector u
+//	        (r: its ordinal among the rows with one) as float32(u_i·norm)
+//	        (cosine) or u_i, with the e listed components replaced: bit
+//	        for bit the vector written (vecref.go)
 //	3 hnsw  engine/hnsw WriteTo bytes over the rows that have a vector, in
 //	        row order, label = row number (absent when no row has a vector)
 //	5 ivfpq (version 2) engine/ivfpq WriteTo bytes (its own header, CRC,

@@ -45,8 +45,8 @@ func Inspect(b []byte) (*inspect.Info, error) {
 	in.Version = int(version)
 	in.Add("version", version, 8)
 	in.Add("flags", fmt.Sprintf("%#x", flags), 12)
-	if version != segVersionHNSW && version != segFormatVersion {
-		in.Problemf(8, "segment format version %d not supported (this build reads %d and %d)", version, segVersionHNSW, segFormatVersion)
+	if version < segVersionHNSW || version > segFormatVersion {
+		in.Problemf(8, "segment format version %d not supported (this build reads %d to %d)", version, segVersionHNSW, segFormatVersion)
 		return in, nil
 	}
 	if n < segHeaderSize+segFooterSize {
@@ -149,8 +149,8 @@ func Inspect(b []byte) (*inspect.Info, error) {
 	if idxSecs > 1 {
 		in.Problemf(int64(tableOff), "more than one vector-index section (hnsw, ivfpq, flat)")
 	}
-	if version == segVersionHNSW && (secs[secIVFPQ] != nil || secs[secFlat] != nil) {
-		in.Problemf(8, "format version 1 segment with an ivfpq or flat section")
+	if version != segVersionIVF && (secs[secIVFPQ] != nil || secs[secFlat] != nil) {
+		in.Problemf(8, "format version %d segment with an ivfpq or flat section", version)
 	}
 	if ib, ok := secs[secIVFPQ]; ok {
 		in.Add("vectorIndex", string(SegmentIndexIVFPQ), -1)

@@ -28,9 +28,13 @@ const (
 	// files have an HNSW section whenever a row has a vector; version 2
 	// files (written for SegmentIndex "ivfpq") have an ivfpq or flat
 	// section instead. HNSW segments are still written as version 1, so
-	// older builds read them.
-	segFormatVersion = 2
+	// older builds read them; version 3 files are HNSW segments whose
+	// doc store holds each vector by reference to the HNSW section's copy
+	// (vecref.go), which earlier builds do not read.
+	segFormatVersion = 3
 	segVersionHNSW   = 1
+	segVersionIVF    = 2
+	segVersionVecRef = 3
 	segHeaderSize    = 16
 	segFooterSize    = 32
 	segTableEntry    = 32
@@ -71,16 +75,10 @@ type segBuildOptions struct {
 
 // buildSegment serialises rows into a segment container.
 func buildSegment(rows []segRow, o segBuildOptions) ([]byte, error) {
-	// Doc store: per row uvarint birth | str id | upsert body, zstd.
-	var raw []byte
-	raw = binary.AppendUvarint(raw, uint64(len(rows)))
 	minE, maxE := uint64(math.MaxUint64), uint64(0)
 	var labels []uint64
 	var vecs []float32
 	for i, r := range rows {
-		raw = binary.AppendUvarint(raw, r.birth)
-		raw = putStr(raw, r.doc.ID)
-		raw = appendDocBody(raw, r.doc, r.doc.UpdatedUnixNano)
 		minE, maxE = min(minE, r.birth), max(maxE, r.birth)
 		if r.doc.Vector != nil {
 			labels = append(labels, uint64(i))
@@ -89,6 +87,41 @@ func buildSegment(rows []segRow, o segBuildOptions) ([]byte, error) {
 	}
 	if len(rows) == 0 {
 		minE = 0
+	}
+	// The HNSW index is built first: a version 3 doc store refers to its
+	// vectors (vecref.go).
+	var ix *hnsw.Index
+	if len(labels) > 0 && o.index != SegmentIndexIVFPQ {
+		var err error
+		ix, err = hnsw.New(hnsw.Options{Dim: o.dim, Metric: o.metric, M: o.m,
+			EfConstruction: o.efConstruction, InitialCapacity: len(labels)})
+		if err != nil {
+			return nil, fmt.Errorf("tier: segment hnsw: %w", err)
+		}
+		defer ix.Close()
+		if _, err := ix.AddBatch(labels, vecs, max(1, o.threads)); err != nil {
+			return nil, fmt.Errorf("tier: segment hnsw: %w", err)
+		}
+	}
+	// Doc store: per row uvarint birth | str id | upsert body (version 3:
+	// without the vector, then its reference), zstd.
+	var raw []byte
+	raw = binary.AppendUvarint(raw, uint64(len(rows)))
+	var ref vecRefEncoder
+	if ix != nil {
+		ref = vecRefEncoder{ix: ix, metric: o.metric, u: make([]float32, o.dim)}
+	}
+	for _, r := range rows {
+		raw = binary.AppendUvarint(raw, r.birth)
+		raw = putStr(raw, r.doc.ID)
+		if ix == nil {
+			raw = appendDocBody(raw, r.doc, r.doc.UpdatedUnixNano)
+			continue
+		}
+		var err error
+		if raw, err = ref.appendRow(raw, r.doc); err != nil {
+			return nil, err
+		}
 	}
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
 	if err != nil {
@@ -115,20 +148,13 @@ func buildSegment(rows []segRow, o segBuildOptions) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		version = segFormatVersion
+		version = segVersionIVF
 		secs = append(secs, struct {
 			kind uint32
 			b    []byte
 		}{kind, b})
-	} else if len(labels) > 0 {
-		ix, err := hnsw.New(hnsw.Options{Dim: o.dim, Metric: o.metric, M: o.m,
-			EfConstruction: o.efConstruction, InitialCapacity: len(labels)})
-		if err != nil {
-			return nil, fmt.Errorf("tier: segment hnsw: %w", err)
-		}
-		if _, err := ix.AddBatch(labels, vecs, max(1, o.threads)); err != nil {
-			return nil, fmt.Errorf("tier: segment hnsw: %w", err)
-		}
+	} else if ix != nil {
+		version = segVersionVecRef
 		var hb bytes.Buffer
 		if _, err := ix.WriteTo(&hb); err != nil {
 			return nil, fmt.Errorf("tier: segment hnsw: %w", err)
@@ -268,7 +294,7 @@ func openSegment(data []byte, path string, wantDim int, wantMetric Metric, index
 		return nil, segCorrupt(path, 0, "bad magic %q", data[:8])
 	}
 	version := binary.LittleEndian.Uint32(data[8:])
-	if version != segVersionHNSW && version != segFormatVersion {
+	if version != segVersionHNSW && version != segVersionIVF && version != segVersionVecRef {
 		return nil, segCorrupt(path, 8, "unknown segment format version %d", version)
 	}
 	foot := data[n-segFooterSize:]
@@ -352,6 +378,9 @@ func openSegment(data []byte, path string, wantDim int, wantMetric Metric, index
 		docs: make([]*Document, rows), birth: make([]uint64, rows), death: make([]atomic.Uint64, rows),
 		ids: make(map[string][]uint32, rows), hid: make([]int32, rows), kfactor: 4}
 	nvec := 0
+	byRef := version == segVersionVecRef
+	var refs []vecRef // version 3: per row with a vector, its reference
+	var refExcs []refExc
 	for r := uint64(0); r < rows && d.err == nil; r++ {
 		w.birth[r] = d.uvarint("birth")
 		doc := &Document{ID: d.str("id")}
@@ -359,7 +388,20 @@ func openSegment(data []byte, path string, wantDim int, wantMetric Metric, index
 		if d.err != nil {
 			break
 		}
-		if doc.Vector != nil && len(doc.Vector) != wantDim {
+		if byRef {
+			if doc.Vector != nil {
+				return nil, segCorrupt(path, secOff[secDocs], "row %d holds its vector in a format version 3 doc store", r)
+			}
+			ref, ok := d.vectorRef(wantDim, wantMetric, &refExcs)
+			if d.err != nil {
+				break
+			}
+			if ok {
+				refs = append(refs, ref)
+				doc.Vector = []float32{} // rebuilt from the hnsw section below
+			}
+		}
+		if doc.Vector != nil && len(doc.Vector) != wantDim && !byRef {
 			return nil, segCorrupt(path, secOff[secDocs], "row %d vector has %d dimensions", r, len(doc.Vector))
 		}
 		if w.birth[r] < minE || w.birth[r] > maxE {
@@ -393,8 +435,8 @@ func openSegment(data []byte, path string, wantDim int, wantMetric Metric, index
 	if (nvec > 0) != (nIdx == 1) || nIdx > 1 {
 		return nil, segCorrupt(path, int64(tableOff), "%d vectors but hnsw/ivfpq/flat sections present=%v/%v/%v", nvec, hasIndex, hasIVF, hasFlat)
 	}
-	if version == segVersionHNSW && (hasIVF || hasFlat) {
-		return nil, segCorrupt(path, 8, "format version 1 segment with an ivfpq or flat section")
+	if version != segVersionIVF && (hasIVF || hasFlat) {
+		return nil, segCorrupt(path, 8, "format version %d segment with an ivfpq or flat section", version)
 	}
 	if hasFlat {
 		fd := &decoder{b: fb}
@@ -421,8 +463,24 @@ func openSegment(data []byte, path string, wantDim int, wantMetric Metric, index
 			}
 			return nil, segCorrupt(path, secOff[secHNSW], "hnsw: %v", err)
 		}
-		if ix.Len() != nvec || ix.Options().Dim != wantDim {
-			return nil, segCorrupt(path, secOff[secHNSW], "hnsw has %d vectors of dim %d, want %d of %d", ix.Len(), ix.Options().Dim, nvec, wantDim)
+		if ix.Len() != nvec || ix.Options().Dim != wantDim || ix.Options().Metric != wantMetric {
+			ix.Close()
+			return nil, segCorrupt(path, secOff[secHNSW], "hnsw has %d vectors of dim %d metric %v, want %d of %d %v",
+				ix.Len(), ix.Options().Dim, ix.Options().Metric, nvec, wantDim, wantMetric)
+		}
+		if byRef {
+			// Rebuild the rows' vectors from the hnsw copies (vecref.go).
+			slab := make([]float32, nvec*wantDim)
+			for h, ref := range refs {
+				v := slab[h*wantDim : (h+1)*wantDim : (h+1)*wantDim]
+				u, err := ix.Vector(v[:0], uint32(h))
+				if err != nil || len(u) != wantDim {
+					ix.Close()
+					return nil, segCorrupt(path, secOff[secHNSW], "hnsw vector %d: %v", h, err)
+				}
+				ref.rebuild(v, u, wantMetric, refExcs)
+				w.docs[w.vecRow[h]].Vector = v
+			}
 		}
 		w.index = ix
 	}
