@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 	"github.com/stratasearch/strata/datasets"
 	"github.com/stratasearch/strata/engine"
 	"github.com/stratasearch/strata/engine/contract"
+	"github.com/stratasearch/strata/engine/tier"
 )
 
 // The lancedb suite: Strata against LanceDB embedded (npm
@@ -84,11 +86,15 @@ type LanceDBRun struct {
 	StrataBytes   int64   `json:"strata_bytes"` // the store directory after Flush
 	// StrataWarmBytes is the warm segment bytes within StrataBytes
 	// (CollectionStats.WarmBytes: doc store, BM25, HNSW, vectors).
-	StrataWarmBytes int64         `json:"strata_warm_bytes"`
-	PeerBytes       int64         `json:"lancedb_bytes"`
-	Modes           []LanceDBMode `json:"modes"`
-	PeerSweep       []string      `json:"lancedb_sweep"` // "nprobes/refine: recall, p50"
-	Method          string        `json:"method"`
+	StrataWarmBytes int64 `json:"strata_warm_bytes"`
+	// StrataByteBreakdown is StrataBytes by file (path under the store
+	// directory: bytes) and, for each warm segment, by section (and its
+	// HNSW section's sections), as tier.Inspect reads them.
+	StrataByteBreakdown []string      `json:"strata_byte_breakdown"`
+	PeerBytes           int64         `json:"lancedb_bytes"`
+	Modes               []LanceDBMode `json:"modes"`
+	PeerSweep           []string      `json:"lancedb_sweep"` // "nprobes/refine: recall, p50"
+	Method              string        `json:"method"`
 }
 
 type lanceTimed struct {
@@ -186,6 +192,10 @@ func (lancedbSuite) Run(ctx context.Context, cfg Config, res *Results) error {
 		return err
 	}
 	run.StrataIngestS, run.StrataBuildS, run.StrataBytes, run.StrataWarmBytes = sr.ingestS, sr.buildS, sr.bytes, sr.warmBytes
+	run.StrataByteBreakdown = sr.breakdown
+	for _, l := range sr.breakdown {
+		cfg.logf("lancedb: strata bytes %s", l)
+	}
 
 	truth := exactCosine(p.DocVecs, p.QueryVecs, k, nil)
 	truthF := exactCosine(p.DocVecs, p.QueryVecs, k, func(i int) bool { return lanceTag(i) == lanceFilterTag })
@@ -390,6 +400,7 @@ type strataTimed struct {
 type strataLance struct {
 	ingestS, buildS               float64
 	bytes, warmBytes              int64
+	breakdown                     []string
 	fts, vector, hybrid, filtered strataTimed
 }
 
@@ -427,6 +438,9 @@ func runStrataLance(ctx context.Context, dir string, p *LanceDBParams, k int) (*
 		return nil, fmt.Errorf("bench: lancedb: %w", err)
 	}
 	out.warmBytes = int64(col.Stats().WarmBytes)
+	if out.breakdown, err = storeBreakdown(dir); err != nil {
+		return nil, fmt.Errorf("bench: lancedb: %w", err)
+	}
 	f := contract.Eq("tag", contract.String(lanceFilterTag))
 	timed := func(q func(i int) contract.Query) (strataTimed, error) {
 		var st strataTimed
@@ -532,4 +546,47 @@ func quantileF(xs []float64, q float64) float64 {
 	s := append([]float64(nil), xs...)
 	sort.Float64s(s)
 	return s[int(q*float64(len(s)-1)+0.5)]
+}
+
+// storeBreakdown lists every regular file under dir ("path: bytes",
+// paths relative to dir) and, for each warm segment file (*.sst), its
+// sections and its HNSW section's sections ("path section: bytes",
+// "path hnsw/section: bytes") as tier.Inspect reads them.
+func storeBreakdown(dir string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		out = append(out, fmt.Sprintf("%s: %d", rel, info.Size()))
+		if !strings.HasSuffix(p, ".sst") {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		in, err := tier.Inspect(b)
+		if err != nil {
+			return fmt.Errorf("inspect %s: %w", rel, err)
+		}
+		for _, sec := range in.Sections {
+			out = append(out, fmt.Sprintf("%s %s: %d", rel, sec.Name, sec.Length))
+		}
+		for _, ch := range in.Children {
+			if ch.Format != "STRHNSW" {
+				continue
+			}
+			for _, sec := range ch.Sections {
+				out = append(out, fmt.Sprintf("%s hnsw/%s: %d", rel, sec.Name, sec.Length))
+			}
+		}
+		return nil
+	})
+	return out, err
 }

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -76,6 +77,25 @@ func TestLanceDBSuite(t *testing.T) {
 	run := r.LanceDB[0]
 	if run.PeerVersion != LanceDBVersion || run.StrataBytes <= 0 || run.PeerBytes <= 0 || run.PeerIngestS <= 0 || run.StrataIngestS <= 0 || len(run.PeerSweep) != 4 {
 		t.Errorf("run %+v", run)
+	}
+	// The breakdown's files add up to StrataBytes, and the warm segment
+	// is broken down by section.
+	var files int64
+	sections := 0
+	for _, l := range run.StrataByteBreakdown {
+		name, val, ok := strings.Cut(l, ": ")
+		nb, err := strconv.ParseInt(val, 10, 64)
+		if !ok || err != nil {
+			t.Fatalf("breakdown line %q", l)
+		}
+		if strings.Contains(name, " ") {
+			sections++
+		} else {
+			files += nb
+		}
+	}
+	if files != run.StrataBytes || sections < 4 {
+		t.Errorf("breakdown files sum to %d bytes (store %d), %d section lines: %v", files, run.StrataBytes, sections, run.StrataByteBreakdown)
 	}
 	modes := map[string]LanceDBMode{}
 	for _, m := range run.Modes {

@@ -50,10 +50,22 @@ type plan struct {
 	// statsAllow: the rows a tenant-scoped query's BM25 statistics count
 	// (tenantStats), per view; nil otherwise.
 	statsAllow []*roaring.Bitmap
-	// allowDoc: the documents scope, ACL and filter allow (the dense
-	// retriever's filter); nil when nothing is restricted or the query
-	// is lexical.
+	// allowDoc: the hot and cold documents scope, ACL and filter allow
+	// (the dense retriever's filter outside the warm segments); nil when
+	// nothing is restricted or the query is lexical.
 	allowDoc map[*tier.Document]struct{}
+	// denseWarm: per warm segment (views[i].Allow of its view), the rows
+	// scope, ACL and filter allow, live at the epoch: the dense
+	// retriever's restriction there; set with allowDoc.
+	denseWarm []*roaring.Bitmap
+}
+
+// denseAllow is a restricted dense retrieval's candidates: warm[i] the
+// allowed rows of warm segment i, doc the test of every other tier's
+// documents. The zero value restricts nothing.
+type denseAllow struct {
+	warm []*roaring.Bitmap
+	doc  func(*tier.Document) bool
 }
 
 // newPlan resolves q at pin's snapshot. validated says the caller has
@@ -143,8 +155,10 @@ func (c *Collection) newPlan(ctx context.Context, q contract.Query, pin *pinnedS
 		}
 	}
 	pred := compilePredicate(&q, filterBM == nil)
+	// scope: pred without the indexed filter (its test once the tier
+	// visits only filterBM's rows).
+	scope := pred
 	if filterBM != nil {
-		scope := pred
 		pred = func(vi *verInfo, v uint32) bool { return filterBM.Contains(v) && (scope == nil || scope(vi, v)) }
 	}
 	bases := make([]uint32, 0, len(wc.Segs)+len(hots))
@@ -167,10 +181,18 @@ func (c *Collection) newPlan(ctx context.Context, q contract.Query, pin *pinnedS
 		}
 	}
 	var views []bm25.View
+	nWarmSegs := len(wc.Segs)
 	if q.Mode != contract.Dense || pred != nil {
 		// The tier knows which rows are live at the epoch; keep sees each
 		// of them once. With nothing to restrict or count, the tier's
 		// cached live-row bitmaps are the Allow bitmaps (shared).
+		// only: the tier visits filterBM's rows only (ls.Only below), so
+		// keep tests them with scope alone.
+		only := filterBM != nil && statsAllow == nil
+		rowPred := pred
+		if only {
+			rowPred = scope
+		}
 		var keep func(int, uint32) bool
 		if pred != nil || statsAllow != nil {
 			keep = func(p int, local uint32) bool {
@@ -178,17 +200,19 @@ func (c *Collection) newPlan(ctx context.Context, q contract.Query, pin *pinnedS
 				if statsAllow != nil && (tenancy == nil || tenancy(&infos[k])) {
 					statsAllow[p].Add(local)
 				}
-				if pred != nil && !pred(&infos[k], k) {
+				if rowPred != nil && !rowPred(&infos[k], k) {
 					return false
 				}
-				if allowDoc != nil {
+				if allowDoc != nil && p >= nWarmSegs {
+					// Warm rows reach the dense retriever as the
+					// view's Allow bitmap (denseWarm).
 					allowDoc[infos[k].Doc] = struct{}{}
 				}
 				return true
 			}
 		}
 		ls := tier.LexicalSets{Warm: wc.Segs, Hot: hotSegs}
-		if filterBM != nil && statsAllow == nil {
+		if only {
 			// Only the filter's rows can pass: the tier visits those
 			// instead of every live row. filterBM holds keys; view p's
 			// local rows are keys − bases[p] (the tier drops the rows
@@ -218,6 +242,17 @@ func (c *Collection) newPlan(ctx context.Context, q contract.Query, pin *pinnedS
 	}
 	// --- end cold tier hook ---
 	pl.sn, pl.infos, pl.keyOf, pl.views, pl.bases, pl.statsAllow, pl.allowDoc = sn, infos, keyOf, views, bases, statsAllow, allowDoc
+	if allowDoc != nil {
+		pl.denseWarm = make([]*roaring.Bitmap, nWarmSegs)
+		for i := range pl.denseWarm {
+			if pl.denseWarm[i] = views[i].Allow; pl.denseWarm[i] == nil {
+				// A nil Allow is every row; restricted views always
+				// hold their own bitmap, but keep the meaning.
+				pl.denseWarm[i] = roaring.New()
+				pl.denseWarm[i].AddRange(0, uint64(views[i].Seg.NumDocs()))
+			}
+		}
+	}
 	pl.terms = wc.Terms
 	return pl, nil
 }
@@ -313,16 +348,17 @@ func (pl *plan) retrieve(ctx context.Context, depth int, budget time.Duration) (
 			if h := hook; h != nil {
 				h(retrieverDense)
 			}
-			var filter func(*tier.Document) bool
+			var allow denseAllow
 			if pl.allowDoc != nil {
-				filter = func(d *tier.Document) bool { _, ok := pl.allowDoc[d]; return ok }
+				allow.warm = pl.denseWarm
+				allow.doc = func(d *tier.Document) bool { _, ok := pl.allowDoc[d]; return ok }
 			}
 			if pl.rerank {
 				w, _ := c.rerankParams(q.Fusion)
-				ch <- c.denseRerank(ctx, pl.sn, pl.keyOf, <-lexCh, pl.infos, q.Vector, q.TopK, w, filter)
+				ch <- c.denseRerank(ctx, pl.sn, pl.keyOf, <-lexCh, pl.infos, q.Vector, q.TopK, w, allow)
 				return
 			}
-			ch <- c.dense(ctx, pl.sn, pl.keyOf, q.Vector, denseDepth, filter)
+			ch <- c.dense(ctx, pl.sn, pl.keyOf, q.Vector, denseDepth, allow)
 		}()
 	}
 	go func() { wg.Wait(); pl.pin.release() }()

@@ -58,7 +58,7 @@ func (s denseScorer) score(x []float32) (raw, fscore float64, ok bool) {
 // index, no full scan), and, only when the lexical list holds fewer than
 // topK hits, runs the full brute-force dense search (depth topK) to
 // back-fill the result.
-func (c *Collection) denseRerank(ctx context.Context, sn *tier.Snapshot, keyOf func(*tier.Document) (uint32, bool), lr retrieved, infos []verInfo, vec []float32, topK, window int, filter func(*tier.Document) bool) retrieved {
+func (c *Collection) denseRerank(ctx context.Context, sn *tier.Snapshot, keyOf func(*tier.Document) (uint32, bool), lr retrieved, infos []verInfo, vec []float32, topK, window int, allow denseAllow) retrieved {
 	r := retrieved{name: retrieverDense}
 	if lr.err != nil {
 		if cancelled(lr.err) {
@@ -88,7 +88,7 @@ func (c *Collection) denseRerank(ctx context.Context, sn *tier.Snapshot, keyOf f
 		return cmp.Compare(a.Key, b.Key)
 	})
 	if len(lr.hits) < topK {
-		full := c.dense(ctx, sn, keyOf, vec, topK, filter)
+		full := c.dense(ctx, sn, keyOf, vec, topK, allow)
 		if full.err != nil {
 			r.err = full.err
 			return r

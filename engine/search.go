@@ -406,12 +406,20 @@ func (c *Collection) lexical(ctx context.Context, sn *tier.Snapshot, views []bm2
 	return r
 }
 
-// dense runs the tier's vector search (MemTable brute force + warm HNSW);
-// keyOf maps a hit's document to its key. The search stops when ctx is
+// dense runs the tier's vector search (MemTable brute force + warm HNSW)
+// over the candidates allow admits (warm segments: its row bitmaps, one
+// AND with the live rows each; other tiers: its document test); keyOf
+// maps a hit's document to its key. The search stops when ctx is
 // done; r.err is then ctx's error.
-func (c *Collection) dense(ctx context.Context, sn *tier.Snapshot, keyOf func(*tier.Document) (uint32, bool), vec []float32, k int, filter func(*tier.Document) bool) retrieved {
+func (c *Collection) dense(ctx context.Context, sn *tier.Snapshot, keyOf func(*tier.Document) (uint32, bool), vec []float32, k int, allow denseAllow) retrieved {
 	r := retrieved{name: retrieverDense}
-	hits, err := sn.SearchVectorContext(ctx, vec, k, filter)
+	var hits []tier.Hit
+	var err error
+	if allow.warm != nil {
+		hits, err = sn.SearchVectorRowsContext(ctx, vec, k, allow.warm, allow.doc)
+	} else {
+		hits, err = sn.SearchVectorContext(ctx, vec, k, allow.doc)
+	}
 	if err != nil {
 		r.err = fmt.Errorf("engine: dense search: %w", err)
 		return r

@@ -56,7 +56,7 @@
 // one does. While it fetches a version the reader's pin names that
 // version and is rewritten every PinInterval, so garbage collection keeps
 // its objects however long the fetch takes (the view being served is
-// local and needs no pin). A segment of tier format version 3 has its
+// local and needs no pin). A segment of tier format version 3 or 4 has its
 // text section (the rows' contents, in zstd blocks) recorded as the
 // object's Lazy range: the reader fetches every 1 MiB block holding a
 // byte outside it (streamed, each checked against its CRC32C) into a

@@ -38,7 +38,9 @@
 //     after F) are carried over to the new rows, ONE manifest edit {add
 //     segment, tombstones of warm and cold rows that died in (old durable
 //     epoch, F], durable epoch := F} commits, the view drops the frozen
-//     MemTable, and WAL files holding only epochs ≤ F are deleted. A
+//     MemTable, and WAL files holding only epochs ≤ F are deleted (the
+//     active one too, after a rotation, when nothing after F was
+//     written: wal.WAL.RetireThrough). A
 //     crash before the edit replays the WAL after the old durable epoch;
 //     after it, the WAL after F (whose records end rows of the new
 //     segment by id). A failed segment write leaves the frozen MemTable
@@ -228,16 +230,18 @@
 //	         version_hash [32]byte | varint updated_unix_nano
 //	str    = uvarint length | bytes
 //
-// # Warm segment file (seg-<id>.sst, format version 1, 2 or 3, little-endian)
+// # Warm segment file (seg-<id>.sst, format version 1 to 4, little-endian)
 //
-// This build writes version 3 (any vector section kind; earlier builds
-// do not read it) and reads all three. Earlier builds wrote HNSW
-// segments as version 1 and IVF-PQ and flat segments as version 2. A
-// segment with a vector has exactly one of the sections hnsw, ivfpq,
-// flat; version 1 only hnsw. Version 3 stores every row's content in
-// the text section instead of the doc store (whose rows then have empty
-// content), and is the only version with the textIndex and text
-// sections; text is its last section.
+// This build writes versions 3 and 4 (earlier builds read neither) and
+// reads all four. Earlier builds wrote HNSW segments as version 1 and
+// IVF-PQ and flat segments as version 2. A segment with a vector has
+// exactly one of the sections hnsw, ivfpq, flat; versions 1 and 4 only
+// hnsw. Versions 3 and 4 store every row's content in the text section
+// instead of the doc store (whose rows then have empty content), and are
+// the only versions with the textIndex and text sections; text is the
+// last section. Version 4 is written for HNSW segments: its doc store
+// also stores each vector once, in the hnsw section, and holds a
+// reference to it (below); version 3 for the others.
 //
 //	+---------------------------------------------------------------+
 //	| "STRATSEG" (8) | format version u32 | flags u32 (0)            |  header, 16 B
@@ -253,14 +257,21 @@
 //
 // The footer CRC32C (Castagnoli) covers every byte before it; each section
 // also carries its own CRC32C; tablecrc is the section table's CRC32C in
-// version 3 (0 before). Sections:
+// versions 3 and 4 (0 before). Sections:
 //
 //	1 meta  uvarint dim | metric u8 | uvarint rows | uvarint minEpoch |
 //	        uvarint maxEpoch | uvarint docStoreRawBytes
 //	2 docs  zstd frame (klauspost/compress) of: uvarint rows, then per row
 //	        uvarint e_birth | str id | upsert body (as in the batch payload:
 //	        content, source uri, namespace, trust, acl, metadata, vector
-//	        float32 × d, version hash, timestamp)
+//	        float32 × d, version hash, timestamp). Version 4: the body's
+//	        vector count is 0 and the body is followed by the vector
+//	        reference: uvarint n (0 = no vector, else d) | when n > 0:
+//	        (cosine) norm f64 | uvarint e | e × {uvarint component |
+//	        f32 bits}; the vector is rebuilt from the r-th hnsw vector u
+//	        (r: its ordinal among the rows with one) as float32(u_i·norm)
+//	        (cosine) or u_i, with the e listed components replaced: bit
+//	        for bit the vector written (vecref.go)
 //	3 hnsw  engine/hnsw WriteTo bytes over the rows that have a vector, in
 //	        row order, label = row number (absent when no row has a vector)
 //	5 ivfpq (version 2) engine/ivfpq WriteTo bytes (its own header, CRC,
@@ -273,10 +284,10 @@
 //	        (Options.LexicalSegments; the engine writes an engine/bm25
 //	        segment, local doc id = row). The tier only stores it and hands
 //	        it back mapped (Snapshot.WarmSegments); the hook validates it.
-//	7 textIndex (version 3) u32 rows | u32 rowsPerBlock | u32 blocks, then
+//	7 textIndex (versions 3, 4) u32 rows | u32 rowsPerBlock | u32 blocks, then
 //	        per block u64 file offset | u32 length | u32 decoded length |
 //	        u32 crc32c of the block's bytes
-//	8 text  (version 3) the blocks: block i is one zstd frame of rows
+//	8 text  (versions 3, 4) the blocks: block i is one zstd frame of rows
 //	        [i·rowsPerBlock, …) (the last may hold fewer), each row's
 //	        content as str; blocks aim at 16 KiB decoded (lazytext.go)
 //
@@ -289,7 +300,7 @@
 // the file and byte offset. The
 // file is mmapped under vfs.Default (HNSW used in place) and read into
 // memory under other file systems; the doc store is decoded into memory at
-// open, and so are version 3's text blocks (each checked against its
+// open, and so are the text blocks of versions 3 and 4 (each checked against its
 // CRC32C) unless the store has a RangeFetcher (Options.Fetch): then the
 // whole-file CRC32C is not computed (tablecrc and every other section's
 // CRC32C are), and a row's block is fetched, checked and decoded when

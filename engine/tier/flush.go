@@ -287,7 +287,8 @@ func (s *Store) buildOptions() segBuildOptions {
 //     records the tombstones of warm and cold rows that died in (old
 //     durable epoch, F] and sets the durable epoch to F, the view drops
 //     the frozen MemTables, and WAL files holding only epochs ≤ F are
-//     deleted.
+//     deleted (the active one too, after a rotation, when nothing after F
+//     was written).
 //
 // A crash at any point recovers by WAL replay after the manifest's durable
 // epoch. A failed segment write leaves the frozen MemTables in the view
@@ -426,7 +427,10 @@ func (s *Store) Flush(ctx context.Context) error {
 	s.applyMu.Unlock()
 	s.flushes.Add(1)
 	// WAL appends do not take applyMu: recycling needs no write stop.
-	if err := s.wal.TruncateBefore(F + 1); err != nil {
+	// The manifest edit above made every record ≤ F durable in the
+	// segment: the WAL files holding only such records go, the active
+	// one too when nothing after F was written (wal.RetireThrough).
+	if err := s.wal.RetireThrough(F); err != nil {
 		s.o.Logger.Warn("tier: WAL recycling after flush failed", "err", err)
 	}
 	return nil

@@ -45,9 +45,8 @@ func Inspect(b []byte) (*inspect.Info, error) {
 	in.Version = int(version)
 	in.Add("version", version, 8)
 	in.Add("flags", fmt.Sprintf("%#x", flags), 12)
-	if version != segVersionHNSW && version != segFormatVersion && version != segVersionText {
-		in.Problemf(8, "segment format version %d not supported (this build reads %d, %d and %d)", version, segVersionHNSW,
-			segFormatVersion, segVersionText)
+	if version < segVersionHNSW || version > segFormatVersion {
+		in.Problemf(8, "segment format version %d not supported (this build reads %d to %d)", version, segVersionHNSW, segFormatVersion)
 		return in, nil
 	}
 	if n < segHeaderSize+segFooterSize {
@@ -68,7 +67,7 @@ func Inspect(b []byte) (*inspect.Info, error) {
 		in.Problemf(fo, "section table offset %d / count %d do not fit before the footer at %d", tableOff, nsec, fo)
 		return in, nil
 	}
-	if version == segVersionText {
+	if version >= segVersionText {
 		tcrc := u32(fo + 12)
 		in.Add("tableCrc32c", fmt.Sprintf("%08x", tcrc), fo+12)
 		in.Check("section table", fo+12, int64(tableOff), fo, tcrc, crc32.Checksum(b[tableOff:fo], crcTable))
@@ -155,8 +154,8 @@ func Inspect(b []byte) (*inspect.Info, error) {
 	if idxSecs > 1 {
 		in.Problemf(int64(tableOff), "more than one vector-index section (hnsw, ivfpq, flat)")
 	}
-	if version == segVersionHNSW && (secs[secIVFPQ] != nil || secs[secFlat] != nil) {
-		in.Problemf(8, "format version 1 segment with an ivfpq or flat section")
+	if (version == segVersionHNSW || version == segVersionTextRef) && (secs[secIVFPQ] != nil || secs[secFlat] != nil) {
+		in.Problemf(8, "format version %d segment with an ivfpq or flat section", version)
 	}
 	if ib, ok := secs[secIVFPQ]; ok {
 		in.Add("vectorIndex", string(SegmentIndexIVFPQ), -1)
@@ -193,7 +192,7 @@ func Inspect(b []byte) (*inspect.Info, error) {
 	}
 	tib, hasTI := secs[secTextIndex]
 	tb, hasT := secs[secText]
-	if (version == segVersionText) != hasTI || hasTI != hasT {
+	if (version >= segVersionText) != hasTI || hasTI != hasT {
 		in.Problemf(8, "format version %d with text index/text sections present=%v/%v", version, hasTI, hasT)
 	} else if hasTI {
 		if _, refs, err := parseTextIndex(tib, rows, secOff[secText], int64(len(tb))); err != nil {

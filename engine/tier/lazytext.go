@@ -11,7 +11,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// Text blocks (segment format version 3). The text section holds the
+// Text blocks (segment format versions 3 and 4). The text section holds the
 // documents' content in blocks of rowsPerBlock consecutive rows (the
 // last block may hold fewer), each block one zstd frame of the rows'
 // contents, each a uvarint length and its bytes. The text index section
@@ -21,7 +21,7 @@ import (
 //	blocks × { u64 file offset | u32 compressed length | u32 decoded length | u32 CRC32C of the compressed bytes }
 //
 // Block offsets are absolute file offsets inside the text section. The
-// doc store of a version 3 segment stores every row with empty content.
+// doc store of a version 3 or 4 segment stores every row with empty content.
 
 // textBlockBytes is the decoded text a block aims at: small enough that a
 // query's hits fetch little, large enough for zstd to compress well.
@@ -34,7 +34,7 @@ const textIndexHeader, textIndexEntry = 12, 20
 
 // RangeFetcher makes byte ranges of segment files present before the
 // tier reads them from the file's mapping. A Store with one opens format
-// version 3 segments lazily: the whole-file CRC32C is not computed at
+// version 3 and 4 segments lazily: the whole-file CRC32C is not computed at
 // open (the section table's own CRC32C and every section but the text
 // section are checked), and a row's text block is fetched and decoded
 // when Document.Text first asks for it. Used by readers over object
@@ -46,14 +46,18 @@ type RangeFetcher interface {
 	Fetch(path string, off, n int64, crc uint32) error
 }
 
-// TextSection returns the byte range of a format version 3 segment
+// textVersion reports whether segment format version v has the text
+// sections (versions 3 and 4).
+func textVersion(v uint32) bool { return v == segVersionText || v == segVersionTextRef }
+
+// TextSection returns the byte range of a format version 3 or 4 segment
 // file's text section (b the whole file), the part a reader may fetch
 // on demand; ok is false for other files and versions. b is not checked
 // beyond what locating the section needs.
 func TextSection(b []byte) (off, n int64, ok bool) {
 	size := int64(len(b))
 	if size < segHeaderSize+segFooterSize || string(b[:8]) != segMagic ||
-		binary.LittleEndian.Uint32(b[8:]) != segVersionText || string(b[size-8:]) != segEndMagic {
+		!textVersion(binary.LittleEndian.Uint32(b[8:])) || string(b[size-8:]) != segEndMagic {
 		return 0, 0, false
 	}
 	foot := b[size-segFooterSize:]
@@ -307,7 +311,7 @@ func LoadTexts(docs []*Document) error {
 	return errors.Join(errs...)
 }
 
-// openText sets up the text blocks of a version 3 segment: with a
+// openText sets up the text blocks of a version 3 or 4 segment: with a
 // fetcher each row's document points at its block (loaded on demand);
 // without, every block is checked and decoded now into Content.
 func (w *warmSegment) openText(ib []byte, ibOff int64, textOff, textLen int64) error {

@@ -84,7 +84,7 @@ func partialCopy(t testing.TB, data []byte) []byte {
 	return p
 }
 
-// TestSegmentTextLazy: a format version 3 segment opened with a
+// TestSegmentTextLazy: a format version 3 or 4 segment opened with a
 // RangeFetcher over a copy lacking its text section gives every row as
 // written (Text), fetching only the blocks asked for, each once; opened
 // without one, Content holds the text at once.
@@ -94,7 +94,7 @@ func TestSegmentTextLazy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := data[8]; v != segVersionText {
+	if v := uint32(data[8]); !textVersion(v) {
 		t.Fatalf("format version %d", v)
 	}
 	eager, err := openSegment(slices.Clone(data), "eager.sst", testDim, L2)
@@ -180,7 +180,7 @@ func TestSegmentTextOlderFormats(t *testing.T) {
 		}
 		want := uint32(segVersionHNSW)
 		if o.index == SegmentIndexIVFPQ {
-			want = segFormatVersion
+			want = segVersionIVF
 		}
 		if v := uint32(data[8]); v != want {
 			t.Fatalf("%s: format version %d, want %d", o.index, v, want)

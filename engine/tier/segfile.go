@@ -24,22 +24,26 @@ import (
 const (
 	segMagic    = "STRATSEG"
 	segEndMagic = "STRATEND"
-	// segFormatVersion is the version written for SegmentIndex "ivfpq"
-	// when segWriteText is off. Version 1 files have an HNSW section
-	// whenever a row has a vector; version 2 files (written for
-	// SegmentIndex "ivfpq") have an ivfpq or flat section instead.
-	// Version 3 files (any vector section kind) keep the documents'
-	// content out of the doc store: it is in the text section, in
-	// blocks that decode on their own (secTextIndex), so a reader can
-	// fetch and decode the text of the rows a query returns only. This
-	// build writes version 3 and reads 1, 2 and 3.
-	segFormatVersion = 2
-	segVersionHNSW   = 1
-	segVersionText   = 3
-	segHeaderSize    = 16
-	segFooterSize    = 32
-	segTableEntry    = 32
-	segAlign         = 64
+	// segFormatVersion is the newest version this build reads. Version 1
+	// files have an HNSW section whenever a row has a vector; version 2
+	// files (written for SegmentIndex "ivfpq") have an ivfpq or flat
+	// section instead. Version 3 files (no vector section, or an ivfpq or
+	// flat one) keep the documents' content out of the doc store: it is
+	// in the text section, in blocks that decode on their own
+	// (secTextIndex, lazytext.go), so a reader can fetch and decode the
+	// text of the rows a query returns only. Version 4 files are HNSW
+	// segments with the text section of version 3 whose doc store also
+	// holds each vector by reference to the HNSW section's copy
+	// (vecref.go). This build writes versions 3 and 4 and reads 1 to 4.
+	segFormatVersion  = 4
+	segVersionHNSW    = 1
+	segVersionIVF     = 2
+	segVersionText    = 3
+	segVersionTextRef = 4
+	segHeaderSize     = 16
+	segFooterSize     = 32
+	segTableEntry     = 32
+	segAlign          = 64
 
 	secMeta  = 1 // segment meta
 	secDocs  = 2 // zstd doc store
@@ -47,12 +51,12 @@ const (
 	secBM25  = 4 // LexicalSegmentBuilder output (engine/bm25 segment), optional
 	secIVFPQ = 5 // engine/ivfpq WriteTo bytes (format version 2)
 	secFlat  = 6 // uvarint vector count: exact scan, no index (format version 2)
-	// Format version 3: the text blocks and their index.
+	// Format versions 3 and 4: the text blocks and their index.
 	secTextIndex = 7 // textIndex encoding (lazytext.go)
 	secText      = 8 // the text blocks, each one zstd frame; always the last section
 )
 
-// segWriteText makes buildSegment write format version 3 (text blocks).
+// segWriteText makes buildSegment write format versions 3 and 4 (text blocks).
 // Off, it writes versions 1 and 2 as earlier builds did (tests of the
 // older formats).
 var segWriteText = true
@@ -84,9 +88,6 @@ type segBuildOptions struct {
 
 // buildSegment serialises rows into a segment container.
 func buildSegment(rows []segRow, o segBuildOptions) ([]byte, error) {
-	// Doc store: per row uvarint birth | str id | upsert body, zstd.
-	var raw []byte
-	raw = binary.AppendUvarint(raw, uint64(len(rows)))
 	minE, maxE := uint64(math.MaxUint64), uint64(0)
 	var labels []uint64
 	var vecs []float32
@@ -95,20 +96,6 @@ func buildSegment(rows []segRow, o segBuildOptions) ([]byte, error) {
 		tb = newTextBuilder(rows)
 	}
 	for i, r := range rows {
-		raw = binary.AppendUvarint(raw, r.birth)
-		raw = putStr(raw, r.doc.ID)
-		if tb != nil {
-			text, err := r.doc.Text()
-			if err != nil {
-				return nil, err
-			}
-			tb.add(text)
-			d := *r.doc
-			d.Content = ""
-			raw = appendDocBody(raw, &d, r.doc.UpdatedUnixNano)
-		} else {
-			raw = appendDocBody(raw, r.doc, r.doc.UpdatedUnixNano)
-		}
 		minE, maxE = min(minE, r.birth), max(maxE, r.birth)
 		if r.doc.Vector != nil {
 			labels = append(labels, uint64(i))
@@ -117,6 +104,54 @@ func buildSegment(rows []segRow, o segBuildOptions) ([]byte, error) {
 	}
 	if len(rows) == 0 {
 		minE = 0
+	}
+	// The HNSW index is built first: a version 4 doc store refers to its
+	// vectors (vecref.go).
+	var ix *hnsw.Index
+	if len(labels) > 0 && o.index != SegmentIndexIVFPQ {
+		var err error
+		ix, err = hnsw.New(hnsw.Options{Dim: o.dim, Metric: o.metric, M: o.m,
+			EfConstruction: o.efConstruction, InitialCapacity: len(labels)})
+		if err != nil {
+			return nil, fmt.Errorf("tier: segment hnsw: %w", err)
+		}
+		defer ix.Close()
+		if _, err := ix.AddBatch(labels, vecs, max(1, o.threads)); err != nil {
+			return nil, fmt.Errorf("tier: segment hnsw: %w", err)
+		}
+	}
+	// Doc store: per row uvarint birth | str id | upsert body, zstd.
+	// Versions 3 and 4: the body without its content (in the text
+	// blocks); version 4: also without the vector, then its reference.
+	var raw []byte
+	raw = binary.AppendUvarint(raw, uint64(len(rows)))
+	byRef := ix != nil && tb != nil
+	var ref vecRefEncoder
+	if byRef {
+		ref = vecRefEncoder{ix: ix, metric: o.metric, u: make([]float32, o.dim)}
+	}
+	for _, r := range rows {
+		raw = binary.AppendUvarint(raw, r.birth)
+		raw = putStr(raw, r.doc.ID)
+		doc := r.doc
+		if tb != nil {
+			text, err := r.doc.Text()
+			if err != nil {
+				return nil, err
+			}
+			tb.add(text)
+			d := *r.doc
+			d.Content = ""
+			doc = &d
+		}
+		if !byRef {
+			raw = appendDocBody(raw, doc, r.doc.UpdatedUnixNano)
+			continue
+		}
+		var err error
+		if raw, err = ref.appendRow(raw, doc); err != nil {
+			return nil, err
+		}
 	}
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
 	if err != nil {
@@ -143,20 +178,12 @@ func buildSegment(rows []segRow, o segBuildOptions) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		version = segFormatVersion
+		version = segVersionIVF
 		secs = append(secs, struct {
 			kind uint32
 			b    []byte
 		}{kind, b})
-	} else if len(labels) > 0 {
-		ix, err := hnsw.New(hnsw.Options{Dim: o.dim, Metric: o.metric, M: o.m,
-			EfConstruction: o.efConstruction, InitialCapacity: len(labels)})
-		if err != nil {
-			return nil, fmt.Errorf("tier: segment hnsw: %w", err)
-		}
-		if _, err := ix.AddBatch(labels, vecs, max(1, o.threads)); err != nil {
-			return nil, fmt.Errorf("tier: segment hnsw: %w", err)
-		}
+	} else if ix != nil {
 		var hb bytes.Buffer
 		if _, err := ix.WriteTo(&hb); err != nil {
 			return nil, fmt.Errorf("tier: segment hnsw: %w", err)
@@ -190,6 +217,9 @@ func buildSegment(rows []segRow, o segBuildOptions) ([]byte, error) {
 	var textOff int // the text section's offset in the file
 	if tb != nil {
 		version = segVersionText
+		if byRef {
+			version = segVersionTextRef
+		}
 		// The index is written once the text section's offset is known;
 		// its size does not depend on that offset (fixed-width fields).
 		secs = append(secs, struct {
@@ -235,10 +265,10 @@ func buildSegment(rows []segRow, o segBuildOptions) ([]byte, error) {
 	out = append(out, table...)
 	out = binary.LittleEndian.AppendUint64(out, uint64(tableOff))
 	out = binary.LittleEndian.AppendUint32(out, uint32(len(secs)))
-	// Version 3: the section table's own CRC32C, so that a reader holding
+	// Versions 3 and 4: the section table's own CRC32C, so that a reader holding
 	// only some sections can check the table without the whole file.
 	var tableCRC uint32
-	if version == segVersionText {
+	if version >= segVersionText {
 		tableCRC = crc32.Checksum(table, crcTable)
 	}
 	out = binary.LittleEndian.AppendUint32(out, tableCRC)
@@ -288,7 +318,7 @@ type warmSegment struct {
 	lexOff    int64
 	hid       []int32 // row → hnsw id, or -1
 
-	// Format version 3 opened with a RangeFetcher: the file bytes, the
+	// Format version 3 or 4 opened with a RangeFetcher: the file bytes, the
 	// text blocks (loaded on demand, lazytext.go), their decoded size,
 	// and textClosed, set under textMu when the file is released.
 	data       []byte
@@ -335,7 +365,7 @@ func openSegment(data []byte, path string, wantDim int, wantMetric Metric, index
 }
 
 // openSegmentFetch is openSegment for a file whose text section (format
-// version 3) may be absent until fetch makes it present (RangeFetcher);
+// versions 3 and 4) may be absent until fetch makes it present (RangeFetcher);
 // nil fetch: every byte is present and checked now.
 func openSegmentFetch(data []byte, path string, wantDim int, wantMetric Metric, fetch RangeFetcher, indexed ...string) (*warmSegment, error) {
 	n := int64(len(data))
@@ -346,7 +376,7 @@ func openSegmentFetch(data []byte, path string, wantDim int, wantMetric Metric, 
 		return nil, segCorrupt(path, 0, "bad magic %q", data[:8])
 	}
 	version := binary.LittleEndian.Uint32(data[8:])
-	if version != segVersionHNSW && version != segFormatVersion && version != segVersionText {
+	if version < segVersionHNSW || version > segFormatVersion {
 		return nil, segCorrupt(path, 8, "unknown segment format version %d", version)
 	}
 	foot := data[n-segFooterSize:]
@@ -355,7 +385,7 @@ func openSegmentFetch(data []byte, path string, wantDim int, wantMetric Metric, 
 	}
 	// lazy: the text section may be absent; the table's own CRC32C (and
 	// each other section's) stands for the whole-file CRC32C.
-	lazy := fetch != nil && version == segVersionText
+	lazy := fetch != nil && version >= segVersionText
 	if !lazy {
 		if got, want := crc32.Checksum(data[:n-16], crcTable), binary.LittleEndian.Uint32(foot[16:]); got != want {
 			return nil, segCorrupt(path, n-16, "file CRC32C %08x, footer says %08x", got, want)
@@ -440,6 +470,9 @@ func openSegmentFetch(data []byte, path string, wantDim int, wantMetric Metric, 
 		docs: make([]*Document, rows), birth: make([]uint64, rows), death: make([]atomic.Uint64, rows),
 		ids: make(map[string][]uint32, rows), hid: make([]int32, rows), kfactor: 4}
 	nvec := 0
+	byRef := version == segVersionTextRef
+	var refs []vecRef // version 4: per row with a vector, its reference
+	var refExcs []refExc
 	for r := uint64(0); r < rows && d.err == nil; r++ {
 		w.birth[r] = d.uvarint("birth")
 		doc := &Document{ID: d.str("id")}
@@ -447,7 +480,20 @@ func openSegmentFetch(data []byte, path string, wantDim int, wantMetric Metric, 
 		if d.err != nil {
 			break
 		}
-		if doc.Vector != nil && len(doc.Vector) != wantDim {
+		if byRef {
+			if doc.Vector != nil {
+				return nil, segCorrupt(path, secOff[secDocs], "row %d holds its vector in a format version 4 doc store", r)
+			}
+			ref, ok := d.vectorRef(wantDim, wantMetric, &refExcs)
+			if d.err != nil {
+				break
+			}
+			if ok {
+				refs = append(refs, ref)
+				doc.Vector = []float32{} // rebuilt from the hnsw section below
+			}
+		}
+		if doc.Vector != nil && len(doc.Vector) != wantDim && !byRef {
 			return nil, segCorrupt(path, secOff[secDocs], "row %d vector has %d dimensions", r, len(doc.Vector))
 		}
 		if w.birth[r] < minE || w.birth[r] > maxE {
@@ -471,13 +517,13 @@ func openSegmentFetch(data []byte, path string, wantDim int, wantMetric Metric, 
 	}
 	tib, hasTextIndex := secs[secTextIndex]
 	tb, hasText := secs[secText]
-	if (version == segVersionText) != hasTextIndex || hasTextIndex != hasText {
+	if (version >= segVersionText) != hasTextIndex || hasTextIndex != hasText {
 		return nil, segCorrupt(path, 8, "format version %d with text index/text sections present=%v/%v", version, hasTextIndex, hasText)
 	}
 	if hasText {
 		for r, doc := range w.docs {
 			if doc.Content != "" {
-				return nil, segCorrupt(path, secOff[secDocs], "row %d has content in the doc store of a format version 3 segment", r)
+				return nil, segCorrupt(path, secOff[secDocs], "row %d has content in the doc store of a format version %d segment", r, version)
 			}
 		}
 		w.data = data
@@ -503,8 +549,8 @@ func openSegmentFetch(data []byte, path string, wantDim int, wantMetric Metric, 
 	if (nvec > 0) != (nIdx == 1) || nIdx > 1 {
 		return nil, segCorrupt(path, int64(tableOff), "%d vectors but hnsw/ivfpq/flat sections present=%v/%v/%v", nvec, hasIndex, hasIVF, hasFlat)
 	}
-	if version == segVersionHNSW && (hasIVF || hasFlat) {
-		return nil, segCorrupt(path, 8, "format version 1 segment with an ivfpq or flat section")
+	if (version == segVersionHNSW || version == segVersionTextRef) && (hasIVF || hasFlat) {
+		return nil, segCorrupt(path, 8, "format version %d segment with an ivfpq or flat section", version)
 	}
 	if hasFlat {
 		fd := &decoder{b: fb}
@@ -531,8 +577,24 @@ func openSegmentFetch(data []byte, path string, wantDim int, wantMetric Metric, 
 			}
 			return nil, segCorrupt(path, secOff[secHNSW], "hnsw: %v", err)
 		}
-		if ix.Len() != nvec || ix.Options().Dim != wantDim {
-			return nil, segCorrupt(path, secOff[secHNSW], "hnsw has %d vectors of dim %d, want %d of %d", ix.Len(), ix.Options().Dim, nvec, wantDim)
+		if ix.Len() != nvec || ix.Options().Dim != wantDim || ix.Options().Metric != wantMetric {
+			ix.Close()
+			return nil, segCorrupt(path, secOff[secHNSW], "hnsw has %d vectors of dim %d metric %v, want %d of %d %v",
+				ix.Len(), ix.Options().Dim, ix.Options().Metric, nvec, wantDim, wantMetric)
+		}
+		if byRef {
+			// Rebuild the rows' vectors from the hnsw copies (vecref.go).
+			slab := make([]float32, nvec*wantDim)
+			for h, ref := range refs {
+				v := slab[h*wantDim : (h+1)*wantDim : (h+1)*wantDim]
+				u, err := ix.Vector(v[:0], uint32(h))
+				if err != nil || len(u) != wantDim {
+					ix.Close()
+					return nil, segCorrupt(path, secOff[secHNSW], "hnsw vector %d: %v", h, err)
+				}
+				ref.rebuild(v, u, wantMetric, refExcs)
+				w.docs[w.vecRow[h]].Vector = v
+			}
 		}
 		w.index = ix
 	}
@@ -659,16 +721,17 @@ func (w *warmSegment) searchPre(ctx context.Context, q []float32, k, ef int, e u
 	}
 	done := ctx.Done()
 	var allow *roaring.Bitmap
-	if pre != nil && e >= w.meta.MaxEpoch {
-		allow = pre.Clone()
-	}
 	base := w.vecRows
 	if pre != nil {
 		base = pre
 	}
 	if e >= w.meta.MaxEpoch {
 		// Every row was born by e: the visible rows are all rows minus
-		// those dead by e, found from the dead list in O(#dead).
+		// those dead by e, found from the dead list in O(#dead). The dead
+		// ids (and the ids filter rejects) are collected into one bitmap
+		// and removed container-wise: a Remove per id on a run container
+		// costs O(#runs) each.
+		gone := roaring.New()
 		w.deadMu.RLock()
 		stopped := false
 		for i, r := range w.dead {
@@ -677,42 +740,31 @@ func (w *warmSegment) searchPre(ctx context.Context, q []float32, k, ef int, e u
 				break
 			}
 			if w.hid[r] >= 0 && w.death[r].Load() <= e {
-				if allow == nil {
-					allow = base.Clone()
-				}
-				allow.Remove(uint32(w.hid[r]))
+				gone.Add(uint32(w.hid[r]))
 			}
 		}
 		w.deadMu.RUnlock()
 		if stopped {
 			return nil, ctx.Err()
 		}
-		if filter == nil {
-			if allow == nil {
-				// Nothing dead at e: no Allow bitmap needed.
-				return w.searchAllow(ctx, q, k, ef, nil)
-			}
-		} else {
-			if allow == nil {
-				allow = base.Clone()
-			}
-			var drop []uint32
+		if filter == nil && pre == nil && gone.IsEmpty() {
+			// Nothing dead at e: no Allow bitmap needed.
+			return w.searchAllow(ctx, q, k, ef, nil)
+		}
+		allow = roaring.AndNot(base, gone)
+		if filter != nil {
+			kept := roaring.New()
 			it := allow.Iterator()
 			for i := 0; it.HasNext(); i++ {
 				if i%rowCheck == 0 && cancel.Done(done) {
 					return nil, ctx.Err()
 				}
 				h := it.Next()
-				if !filter(w.docs[w.vecRow[h]]) {
-					drop = append(drop, h)
+				if filter(w.docs[w.vecRow[h]]) {
+					kept.Add(h)
 				}
 			}
-			for i, h := range drop {
-				if i%rowCheck == 0 && cancel.Done(done) {
-					return nil, ctx.Err()
-				}
-				allow.Remove(h)
-			}
+			allow = kept
 		}
 	} else {
 		// An old snapshot: check every row.
@@ -726,6 +778,38 @@ func (w *warmSegment) searchPre(ctx context.Context, q []float32, k, ef int, e u
 				allow.Add(uint32(w.hid[r]))
 			}
 		}
+	}
+	if allow.IsEmpty() {
+		return nil, nil
+	}
+	return w.searchAllow(ctx, q, k, ef, allow)
+}
+
+// searchRows is search restricted to rows (segment rows, not HNSW ids):
+// the rows of rows that are visible at e and have a vector, with no
+// per-row filter. It costs a container-wise AND with the cached live rows
+// (liveRows) plus, when some row has no vector, one pass over rows
+// mapping each to its HNSW id.
+func (w *warmSegment) searchRows(ctx context.Context, q []float32, k, ef int, e uint64, rows *roaring.Bitmap) ([]Hit, error) {
+	if (w.index == nil && w.vecs == nil) || len(w.vecRow) == 0 || k <= 0 || rows == nil || rows.IsEmpty() {
+		return nil, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	allow := roaring.And(rows, w.liveRows(e))
+	if len(w.vecRow) != len(w.docs) {
+		// Some rows have no vector: HNSW ids are not rows.
+		ids := roaring.New()
+		it := allow.Iterator()
+		for it.HasNext() {
+			if r := it.Next(); int(r) < len(w.hid) && w.hid[r] >= 0 {
+				ids.Add(uint32(w.hid[r]))
+			}
+		}
+		allow = ids
+	} else if !allow.IsEmpty() && int(allow.Maximum()) >= len(w.docs) {
+		allow.RemoveRange(uint64(len(w.docs)), uint64(allow.Maximum())+1)
 	}
 	if allow.IsEmpty() {
 		return nil, nil

@@ -735,7 +735,7 @@ func fixCRCs(data []byte) []byte {
 				binary.LittleEndian.PutUint32(e[24:], crc32.Checksum(b[off:off+ln], crcTable))
 			}
 		}
-		if binary.LittleEndian.Uint32(b[8:]) == segVersionText {
+		if textVersion(binary.LittleEndian.Uint32(b[8:])) {
 			binary.LittleEndian.PutUint32(foot[12:], crc32.Checksum(b[tableOff:tableOff+nsec*segTableEntry], crcTable))
 		}
 	}
