@@ -82,9 +82,19 @@ func (h *hotIndex) Add(version uint32, doc *tier.Document) {
 // on several goroutines (fewer: one at a time, as Add).
 const parallelAnalyseMin = 64
 
-// analyseChunk is the number of consecutive documents an AddBatch worker
-// takes at a time.
-const analyseChunk = 32
+// tokenBytesEstimate is the content bytes per token AddBatch sizes a
+// chunk's token buffer by (prose and code both average more).
+const tokenBytesEstimate = 5
+
+// analyseChunk is the most consecutive documents an AddBatch worker
+// takes at a time; analyseChunkBytes bounds a chunk's content bytes
+// (a chunk always holds at least one document), so the 2·workers token
+// buffers in flight stay small next to the batch whatever its
+// documents' sizes.
+const (
+	analyseChunk      = 32
+	analyseChunkBytes = 64 << 10
+)
 
 // AddBatch implements tier.LexicalBatchIndexer: the documents are
 // analysed (and their metadata checked) on up to GOMAXPROCS goroutines,
@@ -106,10 +116,12 @@ func (h *hotIndex) AddBatch(versions []uint32, docs []*tier.Document) {
 	h.amu.Lock()
 	defer h.amu.Unlock()
 	type chunk struct {
-		buf   int           // index into h.bufs
-		ends  []int32       // per document: end of its tokens in the buffer
-		merrs []error       // per document: its metadata check
-		done  chan struct{} // closed when analysed
+		lo, hi int           // the documents docs[lo:hi]
+		bytes  int           // their content bytes
+		buf    int           // index into h.bufs
+		ends   []int32       // per document: end of its tokens in the buffer
+		merrs  []error       // per document: its metadata check
+		done   chan struct{} // closed when analysed
 	}
 	ahead := 2 * workers
 	for len(h.bufs) < ahead {
@@ -120,9 +132,15 @@ func (h *hotIndex) AddBatch(versions []uint32, docs []*tier.Document) {
 		free <- b
 	}
 	slots := make(chan struct{}, ahead) // chunks analysed but not yet added
-	chunks := make([]chunk, (len(docs)+analyseChunk-1)/analyseChunk)
-	for c := range chunks {
-		chunks[c].done = make(chan struct{})
+	chunks := make([]chunk, 0, (len(docs)+analyseChunk-1)/analyseChunk)
+	for lo := 0; lo < len(docs); {
+		hi, n := lo, 0
+		for hi < len(docs) && hi-lo < analyseChunk && (hi == lo || n+len(docs[hi].Content) <= analyseChunkBytes) {
+			n += len(docs[hi].Content)
+			hi++
+		}
+		chunks = append(chunks, chunk{lo: lo, hi: hi, bytes: n, done: make(chan struct{})})
+		lo = hi
 	}
 	var next atomic.Int64
 	for range workers {
@@ -137,7 +155,11 @@ func (h *hotIndex) AddBatch(versions []uint32, docs []*tier.Document) {
 				ch := &chunks[c]
 				ch.buf = <-free
 				toks := h.bufs[ch.buf][:0]
-				lo, hi := c*analyseChunk, min((c+1)*analyseChunk, len(docs))
+				if want := ch.bytes/tokenBytesEstimate + 16; cap(toks) < want {
+					// Sized once for the chunk, not grown by doubling.
+					toks = make([]text.Token, 0, want)
+				}
+				lo, hi := ch.lo, ch.hi
 				ch.ends, ch.merrs = make([]int32, hi-lo), make([]error, hi-lo)
 				func() {
 					k := 0
@@ -170,7 +192,7 @@ func (h *hotIndex) AddBatch(versions []uint32, docs []*tier.Document) {
 		toks := h.bufs[ch.buf]
 		start := int32(0)
 		for k, end := range ch.ends {
-			i := c*analyseChunk + k
+			i := ch.lo + k
 			h.addAnalysed(versions[i], docs[i], toks[start:end:end], ch.merrs[k])
 			start = end
 		}
@@ -180,7 +202,18 @@ func (h *hotIndex) AddBatch(versions []uint32, docs []*tier.Document) {
 		free <- ch.buf
 		<-slots
 	}
+	// Between batches the index keeps only small buffers: a collection at
+	// rest should not hold the analysis of its last large batch.
+	for b, toks := range h.bufs {
+		if cap(toks) > maxKeptBatchTokens {
+			h.bufs[b] = nil
+		}
+	}
 }
+
+// maxKeptBatchTokens caps each token buffer AddBatch keeps from one
+// batch to the next (8Ki tokens, 320 KiB; 2·GOMAXPROCS buffers).
+const maxKeptBatchTokens = 1 << 13
 
 // testAnalyseHook, when set (tests only), runs on AddBatch's worker
 // before each document's analysis.
