@@ -197,7 +197,7 @@ func preparePeers(ctx context.Context, cfg Config) ([]peerDriver, error) {
 	dir := filepath.Join(cfg.RepoRoot, peerDirRelative)
 	var errs []string
 	// hnswlib C++ driver, built here with -march=native (without AVX-512
-	// when cfg.HnswlibAVX2).
+	// when cfg.PeersAVX2).
 	bin := filepath.Join(cfg.WorkDir, "hnswlib_server")
 	march := hnswlibFlags(cfg)
 	if _, err := os.Stat(hnswlibInclude); err != nil {
@@ -250,22 +250,25 @@ func preparePeers(ctx context.Context, cfg Config) ([]peerDriver, error) {
 
 // hnswlibFlags are the g++ target flags of the hnswlib-native driver.
 func hnswlibFlags(cfg Config) []string {
-	if cfg.HnswlibAVX2 {
+	if cfg.PeersAVX2 {
 		return []string{"-march=native", "-mno-avx512f"}
 	}
 	return []string{"-march=native"}
 }
 
-// selectPeers keeps the drivers cfg.Peers names (all when it is empty).
+// selectPeers keeps the drivers cfg.Peers names (all when it is empty),
+// with OPENBLAS_CORETYPE=Haswell added to the Python peers' environment
+// when cfg.PeersAVX2.
 func selectPeers(cfg Config, all []peerDriver) []peerDriver {
-	if len(cfg.Peers) == 0 {
-		return all
-	}
 	var out []peerDriver
 	for _, pd := range all {
-		if contains(cfg.Peers, pd.name) {
-			out = append(out, pd)
+		if len(cfg.Peers) > 0 && !contains(cfg.Peers, pd.name) {
+			continue
 		}
+		if cfg.PeersAVX2 && len(pd.argv) > 0 && pd.argv[0] == systemPython {
+			pd.env = append(append([]string(nil), pd.env...), "OPENBLAS_CORETYPE=Haswell")
+		}
+		out = append(out, pd)
 	}
 	return out
 }
@@ -600,7 +603,11 @@ func startPeerEngine(res *Results, d *annData, pd peerDriver, argv []string, par
 		p.kill()
 		return nil, fmt.Errorf("peer %s read %d×%d, %d queries; want %d×%d, %d", pd.name, p.hello.N, p.hello.D, p.hello.NQ, d.base.N, d.base.D, d.queries.N)
 	}
-	addPeerInfo(res, PeerInfo{Engine: pd.name, Version: p.hello.Version, Driver: strings.Join(pd.argv, " ")})
+	driver := strings.Join(pd.argv, " ")
+	if len(pd.env) > 0 {
+		driver = strings.Join(pd.env, " ") + " " + driver
+	}
+	addPeerInfo(res, PeerInfo{Engine: pd.name, Version: p.hello.Version, Driver: driver})
 	return &peerEngine{p: p, d: d, p2: params, ivf: pd.ivf, flat: pd.flat}, nil
 }
 
