@@ -508,11 +508,14 @@ func runANNDataset(ctx context.Context, cfg Config, res *Results, d *annData, dr
 	}
 	rot := len(res.Datasets)
 	first := len(res.ANN)
-	runs, err := runEngines(ctx, cfg, d, engines, d.efs, rot)
-	if err != nil {
-		return err
+	// With cfg.Peers naming no HNSW peer, the HNSW part is skipped.
+	if len(cfg.Peers) == 0 || len(engines) > 1 {
+		runs, err := runEngines(ctx, cfg, d, engines, d.efs, rot)
+		if err != nil {
+			return err
+		}
+		res.ANN = append(res.ANN, runs...)
 	}
-	res.ANN = append(res.ANN, runs...)
 	if len(cfg.Peers) > 0 && !anyPeer(drivers, func(pd peerDriver) bool { return pd.ivf }) {
 		return runANNFlat(ctx, cfg, res, d, drivers, first, rot)
 	}
@@ -542,7 +545,8 @@ func runANNDataset(ctx context.Context, cfg Config, res *Results, d *annData, dr
 			ivf = append(ivf, e)
 		}
 	}
-	if runs, err = runEngines(ctx, cfg, d, ivf, v.nprobe, rot); err != nil {
+	runs, err := runEngines(ctx, cfg, d, ivf, v.nprobe, rot)
+	if err != nil {
 		return err
 	}
 	res.ANN = append(res.ANN, runs...)

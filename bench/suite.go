@@ -67,8 +67,8 @@ type Config struct {
 	// OpenBLAS's own CPU choice.
 	PeersAVX2 bool
 	// Peers, when non-empty, restricts the ann suite to these peers (names
-	// of ANNPeers, ANNIVFPeers, ANNFlatPeers); the IVF-PQ and flat parts
-	// run only when one of their peers is named. Default: every peer.
+	// of ANNPeers, ANNIVFPeers, ANNFlatPeers); the HNSW, IVF-PQ and flat
+	// parts run only when one of their peers is named. Default: every peer.
 	Peers []string
 	// Log receives progress lines. Default io.Discard.
 	Log io.Writer
