@@ -49,7 +49,8 @@ const manyTileBytes = 192 << 10
 // partial rows of x or c are ignored. This is the k-means assignment step.
 // c is processed in tiles of about 192 KiB that stay in cache while every
 // x row is scanned against them; on AVX-512 a 4×4 register-blocked kernel
-// computes 16 row pairs per pass over a tile column.
+// computes 16 row pairs per pass over a tile column, on AVX2 (for d a
+// multiple of 4) a 2×4 one (DotMany: 3×4).
 func L2SqMany(x, c []float32, d int, out []float32) {
 	if d <= 0 {
 		return
