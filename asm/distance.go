@@ -49,7 +49,8 @@ const manyTileBytes = 192 << 10
 // partial rows of x or c are ignored. This is the k-means assignment step.
 // c is processed in tiles of about 192 KiB that stay in cache while every
 // x row is scanned against them; on AVX-512 a 4×4 register-blocked kernel
-// computes 16 row pairs per pass over a tile column.
+// computes 16 row pairs per pass over a tile column, on AVX2 (for d a
+// multiple of 4) a 2×4 one (DotMany: 3×4).
 func L2SqMany(x, c []float32, d int, out []float32) {
 	if d <= 0 {
 		return
@@ -88,6 +89,14 @@ func manyBatch(x, c []float32, d int, out []float32, batch func(q, x, out []floa
 func manyTiled(x, c []float32, d int, out []float32,
 	tile func(x, c []float32, d, mc int, out []float32, ldo int),
 	batch func(q, x, out []float32)) {
+	manyTiledRows(x, c, d, out, 4, tile, batch)
+}
+
+// manyTiledRows is manyTiled for a rows×mc tile kernel (x in groups of
+// rows rows).
+func manyTiledRows(x, c []float32, d int, out []float32, rows int,
+	tile func(x, c []float32, d, mc int, out []float32, ldo int),
+	batch func(q, x, out []float32)) {
 	n, m := len(x)/d, len(c)/d
 	m4 := m &^ 3
 	ct := max(4, (manyTileBytes/(4*d))&^3)
@@ -95,9 +104,9 @@ func manyTiled(x, c []float32, d int, out []float32,
 		j1 := min(m4, j0+ct)
 		cb := c[j0*d : j1*d]
 		i := 0
-		for ; i+4 <= n; i += 4 {
-			// The kernel writes out[i*m+j0 + r*m + j] for r < 4, j < j1-j0.
-			tile(x[i*d:(i+4)*d], cb, d, j1-j0, out[i*m+j0:(i+3)*m+j1], m)
+		for ; i+rows <= n; i += rows {
+			// The kernel writes out[i*m+j0 + r*m + j] for r < rows, j < j1-j0.
+			tile(x[i*d:(i+rows)*d], cb, d, j1-j0, out[i*m+j0:(i+rows-1)*m+j1], m)
 		}
 		for ; i < n; i++ {
 			batch(x[i*d:(i+1)*d], cb, out[i*m+j0:i*m+j1])

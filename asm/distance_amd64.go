@@ -17,6 +17,20 @@ func setDistanceKernels(t *kernels, l Level) {
 		t.l2SqBatch = l2SqBatchAVX2
 		t.dotBatch = dotBatchAVX2
 		t.sumFloat32 = sumAVX2
+		t.l2SqMany = func(x, c []float32, d int, out []float32) {
+			if d%4 != 0 {
+				l2SqManyBatch(x, c, d, out)
+				return
+			}
+			manyTiledRows(x, c, d, out, 2, l2SqTile2AVX2, l2SqBatchAVX2)
+		}
+		t.dotMany = func(x, c []float32, d int, out []float32) {
+			if d%4 != 0 {
+				dotManyBatch(x, c, d, out)
+				return
+			}
+			manyTiledRows(x, c, d, out, 3, dotTile3AVX2, dotBatchAVX2)
+		}
 	case AVX512:
 		pairLevel = 2
 		t.l2Sq = l2SqAVX512s
@@ -127,3 +141,13 @@ func l2SqTileAVX512(x, c []float32, d, mc int, out []float32, ldo int)
 
 //go:noescape
 func dotTileAVX512(x, c []float32, d, mc int, out []float32, ldo int)
+
+// dotTile3AVX2 writes the 3×mc block out[r*ldo+j] = Dot(x row r, c row j)
+// for r < 3, j < mc, and l2SqTile2AVX2 the 2×mc block of L2Sq, where x is
+// 3×d (2×d), c is mc×d, mc ≥ 4, mc % 4 == 0 and d % 4 == 0 (d ≥ 4).
+//
+//go:noescape
+func dotTile3AVX2(x, c []float32, d, mc int, out []float32, ldo int)
+
+//go:noescape
+func l2SqTile2AVX2(x, c []float32, d, mc int, out []float32, ldo int)

@@ -364,7 +364,8 @@ func FuzzL2SqDot(f *testing.F) {
 func TestMany(t *testing.T) {
 	ktLevels(t, func(l Level) {
 		r := rand.New(rand.NewPCG(9, uint64(l)))
-		for _, s := range [][3]int{{1, 1, 1}, {3, 5, 7}, {9, 4, 16}, {2, 600, 100}, {5, 17, 300}, {6, 400, 300}, {7, 203, 257}, {8, 8, 1}, {4, 4, 33}} {
+		for _, s := range [][3]int{{1, 1, 1}, {3, 5, 7}, {9, 4, 16}, {2, 600, 100}, {5, 17, 300}, {6, 400, 300}, {7, 203, 257}, {8, 8, 1}, {4, 4, 33},
+			{7, 44, 100}, {5, 12, 4}, {3, 8, 8}, {11, 9, 784}} { // d % 4 == 0 with 3+ rows: the AVX2 tiles
 			n, m, d := s[0], s[1], s[2]
 			x := ktRandF32(r, n*d+min(1, d-1), 1) // a trailing partial row is ignored
 			c := ktRandF32(r, m*d, 2)

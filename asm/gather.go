@@ -7,9 +7,9 @@ import "fmt"
 // the row-major matrix x (n×d, n = len(x)/d) named by ids, in ids order.
 // It is the graph-search form of DotBatch (HNSW scores the unvisited
 // neighbours of a node, which are scattered rows): one call per node
-// instead of one per neighbour. On AVX-512 the kernel scores four rows
-// at a time (each q chunk loaded once, one combined reduction) and
-// prefetches the next four rows while it scores them (hnswlib's
+// instead of one per neighbour. On AVX-512 and AVX2 the kernel scores
+// four rows at a time (each q chunk loaded once, one combined reduction)
+// and prefetches the next four rows while it scores them (hnswlib's
 // _mm_prefetch, Malkov & Yashunin 2018 reference code). len(out) ≥ len(ids). It panics if an id is ≥ n or
 // out is short, like an out-of-range slice index; no memory outside x is
 // read either way. The AVX-512 kernel checks each id as it reaches it (no

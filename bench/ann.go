@@ -196,12 +196,16 @@ type peerDriver struct {
 func preparePeers(ctx context.Context, cfg Config) ([]peerDriver, error) {
 	dir := filepath.Join(cfg.RepoRoot, peerDirRelative)
 	var errs []string
-	// hnswlib C++ driver, built here with -march=native.
+	// hnswlib C++ driver, built here with -march=native (without AVX-512
+	// when cfg.PeersAVX2).
 	bin := filepath.Join(cfg.WorkDir, "hnswlib_server")
+	march := hnswlibFlags(cfg)
 	if _, err := os.Stat(hnswlibInclude); err != nil {
 		errs = append(errs, fmt.Sprintf("%s: %s missing (apt-get install libhnswlib-dev, or make peers)", PeerHnswlibNative, hnswlibInclude))
 	} else {
-		cmd := exec.CommandContext(ctx, "g++", "-O3", "-march=native", "-std=c++17", "-o", bin, filepath.Join(dir, hnswlibServerSource))
+		args := append([]string{"-O3"}, march...)
+		args = append(args, "-std=c++17", `-DHNSWLIB_FLAGS="g++ -O3 `+strings.Join(march, " ")+`"`, "-o", bin, filepath.Join(dir, hnswlibServerSource))
+		cmd := exec.CommandContext(ctx, "g++", args...)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			errs = append(errs, fmt.Sprintf("%s: g++ failed: %v: %s", PeerHnswlibNative, err, out))
 		}
@@ -231,7 +235,7 @@ func preparePeers(ctx context.Context, cfg Config) ([]peerDriver, error) {
 		return nil, fmt.Errorf("missing peers:\n  %s", strings.Join(errs, "\n  "))
 	}
 	py := filepath.Join(dir, "py_server.py")
-	return []peerDriver{
+	return selectPeers(cfg, []peerDriver{
 		{name: PeerHnswlibNative, argv: []string{bin}},
 		{name: PeerUSearch, argv: []string{"node", filepath.Join(dir, "usearch_server.js")}, env: []string{"NODE_PATH=" + filepath.Join(nm, "node_modules")}},
 		{name: PeerFAISSHNSW, argv: []string{systemPython, py, PeerFAISSHNSW}, env: []string{"OMP_NUM_THREADS=1"}},
@@ -241,7 +245,42 @@ func preparePeers(ctx context.Context, cfg Config) ([]peerDriver, error) {
 		{name: PeerFAISSIVFPQ4, argv: []string{systemPython, py, PeerFAISSIVFPQ4}, env: []string{"OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1"}, ivf: true},
 		// IndexFlat's batch search is one OpenBLAS sgemm: one thread.
 		{name: PeerFAISSFlat, argv: []string{systemPython, py, PeerFAISSFlat}, env: []string{"OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1"}, flat: true},
-	}, nil
+	}), nil
+}
+
+// hnswlibFlags are the g++ target flags of the hnswlib-native driver.
+func hnswlibFlags(cfg Config) []string {
+	if cfg.PeersAVX2 {
+		return []string{"-march=native", "-mno-avx512f"}
+	}
+	return []string{"-march=native"}
+}
+
+// selectPeers keeps the drivers cfg.Peers names (all when it is empty),
+// with OPENBLAS_CORETYPE=Haswell added to the Python peers' environment
+// when cfg.PeersAVX2.
+func selectPeers(cfg Config, all []peerDriver) []peerDriver {
+	var out []peerDriver
+	for _, pd := range all {
+		if len(cfg.Peers) > 0 && !contains(cfg.Peers, pd.name) {
+			continue
+		}
+		if cfg.PeersAVX2 && len(pd.argv) > 0 && pd.argv[0] == systemPython {
+			pd.env = append(append([]string(nil), pd.env...), "OPENBLAS_CORETYPE=Haswell")
+		}
+		out = append(out, pd)
+	}
+	return out
+}
+
+// anyPeer reports whether drivers has a peer that want accepts.
+func anyPeer(drivers []peerDriver, want func(peerDriver) bool) bool {
+	for _, pd := range drivers {
+		if want(pd) {
+			return true
+		}
+	}
+	return false
 }
 
 func ensureUSearch(ctx context.Context, cfg Config, dir string) error {
@@ -469,11 +508,17 @@ func runANNDataset(ctx context.Context, cfg Config, res *Results, d *annData, dr
 	}
 	rot := len(res.Datasets)
 	first := len(res.ANN)
-	runs, err := runEngines(ctx, cfg, d, engines, d.efs, rot)
-	if err != nil {
-		return err
+	// With cfg.Peers naming no HNSW peer, the HNSW part is skipped.
+	if len(cfg.Peers) == 0 || len(engines) > 1 {
+		runs, err := runEngines(ctx, cfg, d, engines, d.efs, rot)
+		if err != nil {
+			return err
+		}
+		res.ANN = append(res.ANN, runs...)
 	}
-	res.ANN = append(res.ANN, runs...)
+	if len(cfg.Peers) > 0 && !anyPeer(drivers, func(pd peerDriver) bool { return pd.ivf }) {
+		return runANNFlat(ctx, cfg, res, d, drivers, first, rot)
+	}
 	// IVF-PQ: Strata 8-bit, FAISS 8-bit, Strata 4-bit, FAISS 4-bit.
 	v := d.ivf
 	cfg.logf("%s: IVF-PQ %s", d.info.Name, v.note)
@@ -500,10 +545,23 @@ func runANNDataset(ctx context.Context, cfg Config, res *Results, d *annData, dr
 			ivf = append(ivf, e)
 		}
 	}
-	if runs, err = runEngines(ctx, cfg, d, ivf, v.nprobe, rot); err != nil {
+	runs, err := runEngines(ctx, cfg, d, ivf, v.nprobe, rot)
+	if err != nil {
 		return err
 	}
 	res.ANN = append(res.ANN, runs...)
+	return runANNFlat(ctx, cfg, res, d, drivers, first, rot)
+}
+
+// runANNFlat is runANNDataset's last part: the flat engines (skipped when
+// cfg.Peers names no flat peer), then the data set's ratios over
+// res.ANN[first:].
+func runANNFlat(ctx context.Context, cfg Config, res *Results, d *annData, drivers []peerDriver, first, rot int) error {
+	if len(cfg.Peers) > 0 && !anyPeer(drivers, func(pd peerDriver) bool { return pd.flat }) {
+		res.Datasets = append(res.Datasets, d.info)
+		res.Ratios = append(res.Ratios, annRatios(res.ANN, first, len(res.ANN)-first)...)
+		return nil
+	}
 	// Flat: exact search, one point.
 	flat := []annEngine{&strataFlatEngine{d: d}}
 	defer func() {
@@ -522,7 +580,8 @@ func runANNDataset(ctx context.Context, cfg Config, res *Results, d *annData, dr
 		}
 		flat = append(flat, e)
 	}
-	if runs, err = runEngines(ctx, cfg, d, flat, []int{0}, rot); err != nil {
+	runs, err := runEngines(ctx, cfg, d, flat, []int{0}, rot)
+	if err != nil {
 		return err
 	}
 	res.ANN = append(res.ANN, runs...)
@@ -548,7 +607,11 @@ func startPeerEngine(res *Results, d *annData, pd peerDriver, argv []string, par
 		p.kill()
 		return nil, fmt.Errorf("peer %s read %d×%d, %d queries; want %d×%d, %d", pd.name, p.hello.N, p.hello.D, p.hello.NQ, d.base.N, d.base.D, d.queries.N)
 	}
-	addPeerInfo(res, PeerInfo{Engine: pd.name, Version: p.hello.Version, Driver: strings.Join(pd.argv, " ")})
+	driver := strings.Join(pd.argv, " ")
+	if len(pd.env) > 0 {
+		driver = strings.Join(pd.env, " ") + " " + driver
+	}
+	addPeerInfo(res, PeerInfo{Engine: pd.name, Version: p.hello.Version, Driver: driver})
 	return &peerEngine{p: p, d: d, p2: params, ivf: pd.ivf, flat: pd.flat}, nil
 }
 

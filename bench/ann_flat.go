@@ -12,8 +12,8 @@ import (
 )
 
 // Flat (exact, exhaustive) part of the ann suite: Strata's blocked
-// many-to-many asm kernels (asm.L2SqMany / asm.DotMany, the k-means
-// assignment kernels) plus a bounded top-k heap per query, against FAISS
+// many-to-many asm kernel asm.DotMany (for L2 too, ranking by
+// ‖c‖² − 2·q·c as FAISS does) plus a bounded top-k heap per query, against FAISS
 // IndexFlatL2 / IndexFlatIP (python3-faiss, one thread; its batch search
 // uses OpenBLAS sgemm for nq ≥ 20). Both search the whole query set in one
 // call; recall is 1 up to ties, so the figure is QPS alone.
@@ -88,6 +88,17 @@ func flatSearch(q, base []float32, d, k int, ip bool) []int64 {
 		hs[i] = make(flatHeap, 0, k+1)
 	}
 	out := make([]float32, flatQueryBlock*flatBaseBlock)
+	// L2 ranks by ‖c‖² − 2·q·c (‖q‖² is the same for every base row of a
+	// query), so both metrics run the inner-product kernel, as FAISS's
+	// IndexFlatL2 does (sgemm plus norms).
+	var norms []float32
+	if !ip {
+		norms = make([]float32, n)
+		for j := range norms {
+			r := base[j*d : (j+1)*d]
+			norms[j] = asm.Dot(r, r)
+		}
+	}
 	for q0 := 0; q0 < nq; q0 += flatQueryBlock {
 		q1 := min(q0+flatQueryBlock, nq)
 		qb := q[q0*d : q1*d]
@@ -95,18 +106,18 @@ func flatSearch(q, base []float32, d, k int, ip bool) []int64 {
 			b1 := min(b0+flatBaseBlock, n)
 			m := b1 - b0
 			o := out[:(q1-q0)*m]
-			if ip {
-				asm.DotMany(qb, base[b0*d:b1*d], d, o)
-			} else {
-				asm.L2SqMany(qb, base[b0*d:b1*d], d, o)
+			asm.DotMany(qb, base[b0*d:b1*d], d, o)
+			var bn []float32
+			if !ip {
+				bn = norms[b0:b1]
 			}
 			for i := q0; i < q1; i++ {
 				h := &hs[i]
 				row := o[(i-q0)*m : (i-q0+1)*m]
 				for j, s := range row {
-					dist := s
-					if ip {
-						dist = -s
+					dist := -s
+					if !ip {
+						dist = bn[j] - 2*s
 					}
 					if len(*h) < k {
 						heap.Push(h, flatItem{dist, int64(b0 + j)})

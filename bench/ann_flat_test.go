@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -22,6 +23,7 @@ func TestFlatSearchExact(t *testing.T) {
 		{flatBaseBlock + 37, 70, 17, 10},  // crosses a base and a query block
 		{2*flatBaseBlock + 1, 130, 8, 25}, // several blocks
 		{1, 1, 1, 1},
+		{300, 7, 100, 10}, // d % 8 == 4: the AVX2 tiles' 4-float step
 	} {
 		for _, ip := range []bool{false, true} {
 			base := make([]float32, tc.n*tc.d)
@@ -99,5 +101,31 @@ func TestStrideSubset(t *testing.T) {
 	}
 	if sub, desc := strideSubset(m, 10); sub.N != 10 || desc != "all 10 base vectors" {
 		t.Errorf("n=N: %d rows, %q", sub.N, desc)
+	}
+}
+
+// BenchmarkFlatSearch: flatSearch of 192 random queries over 10,000
+// random base rows, top-10, at the quick sets' shapes (d=100 ip, d=784
+// l2); one op = one query.
+func BenchmarkFlatSearch(b *testing.B) {
+	for _, c := range []struct {
+		d  int
+		ip bool
+	}{{100, true}, {784, false}} {
+		rng := rand.New(rand.NewPCG(3, uint64(c.d)))
+		const n, nq = 10000, 192
+		base := make([]float32, n*c.d)
+		for i := range base {
+			base[i] = float32(rng.NormFloat64())
+		}
+		q := make([]float32, nq*c.d)
+		for i := range q {
+			q[i] = float32(rng.NormFloat64())
+		}
+		b.Run(fmt.Sprintf("d=%d/ip=%v", c.d, c.ip), func(b *testing.B) {
+			for i := 0; i < b.N; i += nq {
+				flatSearch(q, base, c.d, 10, c.ip)
+			}
+		})
 	}
 }

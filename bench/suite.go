@@ -57,6 +57,19 @@ type Config struct {
 	// with Emulated: peers are not available emulated). Suites that need
 	// a peer then measure Strata alone and say so.
 	NoPeers bool
+	// PeersAVX2 caps the ann suite's native peers at AVX2, for a run whose
+	// Strata dispatch is capped at AVX2 (STRATA_ASM_MAX_LEVEL=avx2) on an
+	// AVX-512 host: the hnswlib-native driver is built with g++
+	// -march=native -mno-avx512f (hnswlib 0.6.2 then takes its AVX path),
+	// and the FAISS peers run with OPENBLAS_CORETYPE=Haswell (OpenBLAS's
+	// AVX2 sgemm, which faiss-flat's batch search is). The flags are
+	// recorded in the peers' version / driver. Default: -march=native and
+	// OpenBLAS's own CPU choice.
+	PeersAVX2 bool
+	// Peers, when non-empty, restricts the ann suite to these peers (names
+	// of ANNPeers, ANNIVFPeers, ANNFlatPeers); the HNSW, IVF-PQ and flat
+	// parts run only when one of their peers is named. Default: every peer.
+	Peers []string
 	// Log receives progress lines. Default io.Discard.
 	Log io.Writer
 	// Command is recorded in results.json.
@@ -92,6 +105,11 @@ func (c Config) Validate() error {
 		}
 		if s.Metric != "l2" && s.Metric != "ip" {
 			errs = append(errs, fmt.Sprintf("bench: Synthetic.Metric = %q, want l2 or ip", s.Metric))
+		}
+	}
+	for _, p := range c.Peers {
+		if !contains(ANNPeers, p) && !contains(ANNIVFPeers, p) && !contains(ANNFlatPeers, p) {
+			errs = append(errs, fmt.Sprintf("bench: Config.Peers: unknown peer %q", p))
 		}
 	}
 	if len(errs) > 0 {

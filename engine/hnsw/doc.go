@@ -127,7 +127,7 @@
 //
 // Layer-0 scoring gathers a node's unvisited neighbours and scores them in
 // one asm.DotGather / asm.L2SqGather call (upper-layer greedy steps and
-// the shrink in addLink too); on AVX-512 the kernel scores four rows at
+// the shrink in addLink too); on AVX-512 and AVX2 the kernel scores four rows at
 // a time and prefetches the next four. After an expansion only the
 // nearest unexpanded candidate's adjacency list is prefetched
 // (asm.PrefetchRowsU32), as hnswlib does with _mm_prefetch: prefetching

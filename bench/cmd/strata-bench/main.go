@@ -29,6 +29,8 @@ func main() {
 	emulated := fs.Bool("emulated", false, "label every timing \""+bench.EmulatedLabel+"\" (also detected from /proc/cpuinfo vs GOARCH, or STRATA_BENCH_EMULATED=1)")
 	synth := fs.String("synthetic", "", "N,NQ,D: run the ann suite on a seeded synthetic L2 data set of N base and NQ query vectors of dimension D instead of the real ones (emulated smoke runs)")
 	dsets := fs.String("datasets", "", "comma-separated ann data sets (default all: "+strings.Join(bench.ANNDatasets, ",")+")")
+	peersAVX2 := fs.Bool("peers-avx2", false, "cap the native peers at AVX2 (hnswlib-native: g++ -march=native -mno-avx512f; FAISS: OPENBLAS_CORETYPE=Haswell), to compare with STRATA_ASM_MAX_LEVEL=avx2")
+	peers := fs.String("peers", "", "comma-separated ann peers to run (default all); HNSW / IVF-PQ / flat parts run only when one of their peers is named")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: strata-bench SUITE... [--quick] [--threads N] [--out DIR] [--datasets a,b]\nsuites: %s\n", strings.Join(bench.Suites(), ", "))
 		fs.PrintDefaults()
@@ -67,6 +69,10 @@ func main() {
 			os.Exit(2)
 		}
 		cfg.Synthetic = &bench.SyntheticSpec{N: n, NQ: nq, D: d, Metric: "l2", Seed: 3}
+	}
+	cfg.PeersAVX2 = *peersAVX2
+	if *peers != "" {
+		cfg.Peers = strings.Split(*peers, ",")
 	}
 	if *dsets != "" {
 		cfg.Datasets = strings.Split(*dsets, ",")

@@ -13,6 +13,12 @@
 //   quit
 // hnswlib is header-only (Debian libhnswlib-dev 0.6.2); its level RNG is seeded with 42.
 #include <hnswlib/hnswlib.h>
+
+// HNSWLIB_FLAGS: the compiler flags, recorded in the startup version
+// (the harness passes -DHNSWLIB_FLAGS="g++ -O3 -march=...").
+#ifndef HNSWLIB_FLAGS
+#define HNSWLIB_FLAGS "g++ -O3"
+#endif
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -74,7 +80,7 @@ int main(int argc, char** argv) {
     std::string metric = argv[3];
     if (metric != "l2" && metric != "ip") { std::fprintf(stderr, "metric must be l2 or ip\n"); return 2; }
     int M = std::atoi(argv[4]), efc = std::atoi(argv[5]), k = std::atoi(argv[6]);
-    std::printf("{\"engine\":\"hnswlib-native\",\"version\":\"0.6.2 (header-only, g++ -O3 -march=native)\",\"n\":%zu,\"nq\":%zu,\"d\":%d}\n", n, nq, d);
+    std::printf("{\"engine\":\"hnswlib-native\",\"version\":\"0.6.2 (header-only, " HNSWLIB_FLAGS ")\",\"n\":%zu,\"nq\":%zu,\"d\":%d}\n", n, nq, d);
     std::fflush(stdout);
 
     hnswlib::SpaceInterface<float>* space = nullptr;
