@@ -2,12 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/stratasearch/strata/engine"
 	"github.com/stratasearch/strata/engine/contract"
 )
 
@@ -26,6 +29,37 @@ func capture(t *testing.T, f func() error) (string, error) {
 	w.Close()
 	os.Stdout = old
 	return <-done, ferr
+}
+
+// TestIndexLexicalFlushes: a lexical-only index run leaves every chunk in
+// a warm segment (durable epoch = epoch), so a later open replays nothing.
+func TestIndexLexicalFlushes(t *testing.T) {
+	root, data := t.TempDir(), filepath.Join(t.TempDir(), "d")
+	for i := range 3 {
+		src := fmt.Sprintf("package p\n\n// F%d turns widgets blue.\nfunc F%d() {}\n", i, i)
+		if err := os.WriteFile(filepath.Join(root, fmt.Sprintf("f%d.go", i)), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := capture(t, func() error {
+		return runIndex([]string{root, "--data", data, "--embedder", "none", "--no-progress", "--bridge=false"})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	db, err := engine.Open(data, engine.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	col, err := db.Collection("code")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := col.Stats()
+	if st.WarmSegments == 0 || st.DurableEpoch != st.Epoch || st.LiveDocs == 0 {
+		t.Fatalf("after a lexical-only index: %d warm segments, durable epoch %d of %d, %d live docs; want every chunk flushed",
+			st.WarmSegments, st.DurableEpoch, st.Epoch, st.LiveDocs)
+	}
 }
 
 func TestCLIIndexSearch(t *testing.T) {

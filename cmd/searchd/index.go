@@ -256,10 +256,11 @@ func runIndex(args []string) error {
 		ierr = watchTree(ctx, out, ix, gst, *data, *colName, roots[0], o, 200*time.Millisecond)
 	}
 	tClose := time.Now()
-	if ierr == nil && !*watch && o.Embedder != nil && st.Chunks > 0 {
+	if ierr == nil && !*watch && st.Chunks > 0 {
 		// Write the MemTable as a warm segment now: otherwise every later
-		// opening (each `searchd search`) replays its WAL tail and
-		// rebuilds its vector index, seconds for a tree like GOROOT/src.
+		// opening (each `searchd search`) replays its WAL tail, analysing
+		// its text again and rebuilding its vector index, seconds for a
+		// tree like GOROOT/src. The flush also retires the WAL.
 		ierr = col.Flush(ctx)
 	}
 	cerr := db.Close()
