@@ -75,14 +75,15 @@ var ANNPeers = []string{PeerHnswlibNative, PeerUSearch, PeerFAISSHNSW, PeerHnswl
 var ANNIVFPeers = []string{PeerFAISSIVFPQ8, PeerFAISSIVFPQ4}
 
 // ivfPairs maps an IVF-PQ peer to the Strata engine it is compared with.
-var ivfPairs = map[string]string{PeerFAISSIVFPQ8: EngineStrataIVFPQ8, PeerFAISSIVFPQ4: EngineStrataIVFPQ4}
+var ivfPairs = map[string]string{PeerFAISSIVFPQ8: EngineStrataIVFPQ8, PeerFAISSIVFPQ4: EngineStrataIVFPQ4,
+	PeerFAISSAVX2IVFPQ8: EngineStrataIVFPQ8, PeerFAISSAVX2IVFPQ4: EngineStrataIVFPQ4}
 
 // strataFor is the Strata engine a peer's ratios are computed against.
 func strataFor(peer string) string {
 	if s, ok := ivfPairs[peer]; ok {
 		return s
 	}
-	if peer == PeerFAISSFlat {
+	if isFlatPeer(peer) {
 		return EngineStrataFlat
 	}
 	return EngineStrata
@@ -134,6 +135,22 @@ func (annSuite) Run(ctx context.Context, cfg Config, res *Results) error {
 		if drivers, err = preparePeers(ctx, cfg); err != nil {
 			return err
 		}
+		// The strong FAISS peers are optional (make peers-strong).
+		dir := cfg.FAISSAVX2Dir
+		if dir == "" {
+			if dir, err = FAISSAVX2Dir(); err != nil {
+				return err
+			}
+		}
+		strong, note, err := prepareStrongPeers(ctx, cfg, dir)
+		if err != nil {
+			return err
+		}
+		if note != "" {
+			cfg.logf("%s", note)
+			res.Notes = append(res.Notes, note)
+		}
+		drivers = append(drivers, strong...)
 	}
 	var sets []func() (*annData, error)
 	if cfg.Synthetic != nil {
@@ -184,11 +201,12 @@ func contains(list []string, s string) bool {
 
 // peerDriver starts one peer on a data set.
 type peerDriver struct {
-	name string
-	argv []string // before the data arguments
-	env  []string
-	ivf  bool // an IVF-PQ peer (ANNIVFPeers)
-	flat bool // a flat peer (ANNFlatPeers)
+	name  string
+	argv  []string // before the data arguments
+	env   []string
+	ivf   bool // an IVF-PQ peer (ANNIVFPeers, the strong IVF-PQ peers)
+	nbits int  // IVF-PQ peers: the PQ code width they serve (8 or 4)
+	flat  bool // a flat peer (isFlatPeer)
 }
 
 // preparePeers checks every peer, builds the C++ driver and installs the
@@ -237,8 +255,8 @@ func preparePeers(ctx context.Context, cfg Config) ([]peerDriver, error) {
 		{name: PeerFAISSHNSW, argv: []string{systemPython, py, PeerFAISSHNSW}, env: []string{"OMP_NUM_THREADS=1"}},
 		{name: PeerHnswlibPython, argv: []string{systemPython, py, PeerHnswlibPython}},
 		// One OpenMP and one OpenBLAS thread: FAISS's k-means calls BLAS.
-		{name: PeerFAISSIVFPQ8, argv: []string{systemPython, py, PeerFAISSIVFPQ8}, env: []string{"OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1"}, ivf: true},
-		{name: PeerFAISSIVFPQ4, argv: []string{systemPython, py, PeerFAISSIVFPQ4}, env: []string{"OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1"}, ivf: true},
+		{name: PeerFAISSIVFPQ8, argv: []string{systemPython, py, PeerFAISSIVFPQ8}, env: []string{"OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1"}, ivf: true, nbits: 8},
+		{name: PeerFAISSIVFPQ4, argv: []string{systemPython, py, PeerFAISSIVFPQ4}, env: []string{"OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1"}, ivf: true, nbits: 4},
 		// IndexFlat's batch search is one OpenBLAS sgemm: one thread.
 		{name: PeerFAISSFlat, argv: []string{systemPython, py, PeerFAISSFlat}, env: []string{"OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1"}, flat: true},
 	}, nil
@@ -487,7 +505,7 @@ func runANNDataset(ctx context.Context, cfg Config, res *Results, d *annData, dr
 		p := v.params(nbits)
 		ivf = append(ivf, &strataIVFEngine{d: d, p: p})
 		for _, pd := range drivers {
-			if !pd.ivf || (nbits == 8) != (pd.name == PeerFAISSIVFPQ8) {
+			if !pd.ivf || pd.nbits != nbits {
 				continue
 			}
 			argv := append(append([]string(nil), pd.argv...), d.basePath, d.queryPath, d.info.Metric,

@@ -31,6 +31,9 @@ type Config struct {
 	// Default: <user cache>/strata/bench-npm (installed there with
 	// `npm install usearch@2.26.2` when missing).
 	NodeModules string
+	// FAISSAVX2Dir is the scripts/peers-strong.sh build of FAISS for the
+	// optional strong FAISS peers (ann_strong.go). Default: FAISSAVX2Dir().
+	FAISSAVX2Dir string
 	// Synthetic, when set, replaces the real data sets of the ann suite
 	// with this generated one (used by the harness's own test).
 	Synthetic *SyntheticSpec
