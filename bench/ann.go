@@ -67,6 +67,9 @@ const (
 	hnswlibServerSource = "hnswlib_server.cc"
 )
 
+// ANNParts are the parts of the ann suite, in run order (Config.ANNParts).
+var ANNParts = []string{"hnsw", "ivf", "flat"}
+
 // ANNPeers is the HNSW peer list of the ann suite, in run order.
 var ANNPeers = []string{PeerHnswlibNative, PeerUSearch, PeerFAISSHNSW, PeerHnswlibPython}
 
@@ -462,7 +465,8 @@ func finishData(cfg Config, d *annData) error {
 
 // runANNDataset runs all engines on one data set and appends runs and
 // ratios: first the HNSW engines over the efSearch sweep, then the IVF-PQ
-// engines (Strata's two paths and their FAISS peers) over the nprobe sweep.
+// engines (Strata's two paths and their FAISS peers) over the nprobe sweep,
+// then the flat engines; parts not in a non-empty cfg.ANNParts are left out.
 func runANNDataset(ctx context.Context, cfg Config, res *Results, d *annData, drivers []peerDriver) error {
 	m := d.info.M
 	params := ANNParams{M: m, EfConstruction: d.info.EfConst, K: annK, EfSearch: d.efs, Threads: 1}
@@ -473,8 +477,12 @@ func runANNDataset(ctx context.Context, cfg Config, res *Results, d *annData, dr
 			e.close()
 		}
 	}()
+	part := func(p string) bool { return len(cfg.ANNParts) == 0 || contains(cfg.ANNParts, p) }
+	if !part("hnsw") {
+		engines = nil
+	}
 	for _, pd := range drivers {
-		if pd.ivf || pd.flat {
+		if pd.ivf || pd.flat || !part("hnsw") {
 			continue
 		}
 		argv := append(append([]string(nil), pd.argv...), d.basePath, d.queryPath, d.info.Metric,
@@ -502,6 +510,9 @@ func runANNDataset(ctx context.Context, cfg Config, res *Results, d *annData, dr
 		}
 	}()
 	for _, nbits := range []int{8, 4} {
+		if !part("ivf") {
+			break
+		}
 		p := v.params(nbits)
 		ivf = append(ivf, &strataIVFEngine{d: d, p: p})
 		for _, pd := range drivers {
@@ -523,14 +534,17 @@ func runANNDataset(ctx context.Context, cfg Config, res *Results, d *annData, dr
 	}
 	res.ANN = append(res.ANN, runs...)
 	// Flat: exact search, one point.
-	flat := []annEngine{&strataFlatEngine{d: d}}
+	var flat []annEngine
+	if part("flat") {
+		flat = append(flat, &strataFlatEngine{d: d})
+	}
 	defer func() {
 		for _, e := range flat {
 			e.close()
 		}
 	}()
 	for _, pd := range drivers {
-		if !pd.flat {
+		if !pd.flat || !part("flat") {
 			continue
 		}
 		argv := append(append([]string(nil), pd.argv...), d.basePath, d.queryPath, d.info.Metric, "0", "0", strconv.Itoa(annK))

@@ -8,7 +8,7 @@
 //	               style: recall on x, QPS on a log y axis, one line per engine)
 //
 // Command: go run ./bench/cmd/strata-bench SUITE... [--quick] [--threads N]
-// [--out DIR] [--datasets a,b] [--synthetic N,NQ,D] [--emulated --no-peers].
+// [--out DIR] [--datasets a,b] [--ann-parts hnsw,ivf,flat] [--synthetic N,NQ,D] [--emulated --no-peers].
 // `make bench-quick` runs every suite (kernels ann lexical hybrid ingest
 // staleness server ripgrep lancedb) in quick mode, `make bench` in full
 // mode.

@@ -1,7 +1,7 @@
 // Command strata-bench runs Strata's benchmark suites against peer engines
 // and writes results.json, report.md and PNG plots.
 //
-//	go run ./bench/cmd/strata-bench SUITE... [--quick] [--threads N] [--out DIR] [--datasets a,b] [--emulated --no-peers]
+//	go run ./bench/cmd/strata-bench SUITE... [--quick] [--threads N] [--out DIR] [--datasets a,b] [--ann-parts hnsw,ivf,flat] [--emulated --no-peers]
 //	go run ./bench/cmd/strata-bench --report-only --out DIR
 //
 // Suites: kernels, ann, lexical, hybrid, ingest, staleness. Flags may come
@@ -29,6 +29,7 @@ func main() {
 	emulated := fs.Bool("emulated", false, "label every timing \""+bench.EmulatedLabel+"\" (also detected from /proc/cpuinfo vs GOARCH, or STRATA_BENCH_EMULATED=1)")
 	synth := fs.String("synthetic", "", "N,NQ,D: run the ann suite on a seeded synthetic L2 data set of N base and NQ query vectors of dimension D instead of the real ones (emulated smoke runs)")
 	dsets := fs.String("datasets", "", "comma-separated ann data sets (default all: "+strings.Join(bench.ANNDatasets, ",")+")")
+	parts := fs.String("ann-parts", "", "comma-separated parts of the ann suite to run (default all: "+strings.Join(bench.ANNParts, ",")+")")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: strata-bench SUITE... [--quick] [--threads N] [--out DIR] [--datasets a,b]\nsuites: %s\n", strings.Join(bench.Suites(), ", "))
 		fs.PrintDefaults()
@@ -70,6 +71,9 @@ func main() {
 	}
 	if *dsets != "" {
 		cfg.Datasets = strings.Split(*dsets, ",")
+	}
+	if *parts != "" {
+		cfg.ANNParts = strings.Split(*parts, ",")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
