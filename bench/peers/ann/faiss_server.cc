@@ -3,7 +3,7 @@
 // from Debian's source package, FAISS_OPT_LEVEL=avx2, OpenBLAS).
 //
 // Build (bench/ann_strong.go does this, cached next to the library):
-//   g++ -O2 -std=c++17 -mavx2 -mfma -mf16c -mpopcnt -fopenmp -I DIR/include \
+//   g++ -O2 -std=c++17 -mavx2 -mfma -mf16c -mpopcnt -fopenmp -I DIR/include
 //       -o faiss_server faiss_server.cc -L DIR/build/faiss -lfaiss_avx2 -Wl,-rpath,DIR/build/faiss
 // Run:
 //   faiss_server faiss-avx2-hnswflat|faiss-avx2-flat BASE.fvecs QUERIES.fvecs l2|ip M EFC K
@@ -198,7 +198,7 @@ int main(int argc, char** argv) {
                     std::snprintf(buf, sizeof buf,
                                   ",\"train_wall_s\":%.6f,\"train_cpu_s\":%.6f,\"add_wall_s\":%.6f,\"add_cpu_s\":%.6f,"
                                   "\"bytes_per_vector\":%zu,\"index_desc\":\"IndexRefineFlat(%s, k_factor=%d, by_residual=%s, spherical=%s%s) [avx2]\"",
-                                  tw, tc, aw, ac, code_size + sizeof(faiss::idx_t), spec.c_str(), kfactor,
+                                  tw, tc, aw, ac, code_size + sizeof(faiss::Index::idx_t), spec.c_str(), kfactor,
                                   residual ? "True" : "False", ivfindex->cp.spherical ? "True" : "False",
                                   nbits == 8 ? ", no polysemous training" : "");
                     extra = buf;
@@ -228,7 +228,7 @@ int main(int argc, char** argv) {
                     if (ivfindex) ivfindex->nprobe = ef;
                     if (hnswindex) hnswindex->hnsw.efSearch = ef;
                     std::vector<float> dist(nq * k);
-                    std::vector<faiss::idx_t> got(nq * k), ids;
+                    std::vector<faiss::Index::idx_t> got(nq * k), ids;
                     size_t reps = 0;
                     double t0 = now(), c0 = cpu_seconds(), el = 0;
                     do {
