@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    ?= ./...
 BENCHTIME ?= 1s
 
-.PHONY: all build test test-short test-arm64 test-avx2 lint bench bench-quick bench-arm64-smoke bench-go datasets peers demo clean
+.PHONY: all build test test-short test-arm64 test-avx2 lint bench bench-quick bench-arm64-smoke bench-go datasets peers peers-strong demo clean
 
 all: build
 
@@ -67,6 +67,12 @@ datasets:
 peers:
 	./scripts/peers.sh
 	cd bench/peers/bleve && GOWORK=off $(GO) mod download
+
+## peers-strong: FAISS 1.7.3 built for AVX2 from Debian's source package (with OpenBLAS), cached in
+## $$STRATA_CACHE/faiss-1.7.3-avx2; the ann suite then adds the faiss-avx2-* peer rows. Slow (about
+## 30 min on 2 cores); optional for make bench, never built by CI.
+peers-strong:
+	./scripts/peers-strong.sh
 
 demo:
 	./scripts/demo.sh

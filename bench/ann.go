@@ -67,6 +67,9 @@ const (
 	hnswlibServerSource = "hnswlib_server.cc"
 )
 
+// ANNParts are the parts of the ann suite, in run order (Config.ANNParts).
+var ANNParts = []string{"hnsw", "ivf", "flat"}
+
 // ANNPeers is the HNSW peer list of the ann suite, in run order.
 var ANNPeers = []string{PeerHnswlibNative, PeerUSearch, PeerFAISSHNSW, PeerHnswlibPython}
 
@@ -75,14 +78,15 @@ var ANNPeers = []string{PeerHnswlibNative, PeerUSearch, PeerFAISSHNSW, PeerHnswl
 var ANNIVFPeers = []string{PeerFAISSIVFPQ8, PeerFAISSIVFPQ4}
 
 // ivfPairs maps an IVF-PQ peer to the Strata engine it is compared with.
-var ivfPairs = map[string]string{PeerFAISSIVFPQ8: EngineStrataIVFPQ8, PeerFAISSIVFPQ4: EngineStrataIVFPQ4}
+var ivfPairs = map[string]string{PeerFAISSIVFPQ8: EngineStrataIVFPQ8, PeerFAISSIVFPQ4: EngineStrataIVFPQ4,
+	PeerFAISSAVX2IVFPQ8: EngineStrataIVFPQ8, PeerFAISSAVX2IVFPQ4: EngineStrataIVFPQ4}
 
 // strataFor is the Strata engine a peer's ratios are computed against.
 func strataFor(peer string) string {
 	if s, ok := ivfPairs[peer]; ok {
 		return s
 	}
-	if peer == PeerFAISSFlat {
+	if isFlatPeer(peer) {
 		return EngineStrataFlat
 	}
 	return EngineStrata
@@ -134,6 +138,22 @@ func (annSuite) Run(ctx context.Context, cfg Config, res *Results) error {
 		if drivers, err = preparePeers(ctx, cfg); err != nil {
 			return err
 		}
+		// The strong FAISS peers are optional (make peers-strong).
+		dir := cfg.FAISSAVX2Dir
+		if dir == "" {
+			if dir, err = FAISSAVX2Dir(); err != nil {
+				return err
+			}
+		}
+		strong, note, err := prepareStrongPeers(ctx, cfg, dir)
+		if err != nil {
+			return err
+		}
+		if note != "" {
+			cfg.logf("%s", note)
+			res.Notes = append(res.Notes, note)
+		}
+		drivers = append(drivers, strong...)
 	}
 	var sets []func() (*annData, error)
 	if cfg.Synthetic != nil {
@@ -184,11 +204,12 @@ func contains(list []string, s string) bool {
 
 // peerDriver starts one peer on a data set.
 type peerDriver struct {
-	name string
-	argv []string // before the data arguments
-	env  []string
-	ivf  bool // an IVF-PQ peer (ANNIVFPeers)
-	flat bool // a flat peer (ANNFlatPeers)
+	name  string
+	argv  []string // before the data arguments
+	env   []string
+	ivf   bool // an IVF-PQ peer (ANNIVFPeers, the strong IVF-PQ peers)
+	nbits int  // IVF-PQ peers: the PQ code width they serve (8 or 4)
+	flat  bool // a flat peer (isFlatPeer)
 }
 
 // preparePeers checks every peer, builds the C++ driver and installs the
@@ -241,8 +262,8 @@ func preparePeers(ctx context.Context, cfg Config) ([]peerDriver, error) {
 		{name: PeerFAISSHNSW, argv: []string{systemPython, py, PeerFAISSHNSW}, env: []string{"OMP_NUM_THREADS=1"}},
 		{name: PeerHnswlibPython, argv: []string{systemPython, py, PeerHnswlibPython}},
 		// One OpenMP and one OpenBLAS thread: FAISS's k-means calls BLAS.
-		{name: PeerFAISSIVFPQ8, argv: []string{systemPython, py, PeerFAISSIVFPQ8}, env: []string{"OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1"}, ivf: true},
-		{name: PeerFAISSIVFPQ4, argv: []string{systemPython, py, PeerFAISSIVFPQ4}, env: []string{"OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1"}, ivf: true},
+		{name: PeerFAISSIVFPQ8, argv: []string{systemPython, py, PeerFAISSIVFPQ8}, env: []string{"OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1"}, ivf: true, nbits: 8},
+		{name: PeerFAISSIVFPQ4, argv: []string{systemPython, py, PeerFAISSIVFPQ4}, env: []string{"OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1"}, ivf: true, nbits: 4},
 		// IndexFlat's batch search is one OpenBLAS sgemm: one thread.
 		{name: PeerFAISSFlat, argv: []string{systemPython, py, PeerFAISSFlat}, env: []string{"OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1"}, flat: true},
 	}), nil
@@ -483,7 +504,8 @@ func finishData(cfg Config, d *annData) error {
 
 // runANNDataset runs all engines on one data set and appends runs and
 // ratios: first the HNSW engines over the efSearch sweep, then the IVF-PQ
-// engines (Strata's two paths and their FAISS peers) over the nprobe sweep.
+// engines (Strata's two paths and their FAISS peers) over the nprobe sweep,
+// then the flat engines; parts not in a non-empty cfg.ANNParts are left out.
 func runANNDataset(ctx context.Context, cfg Config, res *Results, d *annData, drivers []peerDriver) error {
 	m := d.info.M
 	params := ANNParams{M: m, EfConstruction: d.info.EfConst, K: annK, EfSearch: d.efs, Threads: 1}
@@ -494,8 +516,12 @@ func runANNDataset(ctx context.Context, cfg Config, res *Results, d *annData, dr
 			e.close()
 		}
 	}()
+	part := func(p string) bool { return len(cfg.ANNParts) == 0 || contains(cfg.ANNParts, p) }
+	if !part("hnsw") {
+		engines = nil
+	}
 	for _, pd := range drivers {
-		if pd.ivf || pd.flat {
+		if pd.ivf || pd.flat || !part("hnsw") {
 			continue
 		}
 		argv := append(append([]string(nil), pd.argv...), d.basePath, d.queryPath, d.info.Metric,
@@ -529,10 +555,13 @@ func runANNDataset(ctx context.Context, cfg Config, res *Results, d *annData, dr
 		}
 	}()
 	for _, nbits := range []int{8, 4} {
+		if !part("ivf") {
+			break
+		}
 		p := v.params(nbits)
 		ivf = append(ivf, &strataIVFEngine{d: d, p: p})
 		for _, pd := range drivers {
-			if !pd.ivf || (nbits == 8) != (pd.name == PeerFAISSIVFPQ8) {
+			if !pd.ivf || pd.nbits != nbits {
 				continue
 			}
 			argv := append(append([]string(nil), pd.argv...), d.basePath, d.queryPath, d.info.Metric,
@@ -557,20 +586,24 @@ func runANNDataset(ctx context.Context, cfg Config, res *Results, d *annData, dr
 // cfg.Peers names no flat peer), then the data set's ratios over
 // res.ANN[first:].
 func runANNFlat(ctx context.Context, cfg Config, res *Results, d *annData, drivers []peerDriver, first, rot int) error {
+	part := func(p string) bool { return len(cfg.ANNParts) == 0 || contains(cfg.ANNParts, p) }
 	if len(cfg.Peers) > 0 && !anyPeer(drivers, func(pd peerDriver) bool { return pd.flat }) {
 		res.Datasets = append(res.Datasets, d.info)
 		res.Ratios = append(res.Ratios, annRatios(res.ANN, first, len(res.ANN)-first)...)
 		return nil
 	}
 	// Flat: exact search, one point.
-	flat := []annEngine{&strataFlatEngine{d: d}}
+	var flat []annEngine
+	if part("flat") {
+		flat = append(flat, &strataFlatEngine{d: d})
+	}
 	defer func() {
 		for _, e := range flat {
 			e.close()
 		}
 	}()
 	for _, pd := range drivers {
-		if !pd.flat {
+		if !pd.flat || !part("flat") {
 			continue
 		}
 		argv := append(append([]string(nil), pd.argv...), d.basePath, d.queryPath, d.info.Metric, "0", "0", strconv.Itoa(annK))

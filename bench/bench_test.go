@@ -75,6 +75,17 @@ func TestHarnessSynthetic(t *testing.T) {
 		t.Fatal(err)
 	}
 	allPeers := append(append(append([]string(nil), ANNPeers...), ANNIVFPeers...), ANNFlatPeers...)
+	// The strong FAISS peers run when make peers-strong has built them.
+	hnswPeers, ivfPeers, flatPeers := ANNPeers, ANNIVFPeers, ANNFlatPeers
+	strong := strongPeersBuilt(t)
+	if strong {
+		allPeers = append(allPeers, ANNStrongPeers...)
+		hnswPeers = append(append([]string(nil), ANNPeers...), PeerFAISSAVX2HNSW)
+		ivfPeers = append(append([]string(nil), ANNIVFPeers...), PeerFAISSAVX2IVFPQ8, PeerFAISSAVX2IVFPQ4)
+		flatPeers = append(append([]string(nil), ANNFlatPeers...), PeerFAISSAVX2Flat)
+	} else if !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.Contains(n, "make peers-strong") }) {
+		t.Errorf("strong peers absent but no note says so: %q", res.Notes)
+	}
 	if len(res.ANN) != 4+len(allPeers) {
 		t.Fatalf("%d runs, want 4 Strata engines + %d peers", len(res.ANN), len(allPeers))
 	}
@@ -101,7 +112,7 @@ func TestHarnessSynthetic(t *testing.T) {
 	}
 	for _, r := range res.ANN {
 		sweep := r.Params.EfSearch
-		flat := r.Engine == EngineStrataFlat || slices.Contains(ANNFlatPeers, r.Engine)
+		flat := r.Engine == EngineStrataFlat || isFlatPeer(r.Engine)
 		switch {
 		case r.Params.Nlist > 0:
 			sweep = r.Params.Nprobe
@@ -187,19 +198,19 @@ func TestHarnessSynthetic(t *testing.T) {
 		perPeer[q.Peer]++
 		perPeer[q.Peer+"|"+q.Figure]++
 	}
-	for _, p := range ANNPeers {
+	for _, p := range hnswPeers {
 		if perPeer[p] < 2 {
 			t.Errorf("peer %s: %d ratios, want build ratios at least", p, perPeer[p])
 		}
 	}
-	for _, p := range ANNFlatPeers {
+	for _, p := range flatPeers {
 		for _, f := range []string{"qps_cpu@recall=0.99", "bytes_per_vector"} {
 			if perPeer[p+"|"+f] != 1 {
 				t.Errorf("peer %s: %d %s ratios, want 1", p, perPeer[p+"|"+f], f)
 			}
 		}
 	}
-	for _, p := range ANNIVFPeers {
+	for _, p := range ivfPeers {
 		for _, f := range []string{"train_cpu_s", "build_cpu_s", "bytes_per_vector"} {
 			if perPeer[p+"|"+f] != 1 {
 				t.Errorf("peer %s: %d %s ratios, want 1", p, perPeer[p+"|"+f], f)
@@ -217,6 +228,49 @@ func TestHarnessSynthetic(t *testing.T) {
 		if !strings.Contains(string(rep), want) {
 			t.Errorf("report.md lacks %q", want)
 		}
+	}
+	if strong {
+		for _, want := range []string{"faiss-avx2-hnswflat", "strata-ivfpq8 / faiss-avx2-ivfpq8", "strata-ivfpq4fs / faiss-avx2-ivfpq4fs",
+			"strata-flat / faiss-avx2-flat", "IndexRefineFlat(IVF16,PQ12x4fs, k_factor=10, by_residual=True, spherical=False) [avx2]", "libfaiss_avx2.so"} {
+			if !strings.Contains(string(rep), want) {
+				t.Errorf("report.md lacks %q", want)
+			}
+		}
+	}
+}
+
+// strongPeersBuilt reports whether make peers-strong has built FAISS for
+// the strong peers (never in CI: CI does not build FAISS).
+func strongPeersBuilt(t *testing.T) bool {
+	t.Helper()
+	dir, err := FAISSAVX2Dir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok, _ := faissAVX2Built(dir)
+	return ok
+}
+
+// TestStrongPeersMissing: without a peers-strong build the strong peers
+// are left out with a note naming what is missing and how to build it.
+func TestStrongPeersMissing(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{RepoRoot: "/nonexistent"}.EnsureDefaults()
+	drivers, note, err := prepareStrongPeers(context.Background(), cfg, dir)
+	if err != nil || len(drivers) != 0 {
+		t.Fatalf("missing build: %d drivers, err %v; want none, no error", len(drivers), err)
+	}
+	for _, want := range []string{filepath.Join(dir, "STAMP"), "make peers-strong", PeerFAISSAVX2IVFPQ4} {
+		if !strings.Contains(note, want) {
+			t.Errorf("note %q lacks %q", note, want)
+		}
+	}
+	// A STAMP alone is not a build: the library is named as missing.
+	if err := os.WriteFile(filepath.Join(dir, "STAMP"), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, note, _ = prepareStrongPeers(context.Background(), cfg, dir); !strings.Contains(note, "libfaiss_avx2.so missing") {
+		t.Errorf("STAMP only: note %q", note)
 	}
 }
 

@@ -8,7 +8,7 @@
 //	               style: recall on x, QPS on a log y axis, one line per engine)
 //
 // Command: go run ./bench/cmd/strata-bench SUITE... [--quick] [--threads N]
-// [--out DIR] [--datasets a,b] [--synthetic N,NQ,D] [--emulated --no-peers].
+// [--out DIR] [--datasets a,b] [--ann-parts hnsw,ivf,flat] [--synthetic N,NQ,D] [--emulated --no-peers].
 // `make bench-quick` runs every suite (kernels ann lexical hybrid ingest
 // staleness server ripgrep lancedb) in quick mode, `make bench` in full
 // mode.
@@ -50,6 +50,13 @@
 //     bytes per vector count the list entry (code + id) on both sides.
 //     Ratios pair each FAISS peer with its Strata engine
 //     (Ratio.StrataEngine).
+//     Strong FAISS peers (ann_strong.go, optional): when
+//     scripts/peers-strong.sh (make peers-strong) has built FAISS 1.7.3
+//     from Debian's source with FAISS_OPT_LEVEL=avx2 and OpenBLAS, the
+//     C++ driver bench/peers/ann/faiss_server.cc adds the rows
+//     faiss-avx2-hnswflat, faiss-avx2-ivfpq8, faiss-avx2-ivfpq4fs and
+//     faiss-avx2-flat beside the Debian ones, with the same index specs
+//     and parameters; without the build the run says so in its notes.
 //
 //   - lexical (bench/lexical, adapter in suites_ext.go): Strata BM25
 //     against Xapian, SQLite FTS5 and Bleve v2 (bench/peers/bleve, its own

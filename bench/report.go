@@ -121,7 +121,7 @@ func Report(res *Results, plots []string) string {
 			star := map[string]bool{}
 			for _, r := range ratios {
 				_, isIVF := ivfPairs[r.Peer]
-				isFlat := contains(ANNFlatPeers, r.Peer)
+				isFlat := isFlatPeer(r.Peer)
 				if (kind == "ivf") != isIVF || (kind == "flat") != isFlat {
 					continue
 				}

@@ -31,6 +31,13 @@ type Config struct {
 	// Default: <user cache>/strata/bench-npm (installed there with
 	// `npm install usearch@2.26.2` when missing).
 	NodeModules string
+	// ANNParts restricts the ann suite to some of its parts: "hnsw"
+	// (efSearch sweep), "ivf" (IVF-PQ 8-bit and 4-bit) and "flat"; empty =
+	// all. Every peer is still required.
+	ANNParts []string
+	// FAISSAVX2Dir is the scripts/peers-strong.sh build of FAISS for the
+	// optional strong FAISS peers (ann_strong.go). Default: FAISSAVX2Dir().
+	FAISSAVX2Dir string
 	// Synthetic, when set, replaces the real data sets of the ann suite
 	// with this generated one (used by the harness's own test).
 	Synthetic *SyntheticSpec
@@ -95,6 +102,11 @@ func (c Config) Validate() error {
 	}
 	if c.NoPeers && !c.Emulated {
 		errs = append(errs, "bench: Config.NoPeers is only allowed for emulated runs (a missing peer is an error)")
+	}
+	for _, p := range c.ANNParts {
+		if !contains(ANNParts, p) {
+			errs = append(errs, fmt.Sprintf("bench: Config.ANNParts: unknown part %q (have %s)", p, strings.Join(ANNParts, ", ")))
+		}
 	}
 	if s := c.Staleness; s != nil && (s.Docs < 1 || s.Writers < 1 || s.Readers < 1 || s.Writers > s.Docs || s.Duration <= 0 || s.Edits < 1) {
 		errs = append(errs, fmt.Sprintf("bench: Staleness %+v: want Docs ≥ Writers ≥ 1, Readers ≥ 1, Duration > 0, Edits ≥ 1", *s))

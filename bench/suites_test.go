@@ -211,6 +211,12 @@ func TestSuiteFailureWritesResults(t *testing.T) {
 	if err := (Config{OutDir: out, NoPeers: true}).Validate(); err == nil || !strings.Contains(err.Error(), "NoPeers") {
 		t.Errorf("NoPeers without Emulated: %v", err)
 	}
+	if err := (Config{OutDir: out, ANNParts: []string{"ivf", "graph"}}).Validate(); err == nil || !strings.Contains(err.Error(), `unknown part "graph"`) {
+		t.Errorf("unknown ANN part: %v", err)
+	}
+	if err := (Config{OutDir: out, ANNParts: []string{"ivf", "flat"}}).Validate(); err != nil {
+		t.Errorf("ANN parts ivf, flat: %v", err)
+	}
 }
 
 const loadtestSample = `searchd loadtest: in-process server on 127.0.0.1:41127, store /tmp/x

@@ -1,7 +1,7 @@
 // Command strata-bench runs Strata's benchmark suites against peer engines
 // and writes results.json, report.md and PNG plots.
 //
-//	go run ./bench/cmd/strata-bench SUITE... [--quick] [--threads N] [--out DIR] [--datasets a,b] [--emulated --no-peers]
+//	go run ./bench/cmd/strata-bench SUITE... [--quick] [--threads N] [--out DIR] [--datasets a,b] [--ann-parts hnsw,ivf,flat] [--emulated --no-peers]
 //	go run ./bench/cmd/strata-bench --report-only --out DIR
 //
 // Suites: kernels, ann, lexical, hybrid, ingest, staleness. Flags may come
@@ -31,6 +31,7 @@ func main() {
 	dsets := fs.String("datasets", "", "comma-separated ann data sets (default all: "+strings.Join(bench.ANNDatasets, ",")+")")
 	peersAVX2 := fs.Bool("peers-avx2", false, "cap the native peers at AVX2 (hnswlib-native: g++ -march=native -mno-avx512f; FAISS: OPENBLAS_CORETYPE=Haswell), to compare with STRATA_ASM_MAX_LEVEL=avx2")
 	peers := fs.String("peers", "", "comma-separated ann peers to run (default all); HNSW / IVF-PQ / flat parts run only when one of their peers is named")
+	parts := fs.String("ann-parts", "", "comma-separated parts of the ann suite to run (default all: "+strings.Join(bench.ANNParts, ",")+")")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: strata-bench SUITE... [--quick] [--threads N] [--out DIR] [--datasets a,b]\nsuites: %s\n", strings.Join(bench.Suites(), ", "))
 		fs.PrintDefaults()
@@ -76,6 +77,9 @@ func main() {
 	}
 	if *dsets != "" {
 		cfg.Datasets = strings.Split(*dsets, ",")
+	}
+	if *parts != "" {
+		cfg.ANNParts = strings.Split(*parts, ",")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
