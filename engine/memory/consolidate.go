@@ -321,5 +321,8 @@ func canonBetter(a, b *Record) bool {
 	if c := a.RecordedAt.Compare(b.RecordedAt); c != 0 {
 		return c < 0
 	}
+	if a.Seq != b.Seq {
+		return a.Seq < b.Seq
+	}
 	return a.ID < b.ID
 }

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -218,6 +219,9 @@ func (s *Store) Expire(ctx context.Context) (RollbackReport, error) {
 					return 1
 				}
 				if c := a.r.RecordedAt.Compare(b.r.RecordedAt); c != 0 {
+					return c
+				}
+				if c := cmp.Compare(a.r.Seq, b.r.Seq); c != 0 {
 					return c
 				}
 				return strings.Compare(a.r.ID, b.r.ID)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -408,5 +409,60 @@ func TestVectorsRecallAndCosineMerge(t *testing.T) {
 	}
 	if got := recallContents(t, s, Query{Subject: "u", Text: "window", TopK: 5}); len(got) != 1 || got[0] != "likes window seats on planes" {
 		t.Fatalf("after merge %q", got)
+	}
+}
+
+// TestSameInstantWritesOrdered: writes whose clock readings fall in one
+// millisecond (the stored resolution) are still ordered by admission
+// (Record.Seq), so a keyed write made with IfVersion supersedes the
+// version it names and History lists the versions in write order, also
+// after a reopen. With the tie left to the record id, the wrong record
+// won about half the time.
+func TestSameInstantWritesOrdered(t *testing.T) {
+	s, c, _ := openTest(t, Options{}) // the test clock stands still
+	last := map[string]string{}
+	for k := range 24 {
+		key := fmt.Sprintf("policy.%d", k)
+		var v string
+		for i := range 3 {
+			w := Write{Subject: "u", Kind: Fact, Key: key, Content: fmt.Sprintf("value %d of %s", i, key),
+				Provenance: fmt.Sprintf("conv:%d", i), Evidence: UserStated, IfVersion: v, IfAbsent: v == ""}
+			out := remember(t, s, w)
+			v = out[0].Record.Version
+		}
+		last[key] = v
+	}
+	check := func(s *Store, when string) {
+		t.Helper()
+		for key, v := range last {
+			cur, err := s.Current("u", key, time.Time{})
+			if err != nil || cur.Version != v {
+				t.Fatalf("%s: %s: current is %+v (%v), want the last write %s", when, key, cur, err, v)
+			}
+			h := s.History("u", key)
+			if len(h) != 3 {
+				t.Fatalf("%s: %s: %d versions", when, key, len(h))
+			}
+			for i, r := range h {
+				if want := fmt.Sprintf("value %d of %s", i, key); r.Content != want {
+					t.Errorf("%s: %s: history[%d] = %q, want %q", when, key, i, r.Content, want)
+				}
+				if i > 0 && r.Seq <= h[i-1].Seq {
+					t.Errorf("%s: %s: seq not increasing: %d then %d", when, key, h[i-1].Seq, r.Seq)
+				}
+			}
+		}
+	}
+	check(s, "live")
+	s2, err := Open(context.Background(), s.Collection(), Options{Now: c.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(s2, "reopened")
+	// A write after the reopen continues the order.
+	out := remember(t, s2, Write{Subject: "u", Kind: Fact, Key: "policy.0", Content: "value 3 of policy.0",
+		Provenance: "conv:3", Evidence: UserStated, IfVersion: last["policy.0"]})
+	if cur, err := s2.Current("u", "policy.0", time.Time{}); err != nil || cur.Version != out[0].Record.Version {
+		t.Fatalf("after reopen: current is %+v (%v)", cur, err)
 	}
 }

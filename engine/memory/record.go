@@ -115,6 +115,10 @@ type Record struct {
 	ValidUntil time.Time `json:"valid_until,omitzero"`
 	// RecordedAt is the transaction time: when the store admitted it.
 	RecordedAt time.Time `json:"recorded_at"`
+	// Seq is the record's place in the store's admission order: a record
+	// admitted later has a larger Seq (0: stored before Seq was kept). It
+	// orders records whose times tie at the stored millisecond.
+	Seq uint64 `json:"seq,omitempty"`
 	// Version is BLAKE3-256 of the record's canonical fields, 64 hex.
 	Version string `json:"version"`
 	Status  Status `json:"status"`
@@ -291,6 +295,7 @@ const (
 	fRedactions = "redactions_admitted"
 	fEntry      = "entry"
 	fPrior      = "prior"
+	fSeq        = "seq"
 )
 
 // openEnd stands for an open ValidTo in the valid_to field (milliseconds,
@@ -317,6 +322,9 @@ func (r *Record) toDoc() contract.Document {
 		fValidFrom: contract.Number(ms(r.ValidFrom)),
 		fRecorded:  contract.Number(ms(r.RecordedAt)),
 		fWeight:    contract.Number(r.Weight),
+	}
+	if r.Seq != 0 {
+		m[fSeq] = contract.Number(float64(r.Seq))
 	}
 	if r.ValidTo.IsZero() {
 		m[fValidTo] = contract.Number(openEnd)
@@ -372,6 +380,9 @@ func fromDoc(d contract.Document) (*Record, error) {
 		Weight: num(fWeight), Sources: list(fSources), MergedInto: str(fMergedInto),
 		DerivedFrom: list(fDerived), SourceHash: str(fSourceHash), Redactions: int(num(fRedactions)),
 		Vector: d.Vector}
+	if f := num(fSeq); f > 0 && f < 1<<53 && f == math.Trunc(f) {
+		r.Seq = uint64(f)
+	}
 	if r.Subject == "" || !r.Kind.Valid() || math.IsNaN(r.Weight) {
 		return nil, fmt.Errorf("%w: %s", errBadDoc, d.ID)
 	}

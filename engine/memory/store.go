@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -134,6 +135,7 @@ type Store struct {
 	exact   map[string][]string           // exactKey → ids (findExact)
 	keyed   map[string]map[string]*Record // subjectKey(subject, key) → id → record, keyed records only
 	seq     uint64                        // last journal sequence number
+	lastSeq uint64                        // the largest Record.Seq issued or loaded
 	stats   Stats
 	dirty   bool // records were deleted since the last Purge
 	access  map[string]*accessInfo
@@ -266,6 +268,7 @@ func Open(ctx context.Context, col *engine.Collection, o Options) (*Store, error
 				return nil, err
 			}
 			s.put(r)
+			s.lastSeq = max(s.lastSeq, r.Seq)
 		}
 		after = ids[len(ids)-1]
 	}
@@ -385,7 +388,7 @@ func (s *Store) currentLocked(subject, key string, at time.Time) *Record {
 
 // History returns every record of subject's keyed fact key (or, with key
 // "", every record of the subject), superseded and merged ones included,
-// by ValidFrom then RecordedAt.
+// by ValidFrom, then RecordedAt, then admission order (Seq).
 func (s *Store) History(subject, key string) []*Record { return s.HistoryAt(subject, key, time.Time{}) }
 
 // HistoryAt is History as the store held it at transaction time knownAt
@@ -407,6 +410,9 @@ func (s *Store) HistoryAt(subject, key string, knownAt time.Time) []*Record {
 			return c
 		}
 		if c := a.RecordedAt.Compare(b.RecordedAt); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.Seq, b.Seq); c != 0 {
 			return c
 		}
 		return strings.Compare(a.ID, b.ID)

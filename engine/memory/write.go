@@ -175,6 +175,9 @@ func better(a, b *Record) bool {
 	if c := a.RecordedAt.Compare(b.RecordedAt); c != 0 {
 		return c > 0
 	}
+	if a.Seq != b.Seq {
+		return a.Seq > b.Seq
+	}
 	return a.ID > b.ID
 }
 
@@ -311,6 +314,8 @@ func (s *Store) admit(w *Write, now time.Time) (*Record, string, int) {
 		ValidUntil: until, ValidTo: until, RecordedAt: now, Status: Active, Weight: weight,
 		DerivedFrom: slices.Clone(w.DerivedFrom), SourceHash: w.SourceHash, Redactions: n,
 		Vector: slices.Clone(w.Vector)}
+	s.lastSeq++
+	r.Seq = s.lastSeq
 	return r, "", n
 }
 
