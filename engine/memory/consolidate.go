@@ -307,7 +307,8 @@ func (s *Store) mergeGroup(ov *overlay, rs []*Record, merged map[string]string) 
 }
 
 // canonBetter orders a near-duplicate cluster's canonical candidates:
-// best evidence, grounded, trusted, earliest recorded, smallest id.
+// best evidence, grounded, trusted, earliest recorded, earliest admitted
+// (Seq), smallest id.
 func canonBetter(a, b *Record) bool {
 	if x, y := a.Evidence.Rank(), b.Evidence.Rank(); x != y {
 		return x > y

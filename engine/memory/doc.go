@@ -55,7 +55,8 @@
 // Every write to a key resolves its timeline (resolveKey): the newest
 // ValidFrom wins; at equal ValidFrom the better evidence, then grounded
 // (verified or with a SourceHash), then trusted, then the later
-// RecordedAt; each loser is superseded with ValidTo = the next value's
+// RecordedAt, then the later admission (Seq); each loser is superseded
+// with ValidTo = the next value's
 // ValidFrom, never deleted. An external_unverified record never enters a
 // timeline that has a trusted record. Recall returns the value valid at
 // AsOf (default now); History returns every version.

@@ -161,7 +161,7 @@ func RetentionScore(recalls int, age time.Duration, uniqueness float64) float64 
 // Expire applies Policy.Retention: records older than their kind's TTL
 // (RecordedAt + TTL ≤ now) are forgotten, then, per subject and kind,
 // the active records beyond Capacity with the lowest RetentionScore
-// (ties: older RecordedAt first, then smaller id). Superseded records
+// (ties: older RecordedAt first, then earlier Seq, then smaller id). Superseded records
 // are history and count against neither limit but go with the TTL.
 func (s *Store) Expire(ctx context.Context) (RollbackReport, error) {
 	now := s.o.Now()
