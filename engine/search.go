@@ -608,6 +608,26 @@ func (c *Collection) envelopes(q *contract.Query, infos []verInfo, got map[strin
 	return out, nil
 }
 
+// VerifyHits checks hits, envelopes that this collection's Search or
+// Fetch returned, against their sources as q asks, exactly as Search
+// checks its final page: it returns the hits that pass, in their order,
+// and a Dropped (reason stale) for each that does not. Only q's Verify,
+// Freshness, Scope and Principal are read; with neither Verify nor
+// Freshness set, hits are returned as they are. A hit whose id, version
+// hash or source URI is not the current version of a stored document
+// that q's scope admits and q.Principal may read is dropped without
+// reading any file. A caller can so search without Verify, choose its
+// page (merging several searches, re-ranking), and verify only the hits
+// it returns. hits is reused for the result. Errors: ErrClosed and the
+// context's.
+func (c *Collection) VerifyHits(ctx context.Context, q contract.Query, hits []contract.Envelope) ([]contract.Envelope, []contract.Dropped, error) {
+	if err := c.check(ctx); err != nil {
+		return nil, nil, err
+	}
+	kept, dropped := c.verifyHits(&q, hits)
+	return kept, dropped, nil
+}
+
 // verifyHits re-checks file:// sources when the query asks (Verify) or a
 // hit is older than q.Freshness. A stale hit is dropped (OnStale "drop") or
 // re-read and flagged ("reread"); a hit whose document was replaced or
@@ -641,7 +661,12 @@ func (c *Collection) verifyHits(q *contract.Query, hits []contract.Envelope) ([]
 		}
 		// A version replaced or deleted since the search's snapshot is
 		// stale whatever its source holds (this reads no file).
-		if d, _, found := sn.Get(h.DocID); !found || hexHash(d.VersionHash) != h.VersionHash || d.SourceURI != h.SourceURI {
+		// A document q may not see (VerifyHits takes envelopes from its
+		// caller) gets the same answer, so the outcome does not tell
+		// whether it exists.
+		if d, _, found := sn.Get(h.DocID); !found || hexHash(d.VersionHash) != h.VersionHash || d.SourceURI != h.SourceURI ||
+			!strings.HasPrefix(d.Namespace, q.Scope.Namespace) || !strings.HasPrefix(d.SourceURI, q.Scope.URIPrefix) ||
+			(q.Principal != nil && !q.Principal.CanRead(d.Namespace, d.ACL)) {
 			dropped = append(dropped, contract.Dropped{DocID: h.DocID, Reason: contract.DropStale,
 				Detail: "a newer version of this document was written after this search's snapshot"})
 			continue

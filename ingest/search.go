@@ -5,6 +5,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/stratasearch/strata/engine"
@@ -234,6 +235,14 @@ func Search(ctx context.Context, col *engine.Collection, q contract.Query) (cont
 // equal score. Envelope.Score is then score × prior
 // and Explain.Prior the factor. Scores need not decrease down the list
 // when declarations come first. Result.Epoch is the last search's.
+//
+// Verification (q.Verify, q.Freshness): when the result carries no
+// cursor (priors on, or an expansion) and q has none, the searches run
+// unverified and only the returned hits are checked (engine
+// Collection.VerifyHits), in rank order: a stale hit goes to
+// Result.Dropped and the next candidate takes its place. Otherwise the
+// engine verifies each search's page. The declaration lookup runs
+// concurrently with the query's own search.
 func SearchWith(ctx context.Context, col *engine.Collection, q contract.Query, o SearchOptions) (contract.Result, error) {
 	k := q.TopK
 	if k == 0 {
@@ -263,7 +272,19 @@ func SearchWith(ctx context.Context, col *engine.Collection, q contract.Query, o
 	if q.Mode == contract.Dense || (q.Mode == "" && len(q.Vector) > 0) || q.Filter != nil {
 		names = nil
 	}
+	// When the engine's cursor is not passed on, the searches run without
+	// verification and only the hits this list returns are verified
+	// (col.VerifyHits), in order, the next candidate taking a stale one's
+	// place: up to 2·max(3·TopK, 30) candidates are otherwise read and
+	// hashed for TopK hits.
+	late := (!o.NoPriors || expansion != "") && q.Cursor == "" && (q.Verify || q.Freshness > 0)
+	if late {
+		lq.Verify, lq.Freshness = false, 0
+	}
 	var lists []contract.Result
+	var defs contract.Result
+	var defsErr error
+	var wg sync.WaitGroup
 	if len(names) > 0 {
 		vals := make([]contract.Value, len(names))
 		for i, n := range names {
@@ -274,19 +295,24 @@ func SearchWith(ctx context.Context, col *engine.Collection, q contract.Query, o
 		fq.Filter = &f
 		// A name is matched by its words, not its meaning.
 		fq.Mode, fq.Vector, fq.Expansion = contract.Lexical, nil, q.Expansion
-		defs, err := col.Search(ctx, fq)
-		if err != nil {
-			return contract.Result{}, err
+		// The two searches are independent: the declarations run beside
+		// the query itself.
+		wg.Go(func() { defs, defsErr = col.Search(ctx, fq) })
+	}
+	res, err := col.Search(ctx, lq)
+	wg.Wait()
+	if len(names) > 0 {
+		if defsErr != nil {
+			return contract.Result{}, defsErr
 		}
 		lists = append(lists, defs)
 	}
-	res, err := col.Search(ctx, lq)
 	if err != nil {
 		return contract.Result{}, err
 	}
 	lists = append(lists, res)
 	seen := map[string]bool{}
-	out := make([]contract.Envelope, 0, k)
+	var cands []contract.Envelope
 	var dropped []contract.Dropped
 	for i, l := range lists {
 		hits := l.Hits
@@ -297,9 +323,9 @@ func SearchWith(ctx context.Context, col *engine.Collection, q contract.Query, o
 			hits = byQualifier(hits, q.Text)
 		}
 		for _, h := range hits {
-			if len(out) < k && !seen[h.DocID] {
+			if (late || len(cands) < k) && !seen[h.DocID] {
 				seen[h.DocID] = true
-				out = append(out, h)
+				cands = append(cands, h)
 			}
 		}
 		dropped = append(dropped, l.Dropped...)
@@ -308,6 +334,20 @@ func SearchWith(ctx context.Context, col *engine.Collection, q contract.Query, o
 			if res.Reason == "" {
 				res.Reason = l.Reason
 			}
+		}
+	}
+	out := cands
+	if late {
+		out = make([]contract.Envelope, 0, k)
+		for len(cands) > 0 && len(out) < k {
+			n := min(len(cands), k-len(out))
+			kept, dr, err := col.VerifyHits(ctx, q, cands[:n])
+			if err != nil {
+				return contract.Result{}, err
+			}
+			out = append(out, kept...)
+			dropped = append(dropped, dr...)
+			cands = cands[n:]
 		}
 	}
 	for i := range out {
