@@ -114,6 +114,14 @@ func (c *Collection) sourcePath(sn *tier.Snapshot, h *contract.Envelope, path st
 // p, up to the first one that does not exist, is a symbolic link (or
 // cannot be examined). It never looks where a link points.
 func throughLink(p string) bool {
+	if link, ok := throughLinkResolve(p); ok {
+		return link
+	}
+	return throughLinkWalk(p)
+}
+
+// throughLinkWalk is throughLink by one Lstat per component.
+func throughLinkWalk(p string) bool {
 	vol := filepath.VolumeName(p)
 	cur := vol + string(filepath.Separator)
 	for _, part := range strings.Split(p[len(cur):], string(filepath.Separator)) {
