@@ -53,6 +53,9 @@ func (s *Segment) openCursorAt(cu *cursor, i int) error {
 
 // openCursorRec is openCursorAt given term i's record r = s.rec(i).
 func (s *Segment) openCursorRec(cu *cursor, i int, r termRec) error {
+	if err := s.need(i, r); err != nil {
+		return err
+	}
 	blob := s.post[r.off : r.off+uint64(r.blobLen)]
 	at := s.postOff + int64(r.off)
 	*cu = cursor{seg: s, blob: blob, blobAt: at, nb: int(r.nb), df: int(r.df), tfBlock: -1, posIdx: -1, term: i}

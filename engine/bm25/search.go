@@ -556,6 +556,9 @@ func searchWith(ctx context.Context, cn *canceller, views []View, q Query, p Sea
 	if pl.empty {
 		return nil, 0, nil
 	}
+	if err := prefetch(views, pl); err != nil {
+		return nil, 0, err
+	}
 	top := &topK{k: pl.k, h: make([]Hit, 0, min(pl.k, 128))}
 	for vi, v := range views {
 		if len(pl.phrases) > 0 && !v.Seg.positions {
@@ -797,6 +800,9 @@ func newSegSearch(vi int, v View, pl *plan, top *topK, cn *canceller) (*segSearc
 		// traversal only bounds in this segment is never decoded.
 		c := &pl.cursors[qi]
 		i, r := int(ref.idx), ref.rec
+		if err := s.need(i, r); err != nil {
+			return nil, false, err
+		}
 		*c = cursor{seg: s, blob: s.post[r.off : r.off+uint64(r.blobLen)], blobAt: s.postOff + int64(r.off),
 			nb: int(r.nb), df: int(r.df), metaOff: int(r.efLen), tfBlock: -1, posIdx: -1, term: i, c: efCursor{val: efEnd}}
 		ub := termScore(t.w, r.maxTF, bm25Norm(r.minDL, pl.k1, pl.b, pl.avgdl), pl.k1)

@@ -304,6 +304,83 @@ type Segment struct {
 	thash atomic.Pointer[termHash]
 	// lookups counts binary-searched lookups until thash is built.
 	lookups atomic.Int64
+
+	// fetch, for a segment opened with OpenFetch, makes posting bytes
+	// present before they are read; have marks the terms whose blob is
+	// known present (bit i of word i/64).
+	fetch Fetcher
+	have  []atomic.Uint64
+}
+
+// Fetcher makes byte ranges of a segment's bytes present before the
+// segment reads them: a reader over object storage whose segment file
+// holds the header, document table, dictionary and term records at open
+// but not the posting blobs. Fetch makes data[off:off+n] present (off,
+// n in the coordinates of the bytes given to OpenFetch), checked by the
+// fetcher's own checksums; it is safe for concurrent use and returns at
+// once for a range already present. Its errors fail the query that
+// needed the range.
+type Fetcher interface {
+	Fetch(off, n int64) error
+}
+
+// PostingsRange returns the byte range of the posting blobs in the
+// segment bytes b (footer's postings offset to the footer), the part a
+// reader may leave absent until queries need it (OpenFetch); ok is false
+// when b's footer does not locate it. b is not checked beyond that.
+func PostingsRange(b []byte) (off, n int64, ok bool) {
+	if len(b) < headerBytes+footerBytes || string(b[:8]) != segMagic {
+		return 0, 0, false
+	}
+	fo := len(b) - footerBytes
+	f := b[fo:]
+	if string(f[60:]) != footerMagic {
+		return 0, 0, false
+	}
+	postOff := binary.LittleEndian.Uint64(f[24:])
+	if postOff < headerBytes || postOff > uint64(fo) {
+		return 0, 0, false
+	}
+	return int64(postOff), int64(fo) - int64(postOff), true
+}
+
+// OpenFetch is Open for bytes whose posting blobs (PostingsRange) may be
+// absent: fetch makes a term's blob present before it is first read.
+// The CRC32C footer, which covers the blobs, is not computed; the caller
+// vouches for the integrity of every byte it makes present (a reader
+// over object storage checks each against the object's block
+// checksums). Every other check of Open is made.
+func OpenFetch(data []byte, path string, fetch Fetcher) (*Segment, error) {
+	s, err := open(data, path, fetch == nil)
+	if err != nil || fetch == nil {
+		return s, err
+	}
+	s.fetch = fetch
+	s.have = make([]atomic.Uint64, (s.numTerms+63)/64)
+	return s, nil
+}
+
+// need makes term i's blob (record r) present, for a segment opened with
+// a Fetcher; a no-op otherwise.
+func (s *Segment) need(i int, r termRec) error {
+	if s.fetch == nil || r.blobLen == 0 {
+		return nil
+	}
+	w, bit := &s.have[i>>6], uint64(1)<<(i&63)
+	if w.Load()&bit != 0 {
+		return nil
+	}
+	if err := s.fetch.Fetch(s.postOff+int64(r.off), int64(r.blobLen)); err != nil {
+		return fmt.Errorf("bm25: %s: postings of term %d at byte offset %d: %w", s.path, i, s.postOff+int64(r.off), err)
+	}
+	w.Or(bit)
+	return nil
+}
+
+// present reports whether term i's blob is known present (always, for a
+// segment without a Fetcher).
+func (s *Segment) present(i int) bool {
+	return s.fetch == nil || s.have[i>>6].Load()&(uint64(1)<<(i&63)) != 0
 }
 
 // Open validates data as a segment and returns it. path names the bytes in
@@ -311,7 +388,9 @@ type Segment struct {
 // bounds, dictionary order and every term record's ranges (O(len(data)));
 // posting contents are bounds-checked when read and fully by Verify. Errors
 // satisfy errors.Is(err, ErrCorrupt) and carry the byte offset.
-func Open(data []byte, path string) (*Segment, error) {
+func Open(data []byte, path string) (*Segment, error) { return open(data, path, true) }
+
+func open(data []byte, path string, checkCRC bool) (*Segment, error) {
 	if len(data) < headerBytes+footerBytes {
 		return nil, corruptf(path, 0, "file of %d bytes is shorter than header+footer", len(data))
 	}
@@ -334,8 +413,10 @@ func Open(data []byte, path string) (*Segment, error) {
 	if string(f[60:]) != footerMagic {
 		return nil, corruptf(path, int64(fo+60), "bad footer magic %q", f[60:])
 	}
-	if got, want := crc32.Checksum(data[:fo+56], castagnoli), binary.LittleEndian.Uint32(f[56:]); got != want {
-		return nil, corruptf(path, int64(fo+56), "CRC32C mismatch: computed %#08x, stored %#08x", got, want)
+	if checkCRC {
+		if got, want := crc32.Checksum(data[:fo+56], castagnoli), binary.LittleEndian.Uint32(f[56:]); got != want {
+			return nil, corruptf(path, int64(fo+56), "CRC32C mismatch: computed %#08x, stored %#08x", got, want)
+		}
 	}
 	s := &Segment{path: path, data: data, version: version, positions: flags&flagPositions != 0}
 	docsOff := binary.LittleEndian.Uint64(f[0:])
