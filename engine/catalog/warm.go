@@ -85,7 +85,13 @@ func (wcache *WarmCache) Get(sn *tier.Snapshot) (*Warm, error) {
 			}
 			data, off = b, 0
 		}
-		seg, err := bm25.Open(data, w.Path)
+		var seg *bm25.Segment
+		var err error
+		if w.Lexical != nil && w.LexicalFetch != nil {
+			seg, err = bm25.OpenFetch(data, w.Path, w.LexicalFetch)
+		} else {
+			seg, err = bm25.Open(data, w.Path)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("engine: segment %s: BM25 section at byte offset %d: %w", w.Path, off, err)
 		}

@@ -52,9 +52,10 @@ type entry struct {
 // fetched on demand: whole BlockSize blocks checked against the
 // manifest's CRC32Cs, and ranges checked against a caller's CRC32C.
 type partial struct {
-	mu     sync.Mutex
-	blocks []bool
-	ranges map[int64]int64 // offset → length
+	mu      sync.Mutex
+	blocks  []bool
+	loading map[int64]chan struct{} // block → closed when its fetch ends
+	ranges  map[int64]int64         // offset → length
 }
 
 // present reports whether [off, off+n) is in the file.
@@ -64,6 +65,17 @@ func (p *partial) present(off, n int64) bool {
 	if p.ranges[off] >= n {
 		return true
 	}
+	for b := off / BlockSize; b*BlockSize < off+n; b++ {
+		if b >= int64(len(p.blocks)) || !p.blocks[b] {
+			return false
+		}
+	}
+	return true
+}
+
+// inBlocks reports whether every block spanning [off, off+n) is
+// present; p.mu held.
+func (p *partial) inBlocks(off, n int64) bool {
 	for b := off / BlockSize; b*BlockSize < off+n; b++ {
 		if b >= int64(len(p.blocks)) || !p.blocks[b] {
 			return false
@@ -112,7 +124,7 @@ func (c *cache) get(ctx context.Context, o Object) (string, error) {
 			var part *partial
 			var err error
 			size := o.Size
-			if o.Lazy != nil {
+			if o.lazy() {
 				part, size, err = c.downloadPartial(ctx, o)
 			} else {
 				err = c.download(ctx, o)
@@ -128,7 +140,7 @@ func (c *cache) get(ctx context.Context, o Object) (string, error) {
 			}
 			e.size, e.used, e.part = size, time.Now(), part
 			e.pins++
-			c.bytes += o.Size
+			c.bytes += size
 			c.evictLocked()
 			c.mu.Unlock()
 			return c.path(o.Key), nil
@@ -192,7 +204,7 @@ func (c *cache) download(ctx context.Context, o Object) error {
 	return os.Rename(tmp, p)
 }
 
-// downloadPartial fetches o but for its Lazy range into a sparse file of
+// downloadPartial fetches o but for its lazy ranges into a sparse file of
 // o.Size bytes: every BlockSize block that holds a byte outside the range
 // is streamed (one ranged GET per run of blocks) and checked against its
 // CRC32C before it is written. It returns what is present and its size.
@@ -212,11 +224,10 @@ func (c *cache) downloadPartial(ctx context.Context, o Object) (*partial, int64,
 		return nil, 0, err
 	}
 	defer os.Remove(tmp) // no-op after the rename
-	part := &partial{blocks: make([]bool, nb), ranges: map[int64]int64{}}
-	// Blocks wholly inside the lazy range stay remote; runs of the
-	// others are streamed.
-	lo, hi := o.Lazy.Off, o.Lazy.Off+o.Lazy.Len
-	eager := func(b int64) bool { return b*BlockSize < lo || min((b+1)*BlockSize, o.Size) > hi }
+	part := &partial{blocks: make([]bool, nb), loading: map[int64]chan struct{}{}, ranges: map[int64]int64{}}
+	// Blocks wholly inside a lazy range stay remote; runs of the others
+	// are streamed.
+	eager := func(b int64) bool { return !o.remoteBlock(b) }
 	var present int64
 	err = f.Truncate(o.Size)
 	for b := int64(0); b < nb && err == nil; {
@@ -363,46 +374,115 @@ func (c *cache) fetchRange(ctx context.Context, o Object, off, n int64, crc uint
 	return nil
 }
 
-// fetchLazy makes all of o's Lazy range present (whole blocks, each
-// checked against the manifest's CRC32C).
+// fetchLazy makes every byte of o present (whole blocks, each checked
+// against the manifest's CRC32C).
 func (c *cache) fetchLazy(ctx context.Context, o Object) error {
+	if !o.lazy() {
+		return nil
+	}
+	return c.fetchSpan(ctx, o, 0, o.Size)
+}
+
+// fetchSpan makes [off, off+n) of the cached object o present: the
+// BlockSize blocks it spans that are absent are fetched (a ranged GET per
+// run of them), each checked against the manifest's CRC32C (else a
+// *base.CorruptError naming the object and the block's offset) and
+// written into the cached file. Concurrent calls fetch each block once:
+// a block another call is fetching is waited for.
+func (c *cache) fetchSpan(ctx context.Context, o Object, off, n int64) error {
 	c.mu.Lock()
 	e := c.entries[o.Key]
 	c.mu.Unlock()
-	if e == nil || e.loading != nil || e.part == nil || o.Lazy == nil {
-		return nil
+	if e == nil || e.loading != nil {
+		return fmt.Errorf("remote: %s/%s is not in the cache", c.st.URL(), o.Key)
 	}
 	p := e.part
+	if p == nil || n == 0 {
+		return nil
+	}
+	if off < 0 || n < 0 || off > o.Size || n > o.Size-off {
+		return fmt.Errorf("remote: range [%d,+%d) outside %s/%s (%d bytes)", off, n, c.st.URL(), o.Key, o.Size)
+	}
+	b0, b1 := off/BlockSize, (off+n-1)/BlockSize+1
+	for attempt := 0; ; attempt++ {
+		var mine []int64
+		var wait []chan struct{}
+		p.mu.Lock()
+		for b := b0; b < b1; b++ {
+			if p.blocks[b] {
+				continue
+			}
+			if ch := p.loading[b]; ch != nil {
+				wait = append(wait, ch)
+				continue
+			}
+			p.loading[b] = make(chan struct{})
+			mine = append(mine, b)
+		}
+		p.mu.Unlock()
+		if len(mine) == 0 && len(wait) == 0 {
+			return nil
+		}
+		if attempt == 3 {
+			// Another call's fetch of these blocks failed three times.
+			for _, b := range mine {
+				p.mu.Lock()
+				close(p.loading[b])
+				delete(p.loading, b)
+				p.mu.Unlock()
+			}
+			return fmt.Errorf("remote: %s/%s [%d,+%d): blocks still absent after three fetches", c.st.URL(), o.Key, off, n)
+		}
+		if err := c.loadBlocks(ctx, o, e, p, mine); err != nil {
+			return err
+		}
+		for _, ch := range wait {
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+	}
+}
+
+// loadBlocks fetches the blocks bs of o (ascending, claimed in
+// p.loading by the caller), a ranged GET per run of consecutive ones,
+// marks those that arrived present and releases every claim.
+func (c *cache) loadBlocks(ctx context.Context, o Object, e *entry, p *partial, bs []int64) error {
+	defer func() {
+		p.mu.Lock()
+		for _, b := range bs {
+			close(p.loading[b])
+			delete(p.loading, b)
+		}
+		p.mu.Unlock()
+	}()
+	if len(bs) == 0 {
+		return nil
+	}
 	f, err := os.OpenFile(c.path(o.Key), os.O_WRONLY, 0)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	nb := int64(len(p.blocks))
-	for b := int64(0); b < nb; {
-		p.mu.Lock()
-		for b < nb && p.blocks[b] {
-			b++
+	for i := 0; i < len(bs); {
+		j := i + 1
+		for j < len(bs) && bs[j] == bs[j-1]+1 {
+			j++
 		}
-		end := b
-		for end < nb && !p.blocks[end] {
-			end++
-		}
-		p.mu.Unlock()
-		if b >= nb {
-			break
-		}
-		off, n := b*BlockSize, min(end*BlockSize, o.Size)-b*BlockSize
+		off, n := bs[i]*BlockSize, min((bs[j-1]+1)*BlockSize, o.Size)-bs[i]*BlockSize
 		if err := c.fetchBlocks(ctx, o, f, off, n); err != nil {
 			return err
 		}
-		p.mu.Lock()
 		var had int64
-		for i := b; i < end; i++ {
-			p.blocks[i] = true
+		p.mu.Lock()
+		for _, b := range bs[i:j] {
+			p.blocks[b] = true
 		}
+		// Ranges now inside present blocks are counted by the blocks.
 		for ro, rn := range p.ranges {
-			if ro >= off && ro+rn <= off+n {
+			if ro+rn > off && ro < off+n && p.inBlocks(ro, rn) {
 				had += rn
 				delete(p.ranges, ro)
 			}
@@ -411,12 +491,10 @@ func (c *cache) fetchLazy(ctx context.Context, o Object) error {
 		c.mu.Lock()
 		e.size += n - had
 		c.bytes += n - had
+		c.evictLocked()
 		c.mu.Unlock()
-		b = end
+		i = j
 	}
-	c.mu.Lock()
-	c.evictLocked()
-	c.mu.Unlock()
 	return nil
 }
 

@@ -93,6 +93,28 @@ type Object struct {
 	// against the CRC32C in the segment's text index. Manifests without
 	// it (older writers) are fetched whole.
 	Lazy *Range `json:"lazy,omitempty"`
+	// Postings, when set, is a second range a reader may leave remote:
+	// the BM25 posting blobs of a segment (tier.PostingsSection). The
+	// reader fetches the whole BlockSize blocks that a query's posting
+	// lists lie in, each checked against its CRC32C in Blocks, when the
+	// query first reads them. Readers that do not know the field fetch
+	// the range at open.
+	Postings *Range `json:"postings,omitempty"`
+}
+
+// lazy reports whether a reader may leave part of o remote.
+func (o Object) lazy() bool { return o.Lazy != nil || o.Postings != nil }
+
+// remoteBlock reports whether block b of o lies wholly inside one of its
+// lazy ranges, so a reader may leave it remote at open.
+func (o Object) remoteBlock(b int64) bool {
+	lo, hi := b*BlockSize, min((b+1)*BlockSize, o.Size)
+	for _, r := range []*Range{o.Lazy, o.Postings} {
+		if r != nil && lo >= r.Off && hi <= r.Off+r.Len {
+			return true
+		}
+	}
+	return false
 }
 
 // Range is a byte range of an object.
@@ -184,8 +206,10 @@ func DecodeManifest(url string, version uint64, b []byte) (*Manifest, error) {
 			if o.Size < 0 || int64(len(o.Blocks)) != (o.Size+BlockSize-1)/BlockSize {
 				return nil, bad("collection %q: object %q: %d block checksums for %d bytes", c.Name, o.Key, len(o.Blocks), o.Size)
 			}
-			if l := o.Lazy; l != nil && (l.Off < 0 || l.Len <= 0 || l.Off > o.Size || l.Len > o.Size-l.Off) {
-				return nil, bad("collection %q: object %q: lazy range [%d,+%d) outside its %d bytes", c.Name, o.Key, l.Off, l.Len, o.Size)
+			for _, l := range []*Range{o.Lazy, o.Postings} {
+				if l != nil && (l.Off < 0 || l.Len <= 0 || l.Off > o.Size || l.Len > o.Size-l.Off) {
+					return nil, bad("collection %q: object %q: lazy range [%d,+%d) outside its %d bytes", c.Name, o.Key, l.Off, l.Len, o.Size)
+				}
 			}
 		}
 	}

@@ -304,7 +304,7 @@ func (r *Reader) openView(ctx context.Context, m *Manifest) (_ *View, err error)
 		}
 		for _, o := range c.Objects {
 			if r.o.Eager {
-				o.Lazy = nil
+				o.Lazy, o.Postings = nil, nil
 			}
 			jobs = append(jobs, job{c.Name, store, o})
 		}
@@ -336,7 +336,7 @@ func (r *Reader) openView(ctx context.Context, m *Manifest) (_ *View, err error)
 		v.objects = append(v.objects, j.o.Key)
 		p := filepath.Join(j.store, j.o.File)
 		vf.objs[p] = j.o
-		if j.o.Lazy != nil {
+		if j.o.lazy() {
 			v.lazy = append(v.lazy, j.o)
 		}
 		if err := os.Link(paths[i], p); err != nil && firstErr == nil {
@@ -400,6 +400,29 @@ func (f *viewFetcher) Fetch(path string, off, n int64, crc uint32) error {
 	ctx, cancel := context.WithTimeout(context.Background(), LazyFetchTimeout)
 	defer cancel()
 	err := f.r.cache.fetchRange(ctx, o, off, n, crc)
+	if err != nil {
+		err = fmt.Errorf("remote: fetching %s/%s [%d,+%d): %w", f.r.st.URL(), o.Key, off, n, err)
+		f.r.mu.Lock()
+		f.r.degraded = err
+		f.r.mu.Unlock()
+	}
+	return err
+}
+
+// FetchSpan makes [off, off+n) of a segment file of the view present:
+// the whole blocks it spans, each checked against the manifest's
+// CRC32C (tier.SpanFetcher, for BM25 posting lists).
+func (f *viewFetcher) FetchSpan(path string, off, n int64) error {
+	o, ok := f.objs[filepath.Clean(path)]
+	if !ok {
+		return fmt.Errorf("remote: %s is no object of the view", path)
+	}
+	if o.Postings == nil {
+		return nil // fetched at open
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), LazyFetchTimeout)
+	defer cancel()
+	err := f.r.cache.fetchSpan(ctx, o, off, n)
 	if err != nil {
 		err = fmt.Errorf("remote: fetching %s/%s [%d,+%d): %w", f.r.st.URL(), o.Key, off, n, err)
 		f.r.mu.Lock()

@@ -431,6 +431,9 @@ func (w *Writer) upload(ctx context.Context, col, path, file string) (Object, er
 	if off, n, ok := tier.TextSection(b); ok {
 		o.Lazy = &Range{Off: off, Len: n}
 	}
+	if off, n, ok := tier.PostingsSection(b); ok {
+		o.Postings = &Range{Off: off, Len: n}
+	}
 	if w.uploaded[o.Key] {
 		return o, nil
 	}

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/stratasearch/strata/engine/bm25"
 )
 
 // Text blocks (segment format versions 3 and 4). The text section holds the
@@ -46,15 +47,51 @@ type RangeFetcher interface {
 	Fetch(path string, off, n int64, crc uint32) error
 }
 
-// textVersion reports whether segment format version v has the text
-// sections (versions 3 and 4).
-func textVersion(v uint32) bool { return v == segVersionText || v == segVersionTextRef }
+// SpanFetcher is a RangeFetcher that also makes any byte range of a
+// segment file present, checked by the fetcher's own checksums (a
+// reader over object storage checks each block against the manifest's
+// CRC32Cs). A Store whose RangeFetcher is one also opens format version 3
+// and 4 segments without their BM25 posting blobs (PostingsSection):
+// the section's CRC32C is not computed at open, and a query's lists are
+// fetched when first read (WarmSegment.LexicalFetch, bm25.OpenFetch).
+type SpanFetcher interface {
+	RangeFetcher
+	// FetchSpan makes bytes [off, off+n) of the segment file at path
+	// present. Safe for concurrent use; a range already present must
+	// return at once.
+	FetchSpan(path string, off, n int64) error
+}
 
-// TextSection returns the byte range of a format version 3 or 4 segment
-// file's text section (b the whole file), the part a reader may fetch
-// on demand; ok is false for other files and versions. b is not checked
-// beyond what locating the section needs.
-func TextSection(b []byte) (off, n int64, ok bool) {
+// lexFetcher is a segment's bm25.Fetcher: BM25 section offsets shifted
+// to file offsets.
+type lexFetcher struct {
+	f    SpanFetcher
+	path string
+	base int64
+}
+
+func (l lexFetcher) Fetch(off, n int64) error { return l.f.FetchSpan(l.path, l.base+off, n) }
+
+// PostingsSection returns the byte range of the BM25 posting blobs of a
+// format version 3 or 4 segment file (b the whole file), the other part
+// a reader may fetch on demand (SpanFetcher); ok is false for other files
+// and versions, and for segments without a BM25 section. b is not
+// checked beyond what locating the range needs.
+func PostingsSection(b []byte) (off, n int64, ok bool) {
+	so, sl, ok := section(b, secBM25)
+	if !ok {
+		return 0, 0, false
+	}
+	po, pn, ok := bm25.PostingsRange(b[so : so+sl])
+	if !ok || pn <= 0 {
+		return 0, 0, false
+	}
+	return so + po, pn, true
+}
+
+// section locates the section of kind in a format version 3 or 4 segment
+// file b.
+func section(b []byte, kind uint32) (off, n int64, ok bool) {
 	size := int64(len(b))
 	if size < segHeaderSize+segFooterSize || string(b[:8]) != segMagic ||
 		!textVersion(binary.LittleEndian.Uint32(b[8:])) || string(b[size-8:]) != segEndMagic {
@@ -70,12 +107,22 @@ func TextSection(b []byte) (off, n int64, ok bool) {
 	for i := uint64(0); i < nsec; i++ {
 		e := b[tableOff+i*segTableEntry:]
 		so, sl := binary.LittleEndian.Uint64(e[8:]), binary.LittleEndian.Uint64(e[16:])
-		if binary.LittleEndian.Uint32(e) == secText && so <= tableOff && sl <= tableOff-so {
+		if binary.LittleEndian.Uint32(e) == kind && so <= tableOff && sl <= tableOff-so {
 			return int64(so), int64(sl), sl > 0
 		}
 	}
 	return 0, 0, false
 }
+
+// textVersion reports whether segment format version v has the text
+// sections (versions 3 and 4).
+func textVersion(v uint32) bool { return v == segVersionText || v == segVersionTextRef }
+
+// TextSection returns the byte range of a format version 3 or 4 segment
+// file's text section (b the whole file), the part a reader may fetch
+// on demand; ok is false for other files and versions. b is not checked
+// beyond what locating the section needs.
+func TextSection(b []byte) (off, n int64, ok bool) { return section(b, secText) }
 
 // textBuilder collects the rows' contents of a segment being built.
 type textBuilder struct {

@@ -316,7 +316,8 @@ type warmSegment struct {
 	idxBytes  int64            // bytes of the vector-index section
 	lex       []byte           // BM25 section, or nil
 	lexOff    int64
-	hid       []int32 // row → hnsw id, or -1
+	lexSpan   SpanFetcher // opened lazily: makes ranges of lex present
+	hid       []int32     // row → hnsw id, or -1
 
 	// Format version 3 or 4 opened with a RangeFetcher: the file bytes, the
 	// text blocks (loaded on demand, lazytext.go), their decoded size,
@@ -386,6 +387,10 @@ func openSegmentFetch(data []byte, path string, wantDim int, wantMetric Metric, 
 	// lazy: the text section may be absent; the table's own CRC32C (and
 	// each other section's) stands for the whole-file CRC32C.
 	lazy := fetch != nil && version >= segVersionText
+	// lazyLex: the BM25 section's posting blobs may be absent too; its
+	// bytes are checked by the fetcher, block by block, as they arrive.
+	span, lazyLex := fetch.(SpanFetcher)
+	lazyLex = lazyLex && lazy
 	if !lazy {
 		if got, want := crc32.Checksum(data[:n-16], crcTable), binary.LittleEndian.Uint32(foot[16:]); got != want {
 			return nil, segCorrupt(path, n-16, "file CRC32C %08x, footer says %08x", got, want)
@@ -414,7 +419,7 @@ func openSegmentFetch(data []byte, path string, wantDim int, wantMetric Metric, 
 			return nil, segCorrupt(path, at, "section %d [%d,+%d) out of bounds", kind, off, ln)
 		}
 		b := data[off : off+ln]
-		if !(lazy && kind == secText) && crc32.Checksum(b, crcTable) != binary.LittleEndian.Uint32(e[24:]) {
+		if !(lazy && kind == secText) && !(lazyLex && kind == secBM25) && crc32.Checksum(b, crcTable) != binary.LittleEndian.Uint32(e[24:]) {
 			return nil, segCorrupt(path, int64(off), "section %d CRC mismatch", kind)
 		}
 		if _, dup := secs[kind]; dup {
@@ -622,6 +627,9 @@ func openSegmentFetch(data []byte, path string, wantDim int, wantMetric Metric, 
 	}
 	if lb, ok := secs[secBM25]; ok {
 		w.lex, w.lexOff = lb, secOff[secBM25]
+		if lazyLex {
+			w.lexSpan = span
+		}
 	}
 	w.meta = SegmentMeta{MinEpoch: minE, MaxEpoch: maxE, Rows: rows, SizeBytes: uint64(n)}
 	return w, nil

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/stratasearch/strata/engine/bm25"
 	"github.com/stratasearch/strata/engine/tier/wal"
 	"github.com/stratasearch/strata/vfs"
 )
@@ -885,6 +886,11 @@ type WarmSegment struct {
 	Lexical []byte
 	// LexicalOffset is the section's byte offset in the file.
 	LexicalOffset int64
+	// LexicalFetch, when not nil, makes ranges of Lexical present (offsets
+	// within Lexical): the section's posting blobs may be absent until
+	// fetched (bm25.OpenFetch). Set for segments of a Store whose
+	// RangeFetcher is also a SpanFetcher.
+	LexicalFetch bm25.Fetcher
 }
 
 // WarmSegments returns the snapshot's warm segments, ascending ID.
@@ -892,6 +898,9 @@ func (sn *Snapshot) WarmSegments() []WarmSegment {
 	out := make([]WarmSegment, len(sn.v.segs))
 	for i, sg := range sn.v.segs {
 		out[i] = WarmSegment{ID: sg.meta.ID, Path: sg.path, Docs: sg.docs, Lexical: sg.lex, LexicalOffset: sg.lexOff}
+		if sg.lexSpan != nil {
+			out[i].LexicalFetch = lexFetcher{sg.lexSpan, sg.path, sg.lexOff}
+		}
 	}
 	return out
 }
