@@ -64,8 +64,14 @@
 // query's hits fetch their text blocks by ranged GETs (checked against
 // the block CRC32Cs of the segment's text index, written into the cached
 // file) when their content is first read; a fetch failure fails that
-// query and marks the reader degraded. Everything else (doc store without
-// content, vector index, BM25) is present before a version is served.
+// query and marks the reader degraded. The BM25 posting blobs are the
+// object's second lazy range (Object.Postings, tier.PostingsSection): the
+// view opens with the BM25 header, document table, dictionary and term
+// records present, and a query fetches the whole 1 MiB blocks its posting
+// lists lie in, in parallel, each checked against its CRC32C and fetched
+// once across concurrent queries (tier.SpanFetcher). Everything else (doc
+// store without content, vector index) is present before a version is
+// served.
 // ReaderOptions.Eager, or a manifest without Lazy ranges, fetches objects
 // whole; Reader.Prefetch fetches the rest. A view is swapped
 // in whole; each query pins one view, so no query sees two versions; an

@@ -304,7 +304,11 @@
 // CRC32C) unless the store has a RangeFetcher (Options.Fetch): then the
 // whole-file CRC32C is not computed (tablecrc and every other section's
 // CRC32C are), and a row's block is fetched, checked and decoded when
-// Document.Text first asks for it.
+// Document.Text first asks for it. When that RangeFetcher is also a
+// SpanFetcher, the BM25 section's posting blobs may be absent too
+// (PostingsSection): its CRC32C is not computed, and the engine opens it
+// with bm25.OpenFetch through WarmSegment.LexicalFetch, which fetches a
+// query's posting lists before they are read.
 //
 // # Cold archive file (cold-<id>.parquet, cold format version 1)
 //

@@ -237,14 +237,9 @@ func run(docsN, nq int, secs float64, colds int) error {
 		q    []contract.Query
 	}{{"lexical", qs.Lexical}, {"dense", qs.Dense}, {"hybrid", qs.Hybrid}}
 
-	// Local, then warm reader.
-	local := map[string][]time.Duration{}
-	for _, m := range modes {
-		timeQueries(col, m.q[:min(20, len(m.q))]) // warm up
-		if local[m.name], err = timeQueries(col, m.q); err != nil {
-			return err
-		}
-	}
+	// Local and warm reader, interleaved query by query (local first for
+	// even queries, the reader first for odd ones), after a warm-up of
+	// each, so both see the same machine state.
 	r, err := remote.OpenReader(ctx, st, remote.ReaderOptions{CacheDir: filepath.Join(tmp, "warm"), CacheBytes: 4 << 30})
 	if err != nil {
 		return err
@@ -260,12 +255,26 @@ func run(docsN, nq int, secs float64, colds int) error {
 	fmt.Println("| mode | local p50 | local p99 | warm reader p50 | warm reader p99 | warm/local p50 |")
 	fmt.Println("|---|---|---|---|---|---|")
 	for _, m := range modes {
+		timeQueries(col, m.q[:min(20, len(m.q))])
 		timeQueries(rc, m.q[:min(20, len(m.q))])
-		lat, err := timeQueries(rc, m.q)
-		if err != nil {
-			return err
+		var l, lat []time.Duration
+		for i, q := range m.q {
+			cs := []*engine.Collection{col, rc}
+			if i%2 == 1 {
+				cs[0], cs[1] = rc, col
+			}
+			for _, c := range cs {
+				d, err := timeQueries(c, []contract.Query{q})
+				if err != nil {
+					return err
+				}
+				if c == col {
+					l = append(l, d...)
+				} else {
+					lat = append(lat, d...)
+				}
+			}
 		}
-		l := local[m.name]
 		fmt.Printf("| %s | %s | %s | %s | %s | %.2f× |\n", m.name, ms(pct(l, .5)), ms(pct(l, .99)), ms(pct(lat, .5)),
 			ms(pct(lat, .99)), float64(pct(lat, .5))/float64(pct(l, .5)))
 	}
