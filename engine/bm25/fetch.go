@@ -30,12 +30,12 @@ func prefetch(views []View, pl *plan) error {
 			} else {
 				ref = s.ref(t.term)
 			}
-			if ref.idx >= 0 && !s.present(int(ref.idx)) {
+			if ref.idx >= 0 && !s.present(int(ref.idx)) && !s.hasRange(int(ref.idx), ref.rec) {
 				todo = append(todo, want{s, int(ref.idx), ref.rec})
 			}
 		}
 		for _, t := range pl.exclude {
-			if i, ok := s.lookup(t); ok && !s.present(i) {
+			if i, ok := s.lookup(t); ok && !s.present(i) && !s.hasRange(i, s.rec(i)) {
 				todo = append(todo, want{s, i, s.rec(i)})
 			}
 		}

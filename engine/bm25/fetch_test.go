@@ -187,3 +187,46 @@ func TestOpenFetchError(t *testing.T) {
 		t.Fatalf("after recovery: %v %v, want %v", got, err, want)
 	}
 }
+
+// fullPresence reports every range present and counts Fetch calls.
+type fullPresence struct{ fetches int }
+
+func (f *fullPresence) Fetch(off, n int64) error { f.fetches++; return nil }
+func (f *fullPresence) Present(off, n int64) bool { return true }
+
+// TestOpenFetchPresent: with a PresenceFetcher that has every range, a
+// query starts no fetch and answers as Open's segment does.
+func TestOpenFetchPresent(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 2))
+	docs := synthCorpus(r, 400, 80)
+	b := NewBuilder(Options{})
+	for _, d := range docs {
+		if _, err := b.Add(d.ext, d.toks); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var buf bytes.Buffer
+	if _, err := b.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	whole, err := Open(buf.Bytes(), "whole")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fullPresence{}
+	s, err := OpenFetch(buf.Bytes(), "present", f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for qi := 0; qi < 50; qi++ {
+		q := randQuery(r, docs, 80)
+		want, werr := Search([]View{{Seg: whole}}, q, DefaultSearchParams(), nil)
+		got, gerr := Search([]View{{Seg: s}}, q, DefaultSearchParams(), nil)
+		if (werr == nil) != (gerr == nil) || !reflect.DeepEqual(got, want) {
+			t.Fatalf("query %d: %v (%v), want %v (%v)", qi, got, gerr, want, werr)
+		}
+	}
+	if f.fetches != 0 {
+		t.Fatalf("%d fetches for ranges the fetcher reports present", f.fetches)
+	}
+}

@@ -324,6 +324,14 @@ type Fetcher interface {
 	Fetch(off, n int64) error
 }
 
+// PresenceFetcher is a Fetcher that can also tell, without blocking or
+// allocating, whether a range is present already: a query then checks
+// its lists in place and starts no fetch for them.
+type PresenceFetcher interface {
+	Fetcher
+	Present(off, n int64) bool
+}
+
 // PostingsRange returns the byte range of the posting blobs in the
 // segment bytes b (footer's postings offset to the footer), the part a
 // reader may leave absent until queries need it (OpenFetch); ok is false
@@ -370,11 +378,25 @@ func (s *Segment) need(i int, r termRec) error {
 	if w.Load()&bit != 0 {
 		return nil
 	}
+	if s.hasRange(i, r) {
+		return nil
+	}
 	if err := s.fetch.Fetch(s.postOff+int64(r.off), int64(r.blobLen)); err != nil {
 		return fmt.Errorf("bm25: %s: postings of term %d at byte offset %d: %w", s.path, i, s.postOff+int64(r.off), err)
 	}
 	w.Or(bit)
 	return nil
+}
+
+// hasRange asks a PresenceFetcher whether term i's blob (record r) is
+// present, and remembers it when it is.
+func (s *Segment) hasRange(i int, r termRec) bool {
+	pf, ok := s.fetch.(PresenceFetcher)
+	if !ok || !pf.Present(s.postOff+int64(r.off), int64(r.blobLen)) {
+		return false
+	}
+	s.have[i>>6].Or(uint64(1) << (i & 63))
+	return true
 }
 
 // present reports whether term i's blob is known present (always, for a

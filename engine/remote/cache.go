@@ -383,6 +383,16 @@ func (c *cache) fetchLazy(ctx context.Context, o Object) error {
 	return c.fetchSpan(ctx, o, 0, o.Size)
 }
 
+// present reports whether [off, off+n) of the cached object o is in its
+// file.
+func (c *cache) present(o Object, off, n int64) bool {
+	c.mu.Lock()
+	e := c.entries[o.Key]
+	ok := e != nil && e.loading == nil
+	c.mu.Unlock()
+	return ok && (e.part == nil || e.part.present(off, n))
+}
+
 // fetchSpan makes [off, off+n) of the cached object o present: the
 // BlockSize blocks it spans that are absent are fetched (a ranged GET per
 // run of them), each checked against the manifest's CRC32C (else a

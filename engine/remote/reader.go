@@ -409,6 +409,16 @@ func (f *viewFetcher) Fetch(path string, off, n int64, crc uint32) error {
 	return err
 }
 
+// SpanPresent reports whether [off, off+n) of a segment file of the view
+// is present in the cache (tier.SpanPresence).
+func (f *viewFetcher) SpanPresent(path string, off, n int64) bool {
+	o, ok := f.objs[filepath.Clean(path)]
+	if !ok {
+		return false
+	}
+	return o.Postings == nil || f.r.cache.present(o, off, n)
+}
+
 // FetchSpan makes [off, off+n) of a segment file of the view present:
 // the whole blocks it spans, each checked against the manifest's
 // CRC32C (tier.SpanFetcher, for BM25 posting lists).

@@ -72,6 +72,20 @@ type lexFetcher struct {
 
 func (l lexFetcher) Fetch(off, n int64) error { return l.f.FetchSpan(l.path, l.base+off, n) }
 
+// Present reports whether the range is present, when the SpanFetcher can
+// tell (SpanPresence); false otherwise.
+func (l lexFetcher) Present(off, n int64) bool {
+	sp, ok := l.f.(SpanPresence)
+	return ok && sp.SpanPresent(l.path, l.base+off, n)
+}
+
+// SpanPresence is a SpanFetcher that can tell, without blocking or
+// allocating, whether bytes [off, off+n) of the segment file at path
+// are present; a query then starts no fetch for lists it already has.
+type SpanPresence interface {
+	SpanPresent(path string, off, n int64) bool
+}
+
 // PostingsSection returns the byte range of the BM25 posting blobs of a
 // format version 3 or 4 segment file (b the whole file), the other part
 // a reader may fetch on demand (SpanFetcher); ok is false for other files
