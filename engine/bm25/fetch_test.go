@@ -191,7 +191,7 @@ func TestOpenFetchError(t *testing.T) {
 // fullPresence reports every range present and counts Fetch calls.
 type fullPresence struct{ fetches int }
 
-func (f *fullPresence) Fetch(off, n int64) error { f.fetches++; return nil }
+func (f *fullPresence) Fetch(off, n int64) error  { f.fetches++; return nil }
 func (f *fullPresence) Present(off, n int64) bool { return true }
 
 // TestOpenFetchPresent: with a PresenceFetcher that has every range, a
