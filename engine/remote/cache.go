@@ -158,8 +158,45 @@ func (c *cache) get(ctx context.Context, o Object) (string, error) {
 		e.used = time.Now()
 		c.hits++
 		c.mu.Unlock()
+		if err := c.fillEager(ctx, o, e); err != nil {
+			c.unpin(o.Key)
+			return "", err
+		}
 		return c.path(o.Key), nil
 	}
+}
+
+// fillEager makes present every block of the cached entry e that o does
+// not leave remote (Object.remoteBlock): a file cached for a manifest
+// whose object had lazy ranges may be asked for by one that lists the
+// same object (same content key) with fewer or none, whose reader reads
+// those bytes without fetching them. Each block is checked against its
+// CRC32C (fetchSpan).
+func (c *cache) fillEager(ctx context.Context, o Object, e *entry) error {
+	p := e.part
+	if p == nil {
+		return nil
+	}
+	var runs [][2]int64
+	p.mu.Lock()
+	for b := int64(0); b < int64(len(p.blocks)); b++ {
+		if p.blocks[b] || o.remoteBlock(b) {
+			continue
+		}
+		if k := len(runs) - 1; k >= 0 && runs[k][1] == b {
+			runs[k][1] = b + 1
+		} else {
+			runs = append(runs, [2]int64{b, b + 1})
+		}
+	}
+	p.mu.Unlock()
+	for _, r := range runs {
+		off := r[0] * BlockSize
+		if err := c.fetchSpan(ctx, o, off, min(r[1]*BlockSize, o.Size)-off); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // testHookFetch, if set, runs before each object download.
