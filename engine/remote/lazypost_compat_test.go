@@ -3,6 +3,7 @@ package remote
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -55,5 +56,66 @@ func TestLazyPostingsThenManifestWithout(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("version %d without postings range: hits differ from the writer's:\n got %v\nwant %v", v1+1, got, want)
+	}
+}
+
+// TestLazyPostingsConcurrent: queries running at once over a fresh view
+// give the writer's hits, and fetch each posting block once: together
+// they fetch what one reader running them one by one fetches.
+func TestLazyPostingsConcurrent(t *testing.T) {
+	g := s3gw.Start(t)
+	st := newStore(t, g)
+	c, _, voc := postCorpus(t, st, 350, 3000)
+	qs := postQueries(voc, 12)
+	want, err := lexHits(t, c, qs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serial := openReader(t, st)
+	sc, srel := viewCol(t, serial)
+	open := serial.Status().Cache.FetchedBytes
+	if got, err := lexHits(t, sc, qs); err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("serial: %v", err)
+	}
+	wantFetched := serial.Status().Cache.FetchedBytes - open
+	srel()
+
+	r := openReader(t, st)
+	rc, release := viewCol(t, r)
+	defer release()
+	open = r.Status().Cache.FetchedBytes
+	const workers = 6
+	errs := make(chan error, workers)
+	for w := 0; w < workers; w++ {
+		go func() {
+			for k := range qs {
+				i := (k + w*5) % len(qs)
+				res, err := rc.Search(context.Background(), qs[i])
+				if err != nil {
+					errs <- err
+					return
+				}
+				var hs []hit
+				for _, h := range res.Hits {
+					hs = append(hs, hit{h.DocID, h.Score})
+				}
+				if !reflect.DeepEqual(hs, want[i]) {
+					errs <- fmt.Errorf("query %q: %v, want %v", qs[i].Text, hs, want[i])
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for w := 0; w < workers; w++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := r.Status().Cache.FetchedBytes - open; got != wantFetched {
+		t.Fatalf("%d concurrent workers fetched %d bytes, one by one %d", workers, got, wantFetched)
+	}
+	if s := r.Status(); s.Degraded {
+		t.Fatalf("degraded: %+v", s)
 	}
 }
