@@ -15,6 +15,7 @@ import (
 	"github.com/stratasearch/strata/engine"
 	"github.com/stratasearch/strata/engine/contract"
 	"github.com/stratasearch/strata/internal/base"
+	"github.com/stratasearch/strata/internal/testenv"
 	"github.com/stratasearch/strata/internal/testenv/s3gw"
 	"github.com/stratasearch/strata/vfs/objstore"
 )
@@ -113,6 +114,9 @@ func lexHits(t *testing.T, c *engine.Collection, qs []contract.Query) ([][]hit, 
 // less than the postings), a repeated query fetching nothing; an eager
 // reader fetches every byte at open and answers the same.
 func TestLazyPostings(t *testing.T) {
+	if testing.Short() && testenv.Race {
+		t.Skip("under -race -short, TestLazyPostingsConcurrent and TestLazyPostingsThenManifestWithout cover the fetch path")
+	}
 	g := s3gw.Start(t)
 	st := newStore(t, g)
 	n, words, nq := 500, 3000, 40
