@@ -15,9 +15,17 @@ import (
 // reference (float64 distances, ties by smaller id) with duplicated base
 // rows (exact ties), k > n (-1 padding), several block boundaries and both
 // metrics. Values are small integers so float32 kernels are exact and the
-// reference order is unambiguous.
+// reference order is unambiguous. Under -short the reference checks every
+// fifth query plus the first and last of each query block (the exact
+// reference dominates the run under -race).
 func TestFlatSearchExact(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 9))
+	checked := func(qi, nq int) bool {
+		if !testing.Short() {
+			return true
+		}
+		return qi%5 == 0 || qi%flatQueryBlock == 0 || qi%flatQueryBlock == flatQueryBlock-1 || qi == nq-1
+	}
 	for _, tc := range []struct{ n, nq, d, k int }{
 		{5, 3, 3, 10},                     // k > n
 		{flatBaseBlock + 37, 70, 17, 10},  // crosses a base and a query block
@@ -40,6 +48,9 @@ func TestFlatSearchExact(t *testing.T) {
 			}
 			got := flatSearch(q, base, tc.d, tc.k, ip)
 			for qi := 0; qi < tc.nq; qi++ {
+				if !checked(qi, tc.nq) {
+					continue
+				}
 				type c struct {
 					d  float64
 					id int

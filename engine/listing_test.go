@@ -155,9 +155,9 @@ func TestListDocumentsReference(t *testing.T) {
 	}
 }
 
-// TestListDocumentsScale: with 20,000 documents of one principal and one
-// of another, the second's page examines a handful of listing entries,
-// hot and warm alike.
+// TestListDocumentsScale: with 20,000 documents (2,000 under -short) of
+// one principal and one of another, the second's page examines a handful
+// of listing entries, hot and warm alike.
 func TestListDocumentsScale(t *testing.T) {
 	ctx := context.Background()
 	c := newColl(t, CollectionOptions{Dim: 2})
@@ -165,7 +165,7 @@ func TestListDocumentsScale(t *testing.T) {
 	bob := &contract.Principal{Name: "bob", Namespaces: []string{"bob/"}}
 	n := 20000
 	if testing.Short() {
-		n = 5000
+		n = 2000
 	}
 	rng := rand.New(rand.NewPCG(20000, 1))
 	for i := 0; i < n; i += 1000 {

@@ -26,11 +26,15 @@ const stallDocsEnv = "STRATA_STALL_DOCS"
 // bounded, so the stall at the segment stop bound does not grow with the
 // collection. It logs the max and p99 write latency, the backpressure
 // counters, flushes, compactions and the final segment count. Afterwards
-// every document is found by its unique term.
+// every document is found by its unique term. 100,000 documents; 30,000
+// under -short, 10,000 under -race (which checks no timing).
 func TestWriteStallBounded(t *testing.T) {
 	n := 100_000
 	if testing.Short() {
 		n = 30_000
+	}
+	if testenv.Race {
+		n = 10_000
 	}
 	if v := os.Getenv(stallDocsEnv); v != "" {
 		var err error

@@ -390,7 +390,7 @@ func TestPruningExactSynthetic(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 11))
 	nDocs, nQ := 3000, 600
 	if testing.Short() {
-		nDocs, nQ = 800, 150
+		nDocs, nQ = 800, 60
 	}
 	vocab := 400
 	docs := synthCorpus(r, nDocs, vocab)

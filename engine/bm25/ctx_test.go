@@ -66,8 +66,13 @@ var ctxQueries = []struct {
 // TestSearchContextLiveSame: under a live (cancellable, never cancelled)
 // context, SearchContext returns exactly what Search returns, for OR
 // (both evaluators), AND, phrase, prefix, excluded-term and filtered
-// queries over six random segments (every other one filtered).
+// queries over six random segments (every other one filtered) of 2,000
+// documents each (500 under -short).
 func TestSearchContextLiveSame(t *testing.T) {
+	perSeg := 2000
+	if testing.Short() {
+		perSeg = 500
+	}
 	rng := rand.New(rand.NewPCG(21, 22))
 	vocab := make([]string, 40)
 	for i := range vocab {
@@ -76,7 +81,7 @@ func TestSearchContextLiveSame(t *testing.T) {
 	var views []View
 	for s := range 6 {
 		b := NewBuilder(Options{})
-		for i := range 2000 {
+		for i := range perSeg {
 			doc := make([]string, 3+rng.IntN(30))
 			for j := range doc {
 				doc[j] = vocab[min(rng.IntN(40), rng.IntN(40))] // skewed
@@ -92,7 +97,7 @@ func TestSearchContextLiveSame(t *testing.T) {
 		v := View{Seg: seg}
 		if s%2 == 1 {
 			v.Allow = roaring.New()
-			for i := uint32(0); i < 2000; i += 3 {
+			for i := uint32(0); i < uint32(perSeg); i += 3 {
 				v.Allow.Add(i)
 			}
 		}
@@ -170,12 +175,14 @@ func TestSearchContextStops(t *testing.T) {
 // documents in 4 segments (OR by MaxScore and Block-Max WAND, single-term
 // OR, AND, phrase, prefix; each over 50 ms) cancelled 10 ms in returns
 // within 2 ms of the cancel (testenv.CheckCancelLatency: median of 5
-// trials).
+// trials). Under -race the segments hold 50,000 documents: the detector
+// slows the traversal ~10×, so each complete search still takes over
+// 100 ms there.
 func TestSearchContextCancelLatency(t *testing.T) {
 	testenv.SkipIfEmulated(t, "indexes 2 million documents")
 	n := 2_000_000
 	if raceEnabled {
-		n = 200_000 // the race detector slows the traversal ~10×
+		n = 50_000
 	}
 	views := flatSegments(t, n, 4)
 	for _, c := range ctxQueries {

@@ -39,7 +39,16 @@ func multiSegQueries(docs []modelDoc, n, terms int, seed uint64) []Query {
 // vaswaniDocs is Vaswani (11,429 abstracts, oracle analyzer) as model
 // documents, external id = document number.
 func vaswaniDocs(t testing.TB) []modelDoc {
+	return vaswaniDocsN(t, -1)
+}
+
+// vaswaniDocsN is vaswaniDocs for the first n abstracts (all when n < 0
+// or n exceeds the collection).
+func vaswaniDocsN(t testing.TB, n int) []modelDoc {
 	c := loadCollection(t, "vaswani")
+	if n >= 0 && n < len(c.Docs) {
+		c.Docs = c.Docs[:n]
+	}
 	a := text.MustNew(text.OracleOptions())
 	docs := make([]modelDoc, len(c.Docs))
 	for i, d := range c.Docs {
@@ -76,9 +85,11 @@ func searchAsEngine(views []View, segs []*Segment, q Query, p SearchParams) ([]H
 // collects them) and by Search itself, and all equal the naive formula
 // over the raw tokens.
 func TestMultiSegmentORExact(t *testing.T) {
-	docs := vaswaniDocs(t)
+	var docs []modelDoc
 	if testing.Short() {
-		docs = docs[:2000] // the race and noasm runs: 2,000 of the 11,429 abstracts
+		docs = vaswaniDocsN(t, 2000) // the race and noasm runs: 2,000 of the 11,429 abstracts
+	} else {
+		docs = vaswaniDocs(t)
 	}
 	m := &model{docs: docs}
 	one := buildSegs(t, docs, nil, Options{})

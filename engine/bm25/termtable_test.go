@@ -74,7 +74,7 @@ func TestTermTableMatchesCollectStats(t *testing.T) {
 	segs := buildSegs(t, docs, randCuts(r, len(docs), 40), Options{})
 	nq := 60
 	if testing.Short() {
-		nq = 25
+		nq = 10
 	}
 	var qs []Query
 	for i := 0; i < nq; i++ {

@@ -442,11 +442,14 @@ func TestOpenArchiveMutations(t *testing.T) {
 // Parquet writes, renames, manifest edits and archive-file deletion. Every
 // acknowledged write must be present exactly once at its latest version,
 // including deletes of archived ids (cold tombstones) — nothing lost or
-// duplicated.
+// duplicated. 60 seeded iterations, 6 under -short, 3 under -race -short.
 func TestCrashWithArchiveAndPromote(t *testing.T) {
 	iters := 60
 	if testing.Short() {
 		iters = 6
+		if raceEnabled {
+			iters = 3
+		}
 	}
 	archived, promoted := 0, 0
 	maint := func(s *Store, i uint64) error {

@@ -167,11 +167,15 @@ func TestFlushCompactCrossTierModel(t *testing.T) {
 
 // TestCrashWithFlushAndCompaction: the randomised crash test with flushes
 // and compactions interleaved, so crashes land inside segment writes,
-// manifest edits, WAL recycling and file deletion.
+// manifest edits, WAL recycling and file deletion. 200 seeded iterations,
+// 40 under -short, 20 under -race -short.
 func TestCrashWithFlushAndCompaction(t *testing.T) {
 	iters := 200
 	if testing.Short() {
 		iters = 40
+		if raceEnabled {
+			iters = 20
+		}
 	}
 	maint := func(s *Store, i uint64) error {
 		if i%4 == 0 {
