@@ -273,7 +273,10 @@ func TestCollectAfterTakeover(t *testing.T) {
 // period runs from v1's replacement, not from its creation, so the
 // objects are still there.
 func TestCollectGraceFromSupersession(t *testing.T) {
-	const grace = 300 * time.Millisecond
+	// Grace must outlast compaction + publish + collect + the reader's
+	// open, which took over 10 s on a 2-core host at load 14 (then the
+	// objects are rightly gone, and the check below says so).
+	const grace = 2 * time.Second
 	st, c, w, v1 := publishedSegments(t, grace)
 	ctx := context.Background()
 	time.Sleep(grace + 50*time.Millisecond) // v1 and its objects are now older than Grace
@@ -288,6 +291,7 @@ func TestCollectGraceFromSupersession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	superseded := time.Now()
 	if reflect2(m1Keys(t, st, v1), m1Keys(t, st, v2)) {
 		t.Fatal("compaction changed no object")
 	}
@@ -299,7 +303,10 @@ func TestCollectGraceFromSupersession(t *testing.T) {
 	nv, err := r.openView(ctx, m1)
 	r.refreshMu.Unlock()
 	if err != nil {
-		t.Fatalf("objects of a manifest replaced %v ago (grace %v) are gone: %v", time.Since(m1.Created), grace, err)
+		if d := time.Since(superseded); d > grace {
+			t.Skipf("the collect and the reader's open ended %v after the supersession, past the grace %v: the host is too slow for this check", d, grace)
+		}
+		t.Fatalf("objects of a manifest superseded %v ago (grace %v) are gone: %v", time.Since(superseded), grace, err)
 	}
 	nv.Release()
 	// Once v2 is older than Grace, v1's own objects go (listings give
@@ -333,7 +340,10 @@ func reflect2(a, b []string) bool { return fmt.Sprint(a) == fmt.Sprint(b) }
 // the writer's heartbeats (its pin object was just written). Its pinned
 // version stays live.
 func TestCollectPinLaggingClock(t *testing.T) {
-	const grace = 300 * time.Millisecond
+	// Grace must outlast compaction + publish + collect + the reader's
+	// open, which took over 10 s on a 2-core host at load 14 (then the
+	// objects are rightly gone, and the check below says so).
+	const grace = 2 * time.Second
 	st, c, w, v1 := publishedSegments(t, grace)
 	ctx := context.Background()
 	if err := c.Compact(ctx); err != nil {
