@@ -23,13 +23,8 @@ func prefetch(views []View, pl *plan) error {
 		if s.fetch == nil {
 			continue
 		}
-		for qi, t := range pl.terms {
-			var ref termRef
-			if pl.tidx != nil {
-				ref = pl.tidx[qi][vi]
-			} else {
-				ref = s.ref(t.term)
-			}
+		for qi := range pl.terms {
+			ref := pl.ref(qi, vi, s)
 			if ref.idx >= 0 && !s.present(int(ref.idx)) && !s.hasRange(int(ref.idx), ref.rec) {
 				todo = append(todo, want{s, int(ref.idx), ref.rec})
 			}

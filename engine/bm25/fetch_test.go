@@ -39,6 +39,22 @@ func (f *holeFetcher) Fetch(off, n int64) error {
 	return nil
 }
 
+// segmentBytes is the serialised segment of docs.
+func segmentBytes(t *testing.T, docs []modelDoc, o Options) []byte {
+	t.Helper()
+	b := NewBuilder(o)
+	for _, d := range docs {
+		if _, err := b.Add(d.ext, d.toks); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var buf bytes.Buffer
+	if _, err := b.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
 func holed(t *testing.T, full []byte) *holeFetcher {
 	t.Helper()
 	off, n, ok := PostingsRange(full)
@@ -66,21 +82,12 @@ func TestOpenFetchMatchesOpen(t *testing.T) {
 	var full, lazy []View
 	var fs []*holeFetcher
 	for k := 0; k+1 < len(cuts); k++ {
-		b := NewBuilder(Options{PartitionedEF: k == 1})
-		for _, d := range docs[cuts[k]:cuts[k+1]] {
-			if _, err := b.Add(d.ext, d.toks); err != nil {
-				t.Fatal(err)
-			}
-		}
-		var buf bytes.Buffer
-		if _, err := b.WriteTo(&buf); err != nil {
-			t.Fatal(err)
-		}
-		s, err := Open(buf.Bytes(), "full")
+		data := segmentBytes(t, docs[cuts[k]:cuts[k+1]], Options{PartitionedEF: k == 1})
+		s, err := Open(data, "full")
 		if err != nil {
 			t.Fatal(err)
 		}
-		f := holed(t, buf.Bytes())
+		f := holed(t, data)
 		if _, err := Open(f.holed, "holed"); !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("Open of the holed bytes: %v, want the CRC32C mismatch", err)
 		}
@@ -149,21 +156,12 @@ func TestOpenFetchMatchesOpen(t *testing.T) {
 func TestOpenFetchError(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 1))
 	docs := synthCorpus(r, 300, 50)
-	b := NewBuilder(Options{})
-	for _, d := range docs {
-		if _, err := b.Add(d.ext, d.toks); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var buf bytes.Buffer
-	if _, err := b.WriteTo(&buf); err != nil {
-		t.Fatal(err)
-	}
-	whole, err := Open(buf.Bytes(), "whole")
+	data := segmentBytes(t, docs, Options{})
+	whole, err := Open(data, "whole")
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := holed(t, buf.Bytes())
+	f := holed(t, data)
 	s, err := OpenFetch(f.holed, "lazy", f)
 	if err != nil {
 		t.Fatal(err)
@@ -199,22 +197,13 @@ func (f *fullPresence) Present(off, n int64) bool { return true }
 func TestOpenFetchPresent(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 2))
 	docs := synthCorpus(r, 400, 80)
-	b := NewBuilder(Options{})
-	for _, d := range docs {
-		if _, err := b.Add(d.ext, d.toks); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var buf bytes.Buffer
-	if _, err := b.WriteTo(&buf); err != nil {
-		t.Fatal(err)
-	}
-	whole, err := Open(buf.Bytes(), "whole")
+	data := segmentBytes(t, docs, Options{})
+	whole, err := Open(data, "whole")
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := &fullPresence{}
-	s, err := OpenFetch(buf.Bytes(), "present", f)
+	s, err := OpenFetch(data, "present", f)
 	if err != nil {
 		t.Fatal(err)
 	}

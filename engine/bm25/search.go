@@ -311,6 +311,15 @@ type plan struct {
 	msPrefix []float64
 }
 
+// ref is query term qi's place in view vi's segment s: as the plan's
+// statistics found it, else looked up.
+func (pl *plan) ref(qi, vi int, s *Segment) termRef {
+	if pl.tidx != nil {
+		return pl.tidx[qi][vi]
+	}
+	return s.ref(pl.terms[qi].term)
+}
+
 func planQuery(views []View, q Query, p SearchParams, st *Stats) (*plan, error) {
 	if p.K == 0 {
 		p.K = 10
@@ -782,12 +791,7 @@ func newSegSearch(vi int, v View, pl *plan, top *topK, cn *canceller) (*segSearc
 	*ss = segSearch{cn: cn, vi: vi, v: v, pl: pl, top: top, curs: pl.curs, contrib: pl.contrib, excl: ss.excl[:0], posIts: ss.posIts[:0]}
 	s := v.Seg
 	for qi, t := range pl.terms {
-		var ref termRef
-		if pl.tidx != nil {
-			ref = pl.tidx[qi][vi]
-		} else {
-			ref = s.ref(t.term)
-		}
+		ref := pl.ref(qi, vi, s)
 		if ref.idx < 0 {
 			if t.required {
 				return nil, false, nil

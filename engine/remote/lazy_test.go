@@ -26,7 +26,6 @@ import (
 // collection and the segment's object.
 func lazyCorpus(t *testing.T, g *s3gw.Gateway, st *objstore.Store, n int) (*engine.Collection, Object) {
 	t.Helper()
-	ctx := context.Background()
 	d := newDBT(t)
 	c := createCol(t, d.db, "docs")
 	var docs []contract.Document
@@ -43,13 +42,25 @@ func lazyCorpus(t *testing.T, g *s3gw.Gateway, st *objstore.Store, n int) (*engi
 		dc.Content = b.String()
 		docs = append(docs, dc)
 	}
+	o := publishFlushed(t, st, d.db, c, docs)
+	if o.Lazy == nil || o.Lazy.Len < 2*BlockSize {
+		t.Fatalf("object %s: lazy range %+v, want a text section of at least 2 MiB", o.Key, o.Lazy)
+	}
+	return c, o
+}
+
+// publishFlushed upserts docs into c (of db), flushes, publishes db to
+// st and returns the first object of the new manifest's first collection.
+func publishFlushed(t *testing.T, st *objstore.Store, db *engine.DB, c *engine.Collection, docs []contract.Document) Object {
+	t.Helper()
+	ctx := context.Background()
 	if _, err := c.Upsert(ctx, docs); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	w, err := OpenWriter(ctx, st, d.db, WriterOptions{LeaseTTL: time.Hour})
+	w, err := OpenWriter(ctx, st, db, WriterOptions{LeaseTTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,11 +72,7 @@ func lazyCorpus(t *testing.T, g *s3gw.Gateway, st *objstore.Store, n int) (*engi
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := m.Collections[0].Objects[0]
-	if o.Lazy == nil || o.Lazy.Len < 2*BlockSize {
-		t.Fatalf("object %s: lazy range %+v, want a text section of at least 2 MiB", o.Key, o.Lazy)
-	}
-	return c, o
+	return m.Collections[0].Objects[0]
 }
 
 type fullHit struct {

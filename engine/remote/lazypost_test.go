@@ -10,7 +10,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stratasearch/strata/engine"
 	"github.com/stratasearch/strata/engine/contract"
@@ -26,7 +25,6 @@ import (
 // collection, the segment's object and the vocabulary.
 func postCorpus(t *testing.T, st *objstore.Store, n, words int) (*engine.Collection, Object, []string) {
 	t.Helper()
-	ctx := context.Background()
 	d := newDBT(t)
 	c := createCol(t, d.db, "docs")
 	const vocab = 4000
@@ -47,25 +45,7 @@ func postCorpus(t *testing.T, st *objstore.Store, n, words int) (*engine.Collect
 		dc.Content = b.String()
 		docs = append(docs, dc)
 	}
-	if _, err := c.Upsert(ctx, docs); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
-	w, err := OpenWriter(ctx, st, d.db, WriterOptions{LeaseTTL: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := w.Publish(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := readManifest(ctx, st, v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := m.Collections[0].Objects[0]
+	o := publishFlushed(t, st, d.db, c, docs)
 	if o.Postings == nil || o.Postings.Len < int64(n*words) {
 		t.Fatalf("object %s (%d bytes): postings range %+v, want at least %d bytes", o.Key, o.Size, o.Postings, n*words)
 	}
