@@ -18,6 +18,7 @@ import (
 	"github.com/stratasearch/strata/engine/text"
 	"github.com/stratasearch/strata/engine/tier"
 	"github.com/stratasearch/strata/engine/verify"
+	"github.com/stratasearch/strata/internal/base"
 )
 
 // verInfo is what the engine keeps per row (catalog.Row); a MemTable
@@ -103,6 +104,7 @@ const (
 // would one by one. At most 2·workers chunks are analysed ahead of the
 // adding, each into a token buffer reused from batch to batch.
 func (h *hotIndex) AddBatch(versions []uint32, docs []*tier.Document) {
+	h.grow(len(docs))
 	workers := min(runtime.GOMAXPROCS(0), (len(docs)+analyseChunk-1)/analyseChunk)
 	if len(docs) < parallelAnalyseMin || workers < 2 {
 		for i, d := range docs {
@@ -110,9 +112,7 @@ func (h *hotIndex) AddBatch(versions []uint32, docs []*tier.Document) {
 		}
 		return
 	}
-	for _, d := range docs {
-		h.list.Add(d)
-	}
+	h.list.AddBatch(docs)
 	h.amu.Lock()
 	defer h.amu.Unlock()
 	type chunk struct {
@@ -209,6 +209,18 @@ func (h *hotIndex) AddBatch(versions []uint32, docs []*tier.Document) {
 			h.bufs[b] = nil
 		}
 	}
+}
+
+// grow makes room for n more versions in the builder, the version
+// infos and byDoc (grown once for a batch, not insert by insert).
+func (h *hotIndex) grow(n int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.b.Grow(n)
+	if cap(h.infos)-len(h.infos) < n {
+		h.infos = slices.Grow(h.infos, max(n, len(h.infos)))
+	}
+	h.byDoc = base.GrowMap(h.byDoc, n)
 }
 
 // maxKeptBatchTokens caps each token buffer AddBatch keeps from one

@@ -10,6 +10,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/stratasearch/strata/engine/text"
+	"github.com/stratasearch/strata/internal/base"
 )
 
 // Options are the build-time options of a segment.
@@ -68,6 +69,26 @@ func NewBuilder(o Options) *Builder {
 
 // NumDocs returns the number of documents added.
 func (b *Builder) NumDocs() int { return len(b.docLens) }
+
+// Grow makes room for n more documents, and as many new terms, so that a
+// batch of Adds does not grow the per-document lists and the term table
+// step by step (each step's copy is garbage). Lists grow at least by
+// doubling, as append does.
+func (b *Builder) Grow(n int) {
+	b.docLens = growBy(b.docLens, n)
+	b.ext = growBy(b.ext, n)
+	b.added = growBy(b.added, n)
+	b.terms = base.GrowMap(b.terms, n)
+}
+
+// growBy returns s with room for n more elements: s itself when it has
+// it, otherwise grown to at least twice its length.
+func growBy[E any](s []E, n int) []E {
+	if cap(s)-len(s) >= n {
+		return s
+	}
+	return slices.Grow(s, max(n, len(s)))
+}
 
 // Add indexes one document given its analysed tokens (engine/text output:
 // positions non-decreasing) and returns its local id. |D| is the number of

@@ -137,6 +137,77 @@ func (l *Listing) Add(doc *tier.Document) {
 	}
 }
 
+// listBatchMin is the least number of documents AddBatch indexes by
+// sorting and merging (fewer: one Add each).
+const listBatchMin = 64
+
+// AddBatch indexes one new version of each of docs: the same listing as
+// Add of each, in O(k log k) for k class entries plus, for a class
+// that already holds n ids with n < 8k, one merged rebuild of it (O(n)).
+// The ids of a class are sorted once and laid out in blocks together,
+// instead of being inserted one at a time (each insert grows its block,
+// and a full block is split into two copies).
+func (l *Listing) AddBatch(docs []*tier.Document) {
+	if len(docs) < listBatchMin {
+		for _, d := range docs {
+			l.Add(d)
+		}
+		return
+	}
+	type class struct{ ns, tok string } // tok "": the open class
+	counts := map[class]int{}
+	for _, d := range docs {
+		if len(d.ACL) == 0 {
+			counts[class{d.Namespace, ""}]++
+			continue
+		}
+		for _, a := range d.ACL {
+			if a != "" {
+				counts[class{d.Namespace, a}]++
+			}
+		}
+	}
+	ids := make(map[class][]string, len(counts))
+	for k, n := range counts {
+		ids[k] = make([]string, 0, n)
+	}
+	all := make([]string, len(docs))
+	for i, d := range docs {
+		all[i] = d.ID
+		if len(d.ACL) == 0 {
+			k := class{d.Namespace, ""}
+			ids[k] = append(ids[k], d.ID)
+			continue
+		}
+		for _, a := range d.ACL {
+			if a != "" {
+				k := class{d.Namespace, a}
+				ids[k] = append(ids[k], d.ID)
+			}
+		}
+	}
+	slices.Sort(all)
+	for _, s := range ids {
+		slices.Sort(s)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.all.addSorted(all)
+	for k, s := range ids {
+		nc := l.ns(k.ns)
+		if k.tok == "" {
+			nc.open.addSorted(s)
+			continue
+		}
+		il := nc.acl[k.tok]
+		if il == nil {
+			il = &idList{}
+			nc.acl[k.tok] = il
+		}
+		il.addSorted(s)
+	}
+}
+
 // Classes returns cursors over the classes holding every id whose version
 // p may read (p nil: the class of all ids), each positioned after after.
 // It costs O(c · log n) for c classes: the namespaces p may name, times
@@ -222,6 +293,41 @@ func (il *idList) setSorted(ids []string) {
 		il.blocks = append(il.blocks, ids[:n:n])
 		ids = ids[n:]
 	}
+}
+
+// addSorted adds ids (sorted, duplicates allowed): one insert each when
+// they are few next to the list (under an eighth of it), otherwise one
+// merge of the list and ids, laid out again by setSorted (the list's old
+// blocks become garbage; setSorted's blocks are views of the merged
+// array).
+func (il *idList) addSorted(ids []string) {
+	n := 0
+	for _, b := range il.blocks {
+		n += len(b)
+	}
+	if n == 0 {
+		il.setSorted(ids)
+		return
+	}
+	if 8*len(ids) < n {
+		for _, id := range ids {
+			il.insert(id)
+		}
+		return
+	}
+	out := make([]string, 0, n+len(ids))
+	j := 0
+	for _, b := range il.blocks {
+		for _, id := range b {
+			for j < len(ids) && ids[j] < id {
+				out = append(out, ids[j])
+				j++
+			}
+			out = append(out, id)
+		}
+	}
+	out = append(out, ids[j:]...)
+	il.setSorted(out) // compacts: an id of ids already in the list is kept once
 }
 
 // block returns the index of the first block whose last id is ≥ id

@@ -147,6 +147,12 @@ func (d *Document) UnmarshalJSON(data []byte) error { return d.unmarshal(data, n
 // unmarshal is UnmarshalJSON; with sc not nil, it decodes through sc's
 // wire form, and the vector into sc's reused array (docScratch).
 func (d *Document) unmarshal(data []byte, sc *docScratch) error {
+	return d.unmarshalVia(data, sc, sc != nil)
+}
+
+// unmarshalVia is unmarshal; with fast, through decodeFast where it takes
+// data (data must be valid JSON then), else through strictUnmarshal.
+func (d *Document) unmarshalVia(data []byte, sc *docScratch, fast bool) error {
 	var w *documentWire
 	if sc != nil {
 		sc.w = documentWire{Vector: sc.vec[:0]}
@@ -154,7 +160,14 @@ func (d *Document) unmarshal(data []byte, sc *docScratch) error {
 	} else {
 		w = new(documentWire)
 	}
-	err := strictUnmarshal(data, w)
+	vec0 := w.Vector
+	var err error
+	if !fast || !w.decodeFast(data) {
+		if fast {
+			*w = documentWire{Vector: vec0}
+		}
+		err = strictUnmarshal(data, w)
+	}
 	if sc != nil && sc.reuse {
 		if cap(w.Vector) > cap(sc.vec) {
 			sc.vec = w.Vector[:0]

@@ -164,6 +164,8 @@ func (m *memTable) apply(b *Batch, e uint64) {
 	if free := cap(m.versions) - len(m.versions); len(b.Ops) > free {
 		m.versions = slices.Grow(m.versions, max(len(b.Ops), len(m.versions)))
 	}
+	// And the id map, made once at its new size for a large batch.
+	m.latest = base.GrowMap(m.latest, len(b.Ops))
 	// A batch-capable lexical index takes the batch's new versions in
 	// one call, after the loop (same effect as Add per version, in order).
 	bl, _ := m.lexical.(LexicalBatchIndexer)
