@@ -54,6 +54,10 @@ func (c *Collection) NewUpserter(opts ...WriteOption) *Upserter {
 // Len returns the number of documents added.
 func (u *Upserter) Len() int { return u.v.Len() }
 
+// Grow makes room for n more documents in what Add keeps of each (the
+// ids), when the caller knows about how many will come.
+func (u *Upserter) Grow(n int) { u.v.Grow(n) }
+
 // Index returns the index of the first document added with id.
 func (u *Upserter) Index(id string) (int, bool) { return u.v.Index(id) }
 

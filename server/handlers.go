@@ -385,6 +385,7 @@ func (s *Server) upsert(rq *request) (int, any, error) {
 	// (engine.As), checked and applied atomically at Commit.
 	p := rq.caller.principal
 	u := c.NewUpserter(engine.As(p))
+	u.Grow(contract.DocumentsHint(req.Documents))
 	var srcFes, permFes []contract.FieldError
 	firstID := ""
 	if err := contract.EachDocumentReusing(req.Documents, func(i int, d *contract.Document) error {

@@ -89,6 +89,7 @@ func TestListingAddBatchAllocs(t *testing.T) {
 	if ids := listingIDs(t, l); len(ids["all"]) != len(docs) || len(ids["open "]) != len(docs) {
 		t.Fatalf("%d and %d ids", len(ids["all"]), len(ids["open "]))
 	}
+	t.Logf("AddBatch allocated %d bytes", bytes)
 	// Two classes of 20,000 16-byte headers: 640,000 bytes.
 	if want := 2 * 16 * len(docs); bytes > uint64(want)*3/2 {
 		t.Errorf("AddBatch allocated %d bytes, want ≤ 1.5 × %d", bytes, want)

@@ -142,7 +142,36 @@ func TestEachDocumentTinyAllocs(t *testing.T) {
 		t.Fatalf("%d documents, want %d", got, n)
 	}
 	// fmt.Sprint in the check above: 2 more a document.
+	t.Logf("%.2f allocations a document", allocs/n)
 	if per := allocs / n; per > 4.1 {
 		t.Errorf("%.2f allocations a document, want ≤ 4 (id, content, the check's Sprint)", per)
 	}
+}
+
+// FuzzDocumentsHint: for a JSON array, DocumentsHint is the number of its
+// elements (json.Unmarshal's count), capped at len/28; for anything else
+// it is 0 or, for input that is not JSON, at most len/28.
+func FuzzDocumentsHint(f *testing.F) {
+	for _, s := range []string{`[]`, ` [ {"id":"a","trust":"derived"} , {"id":"b"} ] `, `[1,2,3]`, `null`, `{}`, `[1,`,
+		`[{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}]`, `["a,b","]",[1,[2]],{"k":"}"}]`, `x`, ``} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		data := []byte(s)
+		got := DocumentsHint(data)
+		if got < 0 || got > len(data)/minDocumentBytes {
+			t.Fatalf("%q: hint %d for %d bytes", s, got, len(data))
+		}
+		if !json.Valid(data) {
+			return
+		}
+		var elems []json.RawMessage
+		want := 0
+		if json.Unmarshal(data, &elems) == nil {
+			want = min(len(elems), len(data)/minDocumentBytes)
+		}
+		if got != want {
+			t.Fatalf("%q: hint %d, want %d", s, got, want)
+		}
+	})
 }

@@ -256,6 +256,42 @@ func splitArray(data []byte) (elems []json.RawMessage, ok bool) {
 	}
 }
 
+// minDocumentBytes is the length of the shortest document that
+// validates: {"id":"x","trust":"derived"}.
+const minDocumentBytes = 28
+
+// DocumentsHint is about how many documents data, a JSON array of
+// documents, holds, for sizing what a writer keeps per document: the
+// number of its elements, at most len(data)/28 (the shortest valid
+// document is 28 bytes, so elements that cannot be documents do not
+// inflate it), or 0 when data is not an array. It moves past the
+// elements without decoding them and allocates nothing.
+func DocumentsHint(data []byte) int {
+	s := keyScanner{b: data, skipOnly: true}
+	s.ws()
+	if s.i >= len(s.b) || s.b[s.i] != '[' {
+		return 0
+	}
+	s.i++
+	n := 0
+	for {
+		s.ws()
+		if s.i >= len(s.b) || s.b[s.i] == ']' {
+			break
+		}
+		at := s.i
+		if s.value(nil) != nil || s.i == at {
+			break
+		}
+		n++
+		s.ws()
+		if s.i < len(s.b) && s.b[s.i] == ',' {
+			s.i++
+		}
+	}
+	return min(n, len(data)/minDocumentBytes)
+}
+
 // DecodeDocuments reads a JSON array of documents under the closed-schema
 // rules. Errors are *ValidationError with locs rooted at "documents".
 func DecodeDocuments(data []byte) ([]Document, error) {

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/stratasearch/strata/internal/base"
 )
 
 // ValidateOptions carries the collection facts a query or document is
@@ -277,6 +279,10 @@ func (v *BatchValidator) Add(d *Document) {
 
 // Len returns the number of documents added.
 func (v *BatchValidator) Len() int { return v.n }
+
+// Grow makes room for n more ids, so that the id table of a large batch
+// is made once, not grown id by id.
+func (v *BatchValidator) Grow(n int) { v.seen = base.GrowMap(v.seen, n) }
 
 // Index returns the index of the first document added with id.
 func (v *BatchValidator) Index(id string) (int, bool) {
