@@ -110,8 +110,57 @@ func writeRaw(w http.ResponseWriter, code int, body []byte) {
 // in one buffer sized up front, without reflection.
 type jsonAppender interface{ appendJSON(dst []byte) []byte }
 
+// jsonChunker is a response that can encode itself in pieces:
+// appendJSONChunks appends the bytes appendJSON would, calling flush
+// with the buffer whenever it holds chunkBytes or more and appending
+// on into what flush returns. It reports false, having appended
+// nothing, when the response is small enough to be built whole.
+type jsonChunker interface {
+	appendJSONChunks(dst []byte, flush func([]byte) []byte) ([]byte, bool)
+}
+
+const (
+	// chunkBytes is the size of the pieces a jsonChunker is written in.
+	chunkBytes = 32 << 10
+	// chunkedItems is the number of items from which a jsonChunker
+	// response is written in pieces rather than built in one buffer.
+	chunkedItems = 512
+)
+
+// writeChunked writes a jsonChunker response (with a trailing newline)
+// through one buffer of about chunkBytes, so that a response as large as
+// its request is never held whole. It encodes twice: once to count the
+// bytes, for Content-Length, and once to write them. It reports false,
+// having written nothing, when v is to be built whole.
+func writeChunked(w http.ResponseWriter, code int, v jsonChunker) bool {
+	buf := make([]byte, 0, chunkBytes+1024)
+	size := 0
+	tail, ok := v.appendJSONChunks(buf, func(b []byte) []byte { size += len(b); return b[:0] })
+	if !ok {
+		return false
+	}
+	size += len(tail) + 1
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(size))
+	w.WriteHeader(code)
+	var werr error
+	write := func(b []byte) []byte {
+		if werr == nil {
+			_, werr = w.Write(b)
+		}
+		return b[:0]
+	}
+	tail, _ = v.appendJSONChunks(buf[:0], write)
+	write(append(tail, '\n'))
+	return true
+}
+
 // writeJSON encodes v (with a trailing newline) and writes it.
 func writeJSON(w http.ResponseWriter, code int, v any) {
+	if c, ok := v.(jsonChunker); ok && writeChunked(w, code, c) {
+		return
+	}
 	if a, ok := v.(jsonAppender); ok {
 		writeRaw(w, code, append(a.appendJSON(nil), '\n'))
 		return

@@ -288,12 +288,18 @@ func (u UpsertResponse) appendHead(dst []byte, epoch bool) []byte {
 // buffer sized up front (ids that need escapes aside; a trailing
 // newline included, for writeJSON).
 func (u UpsertResponse) appendHashesJSON(dst []byte, epoch bool) []byte {
-	slices.SortFunc(u.hashes, func(a, b idHash) int { return strings.Compare(a.id, b.id) })
 	size := 64 + 2
 	for _, h := range u.hashes {
 		size += len(h.id) + 2*len(h.hash) + 6
 	}
-	dst = slices.Grow(dst, size)
+	return u.appendHashesChunks(slices.Grow(dst, size), epoch, nil)
+}
+
+// appendHashesChunks appends the JSON of appendHashesJSON to dst; when
+// flush is not nil, it is called with dst whenever dst holds
+// chunkBytes or more, and appending goes on into what it returns.
+func (u UpsertResponse) appendHashesChunks(dst []byte, epoch bool, flush func([]byte) []byte) []byte {
+	slices.SortFunc(u.hashes, func(a, b idHash) int { return strings.Compare(a.id, b.id) })
 	dst = u.appendHead(dst, epoch)
 	dst = append(dst, `,"version_hashes":{`...)
 	for i, h := range u.hashes {
@@ -304,8 +310,28 @@ func (u UpsertResponse) appendHashesJSON(dst []byte, epoch bool) []byte {
 		dst = append(dst, ':', '"')
 		dst = hex.AppendEncode(dst, h.hash[:])
 		dst = append(dst, '"')
+		if flush != nil && len(dst) >= chunkBytes {
+			dst = flush(dst)
+		}
 	}
 	return append(dst, '}', '}')
+}
+
+// appendJSONChunks is appendJSON in pieces (jsonChunker): an upsert
+// answers with one id and hash per document, which for a batch of many
+// small documents is about as large as the request body.
+func (u UpsertResponse) appendJSONChunks(dst []byte, flush func([]byte) []byte) ([]byte, bool) {
+	if u.hashes == nil || len(u.hashes) < chunkedItems {
+		return dst, false
+	}
+	return u.appendHashesChunks(dst, true, flush), true
+}
+
+func (u keyUpsertResponse) appendJSONChunks(dst []byte, flush func([]byte) []byte) ([]byte, bool) {
+	if u.hashes == nil || len(u.hashes) < chunkedItems {
+		return dst, false
+	}
+	return u.appendHashesChunks(dst, false, flush), true
 }
 
 func isHexHash(h string) bool {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net/http/httptest"
 	"reflect"
 	"testing"
 )
@@ -73,6 +74,42 @@ func TestUpsertResponseJSON(t *testing.T) {
 			}
 			if plain && !bytes.Equal(got, want) {
 				t.Fatalf("own encoding\n%s\ndiffers from json.Marshal's\n%s", got, want)
+			}
+		}
+	}
+}
+
+// TestUpsertResponseChunked: a response of many ids is written in pieces
+// (writeChunked) with the same bytes, newline and Content-Length as the
+// one built whole, with and without the epoch, for ids that need escapes
+// too; a small one is still built whole.
+func TestUpsertResponseChunked(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{1, chunkedItems - 1, chunkedItems, 3000} {
+		u := UpsertResponse{Epoch: rng.Uint64(), Count: n, hashes: make([]idHash, n)}
+		for i := range u.hashes {
+			var b [32]byte
+			for j := range b {
+				b[j] = byte(rng.Uint32())
+			}
+			id := fmt.Sprint("doc-", i)
+			if i%97 == 0 {
+				id += "\"\n\xff\u2028"
+			}
+			u.hashes[i] = idHash{id, &b}
+		}
+		for _, v := range []jsonAppender{u, keyUpsertResponse{UpsertResponse: u}} {
+			want := append(v.appendJSON(nil), '\n')
+			w := httptest.NewRecorder()
+			writeJSON(w, 200, v)
+			if got := w.Body.Bytes(); !bytes.Equal(got, want) {
+				t.Fatalf("n=%d: written %d bytes, differing from the %d built whole", n, len(got), len(want))
+			}
+			if cl := w.Header().Get("Content-Length"); cl != fmt.Sprint(len(want)) {
+				t.Fatalf("n=%d: Content-Length %s for %d bytes", n, cl, len(want))
+			}
+			if _, chunked := v.(jsonChunker).appendJSONChunks(nil, func(b []byte) []byte { return b[:0] }); chunked != (n >= chunkedItems) {
+				t.Fatalf("n=%d: chunked %v", n, chunked)
 			}
 		}
 	}

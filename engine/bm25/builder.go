@@ -42,7 +42,57 @@ func (o Options) Validate() error { return nil }
 type memPosting struct {
 	docs []uint32
 	tfs  []uint32
-	pos  []uint32
+	// pos holds the positions, or, once there are more than posPage of
+	// them, the last, partial page of them after the full pages in
+	// *pages: a long list is then never copied to grow (a MemTable term
+	// seen at every few tokens would otherwise allocate about three times
+	// its positions while a batch is added).
+	pos   []uint32
+	pages *[][]uint32
+}
+
+// posPage is the number of positions in each full page of a memPosting.
+const posPage = 4096
+
+func (p *memPosting) positions() int {
+	n := len(p.pos)
+	if p.pages != nil {
+		n += len(*p.pages) * posPage
+	}
+	return n
+}
+
+// lastPos returns the last position; p must have one.
+func (p *memPosting) lastPos() uint32 {
+	if len(p.pos) > 0 {
+		return p.pos[len(p.pos)-1]
+	}
+	pg := *p.pages
+	return pg[len(pg)-1][posPage-1]
+}
+
+func (p *memPosting) appendPos(v uint32) {
+	if len(p.pos) >= posPage {
+		if p.pages == nil {
+			p.pages = new([][]uint32)
+		}
+		*p.pages = append(*p.pages, p.pos[:posPage:posPage])
+		p.pos = make([]uint32, 0, posPage)
+	}
+	p.pos = appendGrowing(p.pos, v)
+}
+
+// flatPos returns the positions as one slice: p's own when they fit one
+// page, else appended to scratch[:0].
+func (p *memPosting) flatPos(scratch []uint32) []uint32 {
+	if p.pages == nil {
+		return p.pos
+	}
+	out := slices.Grow(scratch[:0], p.positions())
+	for _, pg := range *p.pages {
+		out = append(out, pg...)
+	}
+	return append(out, p.pos...)
 }
 
 // Builder is the mutable in-memory index of a MemTable: documents are
@@ -124,7 +174,7 @@ func (b *Builder) Add(extID uint64, toks []text.Token) (uint32, error) {
 		}
 		n := len(p.docs)
 		if n > 0 && p.docs[n-1] == doc {
-			if !b.opts.OmitPositions && p.pos[len(p.pos)-1] == uint32(t.Pos) {
+			if !b.opts.OmitPositions && p.lastPos() == uint32(t.Pos) {
 				continue // same term twice at one position (e.g. stemmed part == whole)
 			}
 			p.tfs[n-1]++
@@ -133,7 +183,7 @@ func (b *Builder) Add(extID uint64, toks []text.Token) (uint32, error) {
 			p.tfs = appendGrowing(p.tfs, 1)
 		}
 		if !b.opts.OmitPositions {
-			p.pos = appendGrowing(p.pos, uint32(t.Pos))
+			p.appendPos(uint32(t.Pos))
 		}
 	}
 	b.docLens = append(b.docLens, uint32(distinct))
@@ -187,9 +237,14 @@ func (b *Builder) WriteTo(w io.Writer) (int64, error) {
 		b.sorted = mergeSorted(b.sorted, b.added)
 		b.added = nil
 	}
+	var scratch []uint32 // for the terms whose positions span pages
 	for _, k := range b.sorted {
 		p := b.terms[k]
-		if err := sw.addTerm([]byte(k), p.docs, p.tfs, p.pos); err != nil {
+		pos := p.flatPos(scratch)
+		if p.pages != nil {
+			scratch = pos
+		}
+		if err := sw.addTerm([]byte(k), p.docs, p.tfs, pos); err != nil {
 			return 0, err
 		}
 	}
