@@ -202,13 +202,18 @@
 // # File format
 //
 // See persist.go for the layout diagram: a 64-byte header (magic
-// "STRHNSW\x00", version), eight 64-byte-aligned sections (vectors,
+// "STRHNSW\x00", version), ten 64-byte-aligned sections (vectors,
 // layer-0 lists, levels, upper offsets, upper lists, labels, live bits,
-// tombstones), a section table and a trailer with the table offset and a
-// CRC32C of everything before it. Open uses a []byte in place (an mmap
-// from OpenFile: the vectors and graph are never copied into the heap)
-// after validating the CRC, every section bound and every link, so that
-// corrupt input yields a *CorruptError with the byte offset
-// (errors.Is(err, ErrCorrupt)) and never a panic. Opened indexes are
-// read-only.
+// tombstones, SQ8 codes and parameters), a section table and a trailer
+// with the table offset and a CRC32C of everything before it. Version 2
+// packs the link lists (sorted ids, bit-packed gaps: pack.go) and the
+// labels (varint deltas); on a 11,429 × 512 graph at M = 16 the layer-0
+// lists take 0.26 MB instead of 1.51 MB. Open uses the vectors, levels,
+// bitsets and codes of a []byte in place (an mmap from OpenFile: they are
+// never copied into the heap) and decodes the links and labels into heap
+// arrays of 4·(2M+1) + 8 bytes a node, after validating the CRC, every
+// section bound and every link, so that corrupt input yields a
+// *CorruptError with the byte offset (errors.Is(err, ErrCorrupt)) and
+// never a panic. Version 1 files (fixed-width link rows, used in place)
+// are still read. Opened indexes are read-only.
 package hnsw

@@ -97,7 +97,7 @@ func Inspect(b []byte) (*inspect.Info, error) {
 		}
 	}
 	words := (n + 31) / 32
-	want := sectionLengths(n, dim, m, slots, storage)
+	want := sectionLengths(version, n, dim, m, slots, storage)
 	var secs [numSections][]byte
 	end := int64(headerSize)
 	for i := int64(0); i < count; i++ {
@@ -113,7 +113,7 @@ func Inspect(b []byte) (*inspect.Info, error) {
 		if kind != uint32(i+1) {
 			in.Problemf(at, "section %d has kind %d", i+1, kind)
 		}
-		if i < numSections && ln != want[i] && !(i == secSQ8-1 && storage == SQ8 && n == 0 && ln == 8*uint64(dim)) {
+		if i < numSections && ln != want[i] && !packedSection(version, int(i)+1) && !(i == secSQ8-1 && storage == SQ8 && n == 0 && ln == 8*uint64(dim)) {
 			in.Problemf(at+16, "section %s length %d, header implies %d", name, ln, want[i])
 		}
 		if off%sectionAlign != 0 || !inspect.Within(off, ln, end, tableOff) {

@@ -39,8 +39,10 @@ func TestInspect(t *testing.T) {
 			t.Errorf("%s = %v (%T), want %v (%T)", name, got, got, want, want)
 		}
 	}
-	wantLen := map[string]int64{"vectors": 40 * 12 * 4, "level0": 40 * (1 + 2*6) * 4, "levels": 40, "upperOff": 160,
-		"labels": 320, "present": 8, "deleted": 8, "codes": 0, "sq8": 0}
+	// level0 and upper are packed (pack.go); labels 1000+i take 2 bytes,
+	// then one byte per delta of 1.
+	wantLen := map[string]int64{"vectors": 40 * 12 * 4, "levels": 40, "upperOff": 0,
+		"labels": 41, "present": 8, "deleted": 8, "codes": 0, "sq8": 0}
 	if len(in.Sections) != numSections {
 		t.Fatalf("%d sections", len(in.Sections))
 	}
@@ -52,12 +54,19 @@ func TestInspect(t *testing.T) {
 		if w, ok := wantLen[s.Name]; ok && s.Length != w {
 			t.Errorf("section %s length %d, want %d", s.Name, s.Length, w)
 		}
+		if s.Name == "level0" && (s.Length <= 40 || s.Length >= 40*(1+2*6)*4) {
+			t.Errorf("packed level0 length %d, want within (40, %d)", s.Length, 40*(1+2*6)*4)
+		}
 		prevEnd = s.Offset + s.Length
 	}
 	// The labels section holds what was written: label 1000+i at row i.
 	lab := in.Sections[secLabels-1]
-	for i := int64(0); i < 40; i++ {
-		if got := binary.LittleEndian.Uint64(data[lab.Offset+8*i:]); got != 1000+uint64(i) {
+	labels := make([]uint64, 40)
+	if at := readLabels(labels, data[lab.Offset:lab.Offset+lab.Length]); at >= 0 {
+		t.Fatalf("labels section does not decode (at %d)", at)
+	}
+	for i, got := range labels {
+		if got != 1000+uint64(i) {
 			t.Fatalf("label %d = %d", i, got)
 		}
 	}
@@ -85,7 +94,7 @@ func TestInspect(t *testing.T) {
 	// A section length that disagrees with the header (CRC fixed up).
 	bad = slices.Clone(data)
 	tableOff := int64(binary.LittleEndian.Uint64(bad[len(bad)-16:]))
-	at := tableOff + 4 + int64(secLabels-1)*24 + 16
+	at := tableOff + 4 + int64(secLevels-1)*24 + 16
 	binary.LittleEndian.PutUint64(bad[at:], 8)
 	fixCRC(bad)
 	bin, _ = Inspect(bad)

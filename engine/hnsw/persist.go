@@ -14,9 +14,10 @@ import (
 	"github.com/stratasearch/strata/internal/base"
 )
 
-// File format, version 1. All integers little-endian; every section
+// File format, version 2. All integers little-endian; every section
 // starts at a multiple of 64 bytes, so that an mmap of the file (page
-// aligned) can be used in place as []float32 / []uint32 / []uint64.
+// aligned) can be used in place as []float32 / []uint8 / []uint32 where
+// the layout below is fixed-width (vectors, levels, bitsets, codes).
 //
 //	offset 0   header (64 bytes)
 //	           magic "STRHNSW\x00" | version u32 | metric u32 | dim u32 | M u32 |
@@ -24,11 +25,13 @@ import (
 //	           n u32 | upperSlots u32 | entry u32 | maxLevel u32 (0xFFFFFFFF: empty) |
 //	           seed u64 | storage u32 (1 float32, 2 sq8) | reserved (zero)
 //	64         section 1 vectors   n·dim float32 (cosine rows unit length)
-//	           section 2 level0    n·(1+2M) u32: per node [count, ids…]
+//	           section 2 level0    n packed link lists (pack.go), node order
 //	           section 3 levels    n u8: top level per node
-//	           section 4 upperOff  n u32: first upper slot per node
-//	           section 5 upper     upperSlots·(1+M) u32: [count, ids…] per slot
-//	           section 6 labels    n u64
+//	           section 4 upperOff  empty: node id's upper slots start at
+//	                               Σ levels[j<id]; upperSlots = Σ levels
+//	           section 5 upper     upperSlots packed link lists: node order,
+//	                               then layer 1 … levels[id]
+//	           section 6 labels    n uvarint zigzag deltas (pack.go)
 //	           section 7 present   ⌈n/32⌉ u32 bitset
 //	           section 8 deleted   ⌈n/32⌉ u32 bitset (tombstones)
 //	           section 9 codes     sq8: n·dim u8; float32: empty
@@ -37,11 +40,17 @@ import (
 //	table      count u32, then count × {kind u32, reserved u32, offset u64, length u64}
 //	trailer    tableOffset u64 | crc32c u32 of every byte before it | "HNSE"
 //
+// Version 1 (still read) stored section 2 as n·(1+2M) u32 rows [count,
+// ids…], section 4 as n u32 first upper slots, section 5 as
+// upperSlots·(1+M) u32 rows and section 6 as n u64, all used in place.
+// Version 2 packs them; Open decodes them into the heap (about 4·(1+2M)
+// bytes per node), the vectors stay in place.
+//
 // Readers accept versions ≤ fileVersion and refuse newer ones.
 const (
 	fileMagic    = "STRHNSW\x00"
 	endMagic     = "HNSE"
-	fileVersion  = 1
+	fileVersion  = 2
 	headerSize   = 64
 	trailerSize  = 16
 	sectionAlign = 64
@@ -63,10 +72,18 @@ const (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// packedSection reports whether section kind (1-based) has a variable,
+// packed length in files of the given version.
+func packedSection(version uint32, kind int) bool {
+	return version >= 2 && (kind == secLevel0 || kind == secUpper || kind == secLabels)
+}
+
 // sectionLengths returns the byte length every section must have for a
-// file of n nodes of dimension dim, M = m, slots upper-layer slots and the
-// given vector storage (shared by the reader and Inspect).
-func sectionLengths(n int64, dim, m int, slots int64, storage Storage) [numSections]uint64 {
+// file of the given version with n nodes of dimension dim, M = m, slots
+// upper-layer slots and the given vector storage (shared by the reader and
+// Inspect). Packed sections (packedSection) have no fixed length; their
+// entry is 0 and is not checked.
+func sectionLengths(version uint32, n int64, dim, m int, slots int64, storage Storage) [numSections]uint64 {
 	words := (n + 31) / 32
 	want := [numSections]uint64{
 		uint64(n) * uint64(dim) * 4,
@@ -85,6 +102,9 @@ func sectionLengths(n int64, dim, m int, slots int64, storage Storage) [numSecti
 		if n > 0 {
 			want[secSQ8-1] = 8 * uint64(dim)
 		}
+	}
+	if version >= 2 {
+		want[secLevel0-1], want[secUpperOff-1], want[secUpper-1], want[secLabels-1] = 0, 0, 0, 0
 	}
 	return want
 }
@@ -152,6 +172,7 @@ func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 	n = min(n, len(ix.levels))
 	slots = min(slots, len(ix.upper)/ix.strideU)
 	words := (n + 31) / 32
+	level0, upper, nslots := ix.packLinks(n, slots)
 
 	var h [headerSize]byte
 	copy(h[:8], fileMagic)
@@ -170,7 +191,7 @@ func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 	}
 	le.PutUint32(h[28:], flags)
 	le.PutUint32(h[32:], uint32(n))
-	le.PutUint32(h[36:], uint32(slots))
+	le.PutUint32(h[36:], uint32(nslots))
 	ep, maxL, ok := ix.entry()
 	if !ok {
 		le.PutUint32(h[40:], 0)
@@ -193,11 +214,11 @@ func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 	cw.write(h[:])
 	secs := [numSections][]byte{
 		asBytes(ix.vecs[:n*ix.dim]),
-		asBytes(ix.level0[:n*ix.stride0]),
+		level0,
 		ix.levels[:n],
-		asBytes(ix.upperOff[:n]),
-		asBytes(ix.upper[:slots*ix.strideU]),
-		asBytes(ix.labels[:n]),
+		nil,
+		upper,
+		appendLabels(make([]byte, 0, n+8), ix.labels[:n]),
 		asBytes(ix.present[:words]),
 		asBytes(ix.deleted[:words]),
 		codes,
@@ -295,7 +316,7 @@ func openBytes(data []byte, path string) (*Index, error) {
 		return nil, bad(tableOff, "section table: %d entries, want %d ending at the trailer", count, numSections)
 	}
 	words := (n + 31) / 32
-	want := sectionLengths(int64(n), dim, m, int64(slots), storage)
+	want := sectionLengths(version, int64(n), dim, m, int64(slots), storage)
 	var secs [numSections][]byte
 	var secOff [numSections]int64
 	end := int64(headerSize)
@@ -307,7 +328,7 @@ func openBytes(data []byte, path string) (*Index, error) {
 		if kind != uint32(i+1) {
 			return nil, bad(at, "section %d has kind %d", i+1, kind)
 		}
-		if ln != want[i] && !(i == secSQ8-1 && storage == SQ8 && n == 0 && ln == 8*uint64(dim)) {
+		if ln != want[i] && !packedSection(version, i+1) && !(i == secSQ8-1 && storage == SQ8 && n == 0 && ln == 8*uint64(dim)) {
 			return nil, bad(at+16, "section %d length %d, want %d", i+1, ln, want[i])
 		}
 		if off%sectionAlign != 0 || off < uint64(end) || off > uint64(tableOff) || ln > uint64(tableOff)-off {
@@ -327,11 +348,17 @@ func openBytes(data []byte, path string) (*Index, error) {
 	ix.readOnly = true
 	ix.path = path
 	ix.vecs = fromBytes[float32](secs[0])
-	ix.level0 = fromBytes[uint32](secs[1])
 	ix.levels = secs[2]
-	ix.upperOff = fromBytes[uint32](secs[3])
-	ix.upper = fromBytes[uint32](secs[4])
-	ix.labels = fromBytes[uint64](secs[5])
+	if version >= 2 {
+		if err := ix.unpackLinks(secs, secOff, n, slots, bad); err != nil {
+			return nil, err
+		}
+	} else {
+		ix.level0 = fromBytes[uint32](secs[1])
+		ix.upperOff = fromBytes[uint32](secs[3])
+		ix.upper = fromBytes[uint32](secs[4])
+		ix.labels = fromBytes[uint64](secs[5])
+	}
 	ix.present = fromBytes[uint32](secs[6])
 	ix.deleted = fromBytes[uint32](secs[7])
 	if ix.quant {
@@ -379,7 +406,14 @@ func openBytes(data []byte, path string) (*Index, error) {
 			}
 			for i := 1; i <= int(l[0]); i++ {
 				if int(l[i]) >= n || int(ix.levels[l[i]]) < lc {
-					return nil, bad(offOf(sec, base+int64(i), 4), "node %d layer %d links bad id %d", id, lc, l[i])
+					at := offOf(sec, base+int64(i), 4)
+					if version >= 2 {
+						at = secOff[sec] + int64(listStart(secs[sec], int(base)/ix.stride0, ix.mmax0))
+						if lc > 0 {
+							at = secOff[sec] + int64(listStart(secs[sec], int(base)/ix.strideU, ix.m))
+						}
+					}
+					return nil, bad(at, "node %d layer %d links bad id %d", id, lc, l[i])
 				}
 			}
 		}
@@ -391,6 +425,89 @@ func openBytes(data []byte, path string) (*Index, error) {
 		ix.setEntry(entry, int(maxL))
 	}
 	return ix, nil
+}
+
+// packLinks packs the link lists of the first n nodes (slots upper slots
+// in use) in the version 2 layout (pack.go). It returns the level0 and
+// upper sections and the number of upper lists, Σ levels[id < n].
+func (ix *Index) packLinks(n, slots int) (level0, upper []byte, nslots int) {
+	var scratch []uint32
+	level0 = make([]byte, 0, n*(ix.mmax0+4))
+	for id := 0; id < n; id++ {
+		l := ix.level0[id*ix.stride0 : (id+1)*ix.stride0]
+		level0, scratch = appendList(level0, l[1:1+min(int(l[0]), ix.mmax0)], scratch)
+	}
+	for id := 0; id < n; id++ {
+		for lc := 1; lc <= int(ix.levels[id]); lc++ {
+			var ids []uint32
+			if s := int(ix.upperOff[id]) + lc - 1; s < slots {
+				l := ix.upper[s*ix.strideU : (s+1)*ix.strideU]
+				ids = l[1 : 1+min(int(l[0]), ix.m)]
+			}
+			upper, scratch = appendList(upper, ids, scratch)
+			nslots++
+		}
+	}
+	return level0, upper, nslots
+}
+
+// unpackLinks decodes the packed sections of a version 2 file into heap
+// arrays of the in-memory layout (level0, upperOff, upper, labels). Link
+// ids are checked against n here; layers are checked by the caller.
+func (ix *Index) unpackLinks(secs [numSections][]byte, secOff [numSections]int64, n, slots int,
+	bad func(off int64, format string, args ...any) error) error {
+	ix.upperOff = make([]uint32, n)
+	total := 0
+	for id := 0; id < n; id++ {
+		lv := int(ix.levels[id])
+		if lv > maxLevelCap {
+			return bad(secOff[secLevels-1]+int64(id), "node %d level %d above the cap %d", id, lv, maxLevelCap)
+		}
+		ix.upperOff[id] = uint32(total)
+		total += lv
+	}
+	if total != slots {
+		return bad(36, "upperSlots %d, but the node levels sum to %d", slots, total)
+	}
+	ix.level0 = make([]uint32, n*ix.stride0)
+	r := listReader{b: secs[secLevel0-1]}
+	for id := 0; id < n; id++ {
+		if e := r.next(ix.level0[id*ix.stride0:(id+1)*ix.stride0], ix.mmax0, uint32(n)); e != nil {
+			return bad(secOff[secLevel0-1]+int64(e.at), "level0 list of node %d: %s", id, e.msg)
+		}
+	}
+	if r.pos != len(r.b) {
+		return bad(secOff[secLevel0-1]+int64(r.pos), "level0: %d bytes after the last list", len(r.b)-r.pos)
+	}
+	ix.upper = make([]uint32, slots*ix.strideU)
+	r = listReader{b: secs[secUpper-1]}
+	for s := 0; s < slots; s++ {
+		if e := r.next(ix.upper[s*ix.strideU:(s+1)*ix.strideU], ix.m, uint32(n)); e != nil {
+			return bad(secOff[secUpper-1]+int64(e.at), "upper list %d: %s", s, e.msg)
+		}
+	}
+	if r.pos != len(r.b) {
+		return bad(secOff[secUpper-1]+int64(r.pos), "upper: %d bytes after the last list", len(r.b)-r.pos)
+	}
+	ix.labels = make([]uint64, n)
+	if at := readLabels(ix.labels, secs[secLabels-1]); at >= 0 {
+		return bad(secOff[secLabels-1]+int64(at), "labels: bad or missing varint (want %d labels in %d bytes)", n, len(secs[secLabels-1]))
+	}
+	return nil
+}
+
+// listStart returns the byte offset of packed list i in b (for error
+// offsets; b was decoded successfully up to at least list i, each of at
+// most maxCount links).
+func listStart(b []byte, i, maxCount int) int {
+	r := listReader{b: b}
+	buf := make([]uint32, 1+maxCount)
+	for k := 0; k < i; k++ {
+		if r.next(buf, maxCount, math.MaxUint32) != nil {
+			break
+		}
+	}
+	return r.pos
 }
 
 func slicesClone(s []float32) []float32 { return append([]float32(nil), s...) }
