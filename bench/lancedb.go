@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,9 +25,17 @@ import (
 // The lancedb suite: Strata against LanceDB embedded (npm
 // @lancedb/lancedb 0.31.0, tools/lancedb-peer, pinned by its
 // package-lock.json) on the same documents with text and vectors:
-// Vaswani (11,429 abstracts, USE-Lite 512-d vectors, 93 queries with text
-// and vectors) from ../shared/datasets. Every document carries a keyword
-// tag "t<i mod 10>"; the filtered queries ask for tag t3 (a tenth of the
+//   - Vaswani (11,429 abstracts, USE-Lite 512-d vectors, 93 queries with
+//     text and vectors) from ../shared/datasets;
+//   - GloVe (glove-6b-100-angular from `make datasets`, unit vectors, a
+//     word as each document's text): every base word (331,479; 50,000
+//     evenly spaced in quick mode) and the first 1,000 held-out query
+//     vectors (200 in quick mode), each with the text of its nearest base
+//     word (lanceGloVe).
+//
+// Config.Datasets restricts the suite to vaswani-use512 and/or
+// glove-6b-100-angular. Every document carries a keyword tag
+// "t<i mod 10>"; the filtered queries ask for tag t3 (a tenth of the
 // documents).
 //
 // Figures, both engines: ingest (Strata: Upsert of every document in
@@ -131,10 +140,23 @@ const lanceFilterTag = "t3"
 
 func lanceTag(i int) string { return "t" + strconv.Itoa(i%10) }
 
+// lanceQuickGloVe and lanceQueriesGloVe size the GloVe set: base words
+// (evenly spaced over the 331,479 in quick mode, all otherwise) and the
+// first held-out query words.
+const (
+	lanceQuickGloVe    = 50000
+	lanceQueriesGloVe  = 1000
+	lanceQuickQueriesG = 200
+)
+
 func (lancedbSuite) Run(ctx context.Context, cfg Config, res *Results) error {
-	p := cfg.LanceDB
-	name := "vaswani (11,429 × 512, USE-Lite)"
-	if p == nil {
+	if cfg.LanceDB != nil {
+		p := cfg.LanceDB
+		return runLanceSet(ctx, cfg, res, fmt.Sprintf("synthetic (%d × %d)", p.DocVecs.N, p.DocVecs.D), "synthetic", p)
+	}
+	want := func(name string) bool { return len(cfg.Datasets) == 0 || slices.Contains(cfg.Datasets, name) }
+	ran := 0
+	if want(DatasetVaswani) {
 		dir, err := datasets.Dir()
 		if err != nil {
 			return fmt.Errorf("bench: lancedb: %w", err)
@@ -143,16 +165,83 @@ func (lancedbSuite) Run(ctx context.Context, cfg Config, res *Results) error {
 		if err != nil {
 			return fmt.Errorf("bench: lancedb: %w", err)
 		}
-		p = &LanceDBParams{DocVecs: c.DocVecs, QueryVecs: c.QueryVecs}
+		p := &LanceDBParams{DocVecs: c.DocVecs, QueryVecs: c.QueryVecs}
 		for _, d := range c.Docs {
 			p.Docs = append(p.Docs, d.Text)
 		}
 		for _, q := range c.Queries {
 			p.Queries = append(p.Queries, q.Text)
 		}
-	} else {
-		name = fmt.Sprintf("synthetic (%d × %d)", p.DocVecs.N, p.DocVecs.D)
+		if err := runLanceSet(ctx, cfg, res, "vaswani (11,429 × 512, USE-Lite)", DatasetVaswani, p); err != nil {
+			return err
+		}
+		ran++
 	}
+	if want(DatasetGloVe) {
+		p, name, err := lanceGloVe(cfg.Quick)
+		if err != nil {
+			return err
+		}
+		if err := runLanceSet(ctx, cfg, res, name, DatasetGloVe, p); err != nil {
+			return err
+		}
+		ran++
+	}
+	if ran == 0 {
+		return fmt.Errorf("bench: lancedb: no data set among %v (it runs %s and %s)", cfg.Datasets, DatasetVaswani, DatasetGloVe)
+	}
+	return nil
+}
+
+// lanceGloVe loads the GloVe set prepared by `make datasets` with its words
+// as the documents' text. A held-out query word is not in the base, so
+// each query's text (full-text and hybrid modes) is the base word nearest
+// to its vector (exact cosine), which a full-text search finds as one
+// document among the base words.
+func lanceGloVe(quick bool) (*LanceDBParams, string, error) {
+	cache, err := datasets.CacheDir()
+	if err != nil {
+		return nil, "", fmt.Errorf("bench: lancedb: %w", err)
+	}
+	a, err := datasets.LoadANN(cache, datasets.GloVe6B100, datasets.DefaultK)
+	if err != nil {
+		return nil, "", fmt.Errorf("bench: lancedb: %w", err)
+	}
+	words, err := datasets.ReadWordList(filepath.Join(cache, datasets.GloVe6B100, "base.words.jsonl"))
+	if err != nil {
+		return nil, "", fmt.Errorf("bench: lancedb: %w", err)
+	}
+	if len(words) != a.Base.N {
+		return nil, "", fmt.Errorf("bench: lancedb: %d base words for %d base vectors in %s", len(words), a.Base.N, filepath.Join(cache, datasets.GloVe6B100))
+	}
+	n, nq := a.Base.N, min(lanceQueriesGloVe, a.Queries.N)
+	if quick {
+		n, nq = min(lanceQuickGloVe, n), min(lanceQuickQueriesG, nq)
+	}
+	p := &LanceDBParams{DocVecs: datasets.Matrix[float32]{Data: make([]float32, n*a.Base.D), N: n, D: a.Base.D},
+		QueryVecs: datasets.Matrix[float32]{Data: a.Queries.Data[:nq*a.Queries.D], N: nq, D: a.Queries.D}}
+	for i := 0; i < n; i++ {
+		row := int(int64(i) * int64(a.Base.N) / int64(n)) // evenly spaced, as strideSubset
+		copy(p.DocVecs.Row(i), a.Base.Row(row))
+		p.Docs = append(p.Docs, words[row])
+	}
+	p.Queries = nearestTexts(p.Docs, p.DocVecs, p.QueryVecs)
+	return p, fmt.Sprintf("glove (%d × 100, words as text; %d queries)", n, nq), nil
+}
+
+// nearestTexts returns, for each query vector, the text of the document
+// nearest to it by cosine (exactCosine's top 1).
+func nearestTexts(docs []string, docVecs, queryVecs datasets.Matrix[float32]) []string {
+	out := make([]string, 0, queryVecs.N)
+	for _, nn := range exactCosine(docVecs, queryVecs, 1, nil) {
+		out = append(out, docs[nn[0]])
+	}
+	return out
+}
+
+// runLanceSet runs both engines on one data set; key names its work
+// directory.
+func runLanceSet(ctx context.Context, cfg Config, res *Results, name, key string, p *LanceDBParams) error {
 	if len(p.Docs) != p.DocVecs.N || len(p.Queries) != p.QueryVecs.N || p.DocVecs.D != p.QueryVecs.D {
 		return fmt.Errorf("bench: lancedb: %d docs / %d vectors, %d queries / %d vectors, d %d / %d", len(p.Docs), p.DocVecs.N, len(p.Queries), p.QueryVecs.N, p.DocVecs.D, p.QueryVecs.D)
 	}
@@ -161,7 +250,7 @@ func (lancedbSuite) Run(ctx context.Context, cfg Config, res *Results) error {
 		sweep = lancedbSweep
 	}
 	const k = 10
-	work := filepath.Join(cfg.WorkDir, "lancedb")
+	work := filepath.Join(cfg.WorkDir, "lancedb-"+key)
 	if err := os.RemoveAll(work); err != nil {
 		return fmt.Errorf("bench: lancedb: %w", err)
 	}

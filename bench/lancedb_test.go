@@ -2,6 +2,8 @@ package bench
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -122,5 +124,44 @@ func TestLanceDBSuite(t *testing.T) {
 	rep, _ := os.ReadFile(filepath.Join(cfg.OutDir, "report.md"))
 	if !strings.Contains(string(rep), "lancedb") {
 		t.Errorf("report.md lacks the lancedb ratios")
+	}
+}
+
+// TestNearestTexts: each query gets the text of its nearest document by
+// cosine, checked against a brute-force loop in float64.
+func TestNearestTexts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	const n, nq, d = 300, 40, 8
+	docs := make([]string, n)
+	dv := datasets.Matrix[float32]{N: n, D: d, Data: make([]float32, n*d)}
+	qv := datasets.Matrix[float32]{N: nq, D: d, Data: make([]float32, nq*d)}
+	for i := range dv.Data {
+		dv.Data[i] = float32(rng.NormFloat64())
+	}
+	for i := range qv.Data {
+		qv.Data[i] = float32(rng.NormFloat64())
+	}
+	for i := range docs {
+		docs[i] = fmt.Sprintf("w%d", i)
+	}
+	got := nearestTexts(docs, dv, qv)
+	if len(got) != nq {
+		t.Fatalf("%d texts for %d queries", len(got), nq)
+	}
+	for q := 0; q < nq; q++ {
+		best, bestCos := -1, math.Inf(-1)
+		for i := 0; i < n; i++ {
+			var dot, nd, nqq float64
+			for j := 0; j < d; j++ {
+				a, b := float64(dv.Row(i)[j]), float64(qv.Row(q)[j])
+				dot, nd, nqq = dot+a*b, nd+a*a, nqq+b*b
+			}
+			if c := dot / math.Sqrt(nd*nqq); c > bestCos {
+				best, bestCos = i, c
+			}
+		}
+		if got[q] != docs[best] {
+			t.Fatalf("query %d: %q, want %q", q, got[q], docs[best])
+		}
 	}
 }

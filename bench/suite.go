@@ -18,8 +18,8 @@ type Config struct {
 	Threads int
 	// OutDir receives results.json, report.md and the PNG plots. Required.
 	OutDir string
-	// Datasets restricts the ann suite to these names (see ANNDatasets);
-	// empty = all.
+	// Datasets restricts the ann suite (see ANNDatasets) and the lancedb
+	// suite (DatasetVaswani, DatasetGloVe) to these names; empty = all.
 	Datasets []string
 	// RepoRoot is the module root (to find bench/peers). Default: found
 	// from the working directory.

@@ -91,7 +91,7 @@ async function main() {
   const ingestS = (now() - t0) / 1000;
 
   const partitions = Math.max(1, Math.round(Math.sqrt(docs.length)));
-  const subVectors = d % 8 === 0 ? d / 8 : d;
+  const subVectors = d % 8 === 0 ? d / 8 : d % 4 === 0 ? d / 4 : d;
   const indexS = {};
   t0 = now();
   await tbl.createIndex("vector", { config: lancedb.Index.ivfPq({ numPartitions: partitions, numSubVectors: subVectors, distanceType: "cosine" }) });

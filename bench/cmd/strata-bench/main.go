@@ -28,7 +28,7 @@ func main() {
 	noPeers := fs.Bool("no-peers", false, "run without peer engines (emulated runs only: peers are not available under qemu)")
 	emulated := fs.Bool("emulated", false, "label every timing \""+bench.EmulatedLabel+"\" (also detected from /proc/cpuinfo vs GOARCH, or STRATA_BENCH_EMULATED=1)")
 	synth := fs.String("synthetic", "", "N,NQ,D: run the ann suite on a seeded synthetic L2 data set of N base and NQ query vectors of dimension D instead of the real ones (emulated smoke runs)")
-	dsets := fs.String("datasets", "", "comma-separated ann data sets (default all: "+strings.Join(bench.ANNDatasets, ",")+")")
+	dsets := fs.String("datasets", "", "comma-separated data sets: of the ann suite (default all: "+strings.Join(bench.ANNDatasets, ",")+") and of the lancedb suite (default both: "+bench.DatasetVaswani+","+bench.DatasetGloVe+")")
 	peersAVX2 := fs.Bool("peers-avx2", false, "cap the native peers at AVX2 (hnswlib-native: g++ -march=native -mno-avx512f; FAISS: OPENBLAS_CORETYPE=Haswell), to compare with STRATA_ASM_MAX_LEVEL=avx2")
 	peers := fs.String("peers", "", "comma-separated ann peers to run (default all); HNSW / IVF-PQ / flat parts run only when one of their peers is named")
 	parts := fs.String("ann-parts", "", "comma-separated parts of the ann suite to run (default all: "+strings.Join(bench.ANNParts, ",")+")")
