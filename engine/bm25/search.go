@@ -1116,14 +1116,21 @@ func (ms *msState) finish(d uint32, s float64) bool {
 // len(cs)-1.
 func (ms *msState) multi() bool {
 	ss, pl, cs := ms.ss, ms.ss.pl, ms.cs
+	// next is the smallest essential doc id when known (haveNext): the
+	// scoring pass computes it while it advances the lists past d.
+	next, haveNext := efEnd, false
 	for ms.e < len(cs)-1 {
 		if ss.cn.cancelled() {
 			return true
 		}
-		d := efEnd
-		for _, c := range cs[ms.e:] {
-			d = min(d, c.doc())
+		d := next
+		if !haveNext {
+			d = efEnd
+			for _, c := range cs[ms.e:] {
+				d = min(d, c.doc())
+			}
 		}
+		haveNext = false
 		if d == efEnd {
 			return true
 		}
@@ -1152,20 +1159,21 @@ func (ms *msState) multi() bool {
 			}
 			continue
 		}
+		// Score d on the essential lists, moving each past it; a
+		// non-essential list finish probes stays on d until a later
+		// candidate moves it on.
 		s := 0.0
+		next = efEnd
 		for _, c := range cs[ms.e:] {
 			if c.doc() == d {
 				x := termScore(c.w, c.tf(), c.norm(d, pl.k1, pl.b), pl.k1)
 				ss.contrib[c.qi] = x
 				s += x
-			}
-		}
-		ms.finish(d, s)
-		for _, c := range cs {
-			if c.doc() == d {
 				c.next()
 			}
+			next = min(next, c.doc())
 		}
+		haveNext = !ms.finish(d, s)
 	}
 	return ms.e >= len(cs)
 }
