@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/stratasearch/strata/engine/contract"
 )
@@ -110,6 +111,20 @@ func writeRaw(w http.ResponseWriter, code int, body []byte) {
 // in one buffer sized up front, without reflection.
 type jsonAppender interface{ appendJSON(dst []byte) []byte }
 
+// fallibleAppender is a response that encodes itself (as jsonAppender)
+// but can fail where json.Marshal would (a non-finite score); sizeHint is
+// about its encoded size.
+type fallibleAppender interface {
+	appendJSONErr(dst []byte) ([]byte, error)
+	sizeHint() int
+}
+
+// responseBufs holds response buffers for fallibleAppender responses;
+// one larger than maxPooledBuf is left to the collector.
+var responseBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxPooledBuf = 1 << 20
+
 // jsonChunker is a response that can encode itself in pieces:
 // appendJSONChunks appends the bytes appendJSON would, calling flush
 // with the buffer whenever it holds chunkBytes or more and appending
@@ -159,6 +174,25 @@ func writeChunked(w http.ResponseWriter, code int, v jsonChunker) bool {
 // writeJSON encodes v (with a trailing newline) and writes it.
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	if c, ok := v.(jsonChunker); ok && writeChunked(w, code, c) {
+		return
+	}
+	if a, ok := v.(fallibleAppender); ok {
+		bp := responseBufs.Get().(*[]byte)
+		buf := *bp
+		if n := a.sizeHint() + 1; cap(buf) < n {
+			buf = make([]byte, 0, n)
+		}
+		b, err := a.appendJSONErr(buf[:0])
+		if err != nil {
+			writeAPIError(w, newErr(http.StatusInternalServerError, StatusInternal, "encode", "encoding the response failed: "+err.Error(), nil, nil, ""))
+		} else {
+			b = append(b, '\n')
+			writeRaw(w, code, b)
+		}
+		if cap(b) <= maxPooledBuf {
+			*bp = b[:0]
+			responseBufs.Put(bp)
+		}
 		return
 	}
 	if a, ok := v.(jsonAppender); ok {

@@ -50,11 +50,32 @@ type (
 		DeleteResponse
 		Epoch *uint64 `json:"epoch,omitempty"`
 	}
-	keyResult struct {
-		contract.Result
-		Epoch *uint64 `json:"epoch,omitempty"`
-	}
 )
+
+// searchResponse is a search answer as the server writes it, through the
+// contract's hand-written encoder (contract.Result.AppendJSON); epoch is
+// false for a caller that may not see the collection's epoch (hideEpoch).
+type searchResponse struct {
+	res   *contract.Result
+	epoch bool
+}
+
+func (r searchResponse) appendJSONErr(dst []byte) ([]byte, error) {
+	return r.res.AppendJSON(dst, r.epoch)
+}
+
+// sizeHint is about the response's size: its contents plus the fixed
+// members of each envelope.
+func (r searchResponse) sizeHint() int {
+	n := 64
+	for i := range r.res.Hits {
+		n += len(r.res.Hits[i].Content) + len(r.res.Hits[i].SourceURI) + 384
+	}
+	return n
+}
+
+// MarshalJSON writes what appendJSONErr does.
+func (r searchResponse) MarshalJSON() ([]byte, error) { return r.appendJSONErr(nil) }
 
 // hideEpoch reports whether rq's responses omit the collection's epoch:
 // for every non-admin API key. The epoch counts the write batches of
@@ -749,10 +770,7 @@ func (s *Server) search(rq *request) (int, any, error) {
 	if res.Hits == nil {
 		res.Hits = []contract.Envelope{}
 	}
-	if rq.hideEpoch() {
-		return http.StatusOK, keyResult{Result: res}, nil
-	}
-	return http.StatusOK, res, nil
+	return http.StatusOK, searchResponse{res: &res, epoch: !rq.hideEpoch()}, nil
 }
 
 // ---- jobs ----

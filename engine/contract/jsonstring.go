@@ -15,6 +15,19 @@ func appendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Skip eight plain bytes at a time: none below 0x20, none '"' or
+		// '\\', none at or above 0x80.
+		for i+8 <= len(s) {
+			t := s[i : i+8]
+			if !plain8(uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
+				uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56) {
+				break
+			}
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		b := s[i]
 		if b < utf8.RuneSelf {
 			if b >= 0x20 && b != '"' && b != '\\' {
@@ -61,6 +74,19 @@ func appendJSONString(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// plain8 reports whether none of the eight bytes of w (little-endian)
+// needs escaping or UTF-8 decoding: each is in [0x20, 0x80) and none is
+// '"' or '\\'. (x − 0x01…·n) & ^x & 0x80… is non-zero exactly when some
+// byte of x is below n (n ≤ 0x80; a borrow only flags bytes above a real
+// hit): it is applied to w with n = 0x20, and with n = 1 to w ^ '"'… and
+// w ^ '\\'… (a zero byte there is that character).
+func plain8(w uint64) bool {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	q := w ^ (lo * '"')
+	bs := w ^ (lo * '\\')
+	return (w|(w-lo*0x20)&^w|(q-lo)&^q|(bs-lo)&^bs)&hi == 0
 }
 
 // appendJSONStrings appends ss as a JSON array of strings (appendJSONString

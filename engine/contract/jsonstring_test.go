@@ -2,7 +2,9 @@ package contract
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -45,4 +47,42 @@ func marshalNoHTML(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// TestPlain8: the word-at-a-time test agrees with the byte-by-byte rule
+// for every byte value at every position, and for random words.
+func TestPlain8(t *testing.T) {
+	plain := func(b byte) bool { return b >= 0x20 && b < 0x80 && b != '"' && b != '\\' }
+	ref := func(s string) bool {
+		for i := range len(s) {
+			if !plain(s[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	for p := range 8 {
+		for b := range 256 {
+			for _, fill := range []byte{'a', ' ', '~', '!', '#', '[', ']'} {
+				w := bytes.Repeat([]byte{fill}, 8)
+				w[p] = byte(b)
+				if got, want := plain8(binary.LittleEndian.Uint64(w)), ref(string(w)); got != want {
+					t.Fatalf("%q: plain8 %v, want %v", w, got, want)
+				}
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(3, 5))
+	w := make([]byte, 8)
+	for range 200000 {
+		for i := range w {
+			w[i] = byte(r.IntN(256))
+			if r.IntN(2) == 0 {
+				w[i] = byte(0x20 + r.IntN(0x60))
+			}
+		}
+		if got, want := plain8(binary.LittleEndian.Uint64(w)), ref(string(w)); got != want {
+			t.Fatalf("%q: plain8 %v, want %v", w, got, want)
+		}
+	}
 }
