@@ -448,11 +448,11 @@ func (h *hotIndex) FlushLexical(versions []uint32) ([]byte, error) {
 	if allVersions(versions, n) {
 		// Nothing to drop: the builder's own serialisation is the
 		// section (what Merge would rewrite it into, byte for byte).
-		var buf bytes.Buffer
-		if _, err := h.b.WriteTo(&buf); err != nil {
+		data, err := h.b.AppendTo(nil)
+		if err != nil {
 			return nil, fmt.Errorf("engine: flush lexical: %w", err)
 		}
-		return buf.Bytes(), nil
+		return data, nil
 	}
 	seg, err := h.b.Segment()
 	if err != nil {

@@ -221,6 +221,25 @@ func mergeSorted(a, b []string) []string {
 
 // WriteTo writes the immutable segment form of everything added so far.
 func (b *Builder) WriteTo(w io.Writer) (int64, error) {
+	sw, err := b.seal()
+	if err != nil {
+		return 0, err
+	}
+	return sw.writeTo(w)
+}
+
+// AppendTo appends the segment form WriteTo writes to dst, growing dst
+// once to the exact size.
+func (b *Builder) AppendTo(dst []byte) ([]byte, error) {
+	sw, err := b.seal()
+	if err != nil {
+		return dst, err
+	}
+	return sw.appendTo(dst), nil
+}
+
+// seal encodes everything added so far.
+func (b *Builder) seal() (*segWriter, error) {
 	sw := newSegWriter(!b.opts.OmitPositions)
 	sw.version = 1
 	if b.opts.PartitionedEF {
@@ -245,10 +264,10 @@ func (b *Builder) WriteTo(w io.Writer) (int64, error) {
 			scratch = pos
 		}
 		if err := sw.addTerm([]byte(k), p.docs, p.tfs, pos); err != nil {
-			return 0, err
+			return nil, err
 		}
 	}
-	return sw.writeTo(w)
+	return sw, nil
 }
 
 // Segment returns the builder's current contents as an opened immutable
@@ -258,11 +277,11 @@ func (b *Builder) Segment() (*Segment, error) {
 	if b.cached != nil {
 		return b.cached, nil
 	}
-	var buf bytes.Buffer
-	if _, err := b.WriteTo(&buf); err != nil {
+	data, err := b.AppendTo(nil)
+	if err != nil {
 		return nil, err
 	}
-	s, err := Open(buf.Bytes(), "memtable")
+	s, err := Open(data, "memtable")
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"hash/maphash"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"sync/atomic"
 )
@@ -228,37 +229,54 @@ func unpack(b []byte, width, n int, out []uint32) bool {
 
 // writeTo writes the finished segment (header, sections, footer).
 func (w *segWriter) writeTo(out io.Writer) (int64, error) {
-	var buf bytes.Buffer
+	n, err := out.Write(w.appendTo(nil))
+	return int64(n), err
+}
+
+// size returns the number of bytes appendTo appends.
+func (w *segWriter) size() int {
+	pad8 := func(n int) int { return (n + 7) &^ 7 }
+	n := headerBytes + 4*len(w.docLens)
+	n = pad8(n) + 8*len(w.ext)
+	n += 4*len(w.dictOffs) + len(w.dict)
+	n = pad8(n) + len(w.terms) + len(w.post)
+	return pad8(n) + footerBytes
+}
+
+// appendTo appends the segment file to dst, growing it once.
+func (w *segWriter) appendTo(dst []byte) []byte {
+	base := len(dst)
+	dst = slices.Grow(dst, w.size())
+	pad := func() {
+		for (len(dst)-base)%8 != 0 {
+			dst = append(dst, 0)
+		}
+	}
 	var hdr [headerBytes]byte
 	copy(hdr[:], segMagic)
 	binary.LittleEndian.PutUint32(hdr[8:], w.version)
 	if w.positions {
 		binary.LittleEndian.PutUint32(hdr[12:], flagPositions)
 	}
-	buf.Write(hdr[:])
-	pad := func() {
-		for buf.Len()%8 != 0 {
-			buf.WriteByte(0)
-		}
-	}
-	docsOff := buf.Len()
+	dst = append(dst, hdr[:]...)
+	docsOff := len(dst) - base
 	for _, l := range w.docLens {
-		buf.Write(binary.LittleEndian.AppendUint32(nil, l))
+		dst = binary.LittleEndian.AppendUint32(dst, l)
 	}
 	pad()
 	for _, e := range w.ext {
-		buf.Write(binary.LittleEndian.AppendUint64(nil, e))
+		dst = binary.LittleEndian.AppendUint64(dst, e)
 	}
-	dictOff := buf.Len()
+	dictOff := len(dst) - base
 	for _, o := range w.dictOffs {
-		buf.Write(binary.LittleEndian.AppendUint32(nil, o))
+		dst = binary.LittleEndian.AppendUint32(dst, o)
 	}
-	buf.Write(w.dict)
+	dst = append(dst, w.dict...)
 	pad()
-	termsOff := buf.Len()
-	buf.Write(w.terms)
-	postOff := buf.Len()
-	buf.Write(w.post)
+	termsOff := len(dst) - base
+	dst = append(dst, w.terms...)
+	postOff := len(dst) - base
+	dst = append(dst, w.post...)
 	pad()
 	var f [footerBytes]byte
 	binary.LittleEndian.PutUint64(f[0:], uint64(docsOff))
@@ -270,12 +288,11 @@ func (w *segWriter) writeTo(out io.Writer) (int64, error) {
 	binary.LittleEndian.PutUint32(f[44:], uint32(w.nterms))
 	binary.LittleEndian.PutUint32(f[48:], uint32(len(w.dict)))
 	binary.LittleEndian.PutUint32(f[52:], w.version)
-	buf.Write(f[:56])
-	crc := crc32.Checksum(buf.Bytes(), castagnoli)
+	dst = append(dst, f[:56]...)
+	crc := crc32.Checksum(dst[base:], castagnoli)
 	binary.LittleEndian.PutUint32(f[56:], crc)
 	copy(f[60:], footerMagic)
-	buf.Write(f[56:])
-	return buf.WriteTo(out)
+	return append(dst, f[56:]...)
 }
 
 // Segment is an immutable, opened BM25 segment. It reads its []byte in

@@ -202,7 +202,8 @@ type decoder struct {
 	carve bool // every vector so far came from slab
 	// alias makes str return strings that share b's memory instead of
 	// copies. Only for buffers nobody writes to again (a segment's decoded
-	// doc store): the strings keep the buffer alive.
+	// doc store, a batch's payload once encoded): the strings keep the
+	// buffer alive.
 	alias bool
 }
 
@@ -322,7 +323,14 @@ func decodeBatch(p []byte) (*Batch, error) { return decodeBatchSlab(p, 0) }
 // that bounds the allocation, not a trusted count): when they fill it
 // exactly, the batch carries it (Batch.slab).
 func decodeBatchSlab(p []byte, vecFloats int) (*Batch, error) {
-	d := &decoder{b: p, carve: vecFloats > 0}
+	return decodeBatchAlias(p, vecFloats, false)
+}
+
+// decodeBatchAlias is decodeBatchSlab whose strings, with alias set,
+// share p's memory: only for a payload nobody writes to again (a batch
+// encoded for Apply), and the documents then keep all of p alive.
+func decodeBatchAlias(p []byte, vecFloats int, alias bool) (*Batch, error) {
+	d := &decoder{b: p, carve: vecFloats > 0, alias: alias}
 	var slab []float32
 	if vecFloats > 0 {
 		slab = make([]float32, vecFloats)

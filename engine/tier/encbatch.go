@@ -92,7 +92,9 @@ func (e *EncodedBatch) pieces() [][]byte {
 
 // decodeBatchPieces is decodeBatchSlab over a payload given as pieces
 // whose concatenation is the encoded batch, where no op spans two pieces
-// (EncodedBatch.pieces).
+// (EncodedBatch.pieces). Given more than one piece, the batch's strings
+// share the pieces' memory (decodeBatchAlias): an EncodedBatch never
+// rewrites a byte it has appended.
 func decodeBatchPieces(pieces [][]byte, vecFloats int) (*Batch, error) {
 	if len(pieces) == 1 {
 		return decodeBatchSlab(pieces[0], vecFloats)
@@ -104,7 +106,7 @@ func decodeBatchPieces(pieces [][]byte, vecFloats int) (*Batch, error) {
 	for _, p := range pieces {
 		total += len(p)
 	}
-	d := &decoder{b: pieces[0], carve: vecFloats > 0}
+	d := &decoder{b: pieces[0], carve: vecFloats > 0, alias: true}
 	var slab []float32
 	if vecFloats > 0 {
 		slab = make([]float32, vecFloats)

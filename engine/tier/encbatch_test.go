@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stratasearch/strata/vfs"
 )
@@ -152,5 +153,40 @@ func TestApplyEncodedReplay(t *testing.T) {
 	same("reopened", a, b)
 	if _, err := a.ApplyEncoded(NewEncodedBatch()); err == nil {
 		t.Fatal("an empty encoded batch was applied")
+	}
+}
+
+// TestApplyEncodedSharesPayload: the versions ApplyEncoded stores read
+// their strings from the batch's payload chunks instead of copies (the
+// chunks are never written again), and stay equal to what was upserted.
+func TestApplyEncodedSharesPayload(t *testing.T) {
+	s := mustOpen(t, testOptions(vfs.NewCrashableMem()))
+	defer s.Close()
+	bt := mixedBatch(1, 200)
+	e := encodedOf(bt, 1)
+	if _, err := s.ApplyEncoded(e); err != nil {
+		t.Fatal(err)
+	}
+	inChunks := func(str string) bool {
+		p := uintptr(unsafe.Pointer(unsafe.StringData(str)))
+		for _, c := range e.chunks {
+			lo := uintptr(unsafe.Pointer(unsafe.SliceData(c)))
+			if p >= lo && p+uintptr(len(str)) <= lo+uintptr(len(c)) {
+				return true
+			}
+		}
+		return false
+	}
+	ops := e.Applied()
+	if len(ops) != len(bt.Ops) {
+		t.Fatalf("%d ops applied, %d upserted", len(ops), len(bt.Ops))
+	}
+	for i, op := range ops {
+		if op.Doc.ID != bt.Ops[i].Doc.ID || op.Doc.Content != bt.Ops[i].Doc.Content {
+			t.Fatalf("op %d: applied %q differs from upserted %q", i, op.Doc.ID, bt.Ops[i].Doc.ID)
+		}
+		if !inChunks(op.Doc.ID) || (op.Doc.Content != "" && !inChunks(op.Doc.Content)) {
+			t.Fatalf("op %d (%s): the stored strings are copies, not the payload's bytes", i, op.Doc.ID)
+		}
 	}
 }

@@ -249,13 +249,17 @@ func (s *Store) loadSegment(name string) (*warmSegment, error) {
 	return sg, nil
 }
 
-// writeSegment writes data as name: temp file → fsync → rename → fsync
+// writeSegment writes the concatenation of parts as name: temp file → fsync → rename → fsync
 // the directory. On error nothing is left under name (best effort).
-func (s *Store) writeSegment(name string, data []byte) error {
+func (s *Store) writeSegment(name string, parts ...[]byte) error {
 	path := filepath.Join(s.o.Dir, name)
 	err := vfs.WriteFileAtomic(s.o.FS, path, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
+		for _, p := range parts {
+			if _, err := w.Write(p); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		s.o.FS.Remove(path)
@@ -522,7 +526,7 @@ func (m *memTable) liveRows(e uint64) []segRow {
 // it. The file is removed again if it cannot be loaded back. ctx is looked
 // at between the build and the write.
 func (s *Store) buildSegmentFile(ctx context.Context, id uint64, rows []segRow, bo segBuildOptions) (*warmSegment, error) {
-	data, err := buildSegment(rows, bo)
+	parts, err := buildSegmentParts(rows, bo)
 	if err != nil {
 		return nil, err
 	}
@@ -530,7 +534,7 @@ func (s *Store) buildSegmentFile(ctx context.Context, id uint64, rows []segRow, 
 		return nil, err
 	}
 	name := segFileName(id)
-	if err := s.writeSegment(name, data); err != nil {
+	if err := s.writeSegment(name, parts...); err != nil {
 		return nil, err
 	}
 	seg, err := s.loadSegment(name)

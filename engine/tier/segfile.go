@@ -88,6 +88,25 @@ type segBuildOptions struct {
 
 // buildSegment serialises rows into a segment container.
 func buildSegment(rows []segRow, o segBuildOptions) ([]byte, error) {
+	parts, err := buildSegmentParts(rows, o)
+	if err != nil {
+		return nil, err
+	}
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	out := make([]byte, 0, n)
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out, nil
+}
+
+// buildSegmentParts is buildSegment with the file returned as pieces
+// that, concatenated, are its bytes (no section is copied into one
+// buffer).
+func buildSegmentParts(rows []segRow, o segBuildOptions) ([][]byte, error) {
 	minE, maxE := uint64(math.MaxUint64), uint64(0)
 	var labels []uint64
 	var vecs []float32
@@ -230,6 +249,10 @@ func buildSegment(rows []segRow, o segBuildOptions) ([]byte, error) {
 			b    []byte
 		}{secText, tb.finish()})
 	}
+	// Section offsets: each at a segAlign boundary after the header. The
+	// text index holds the text section's offset, which follows it; its
+	// size does not depend on that offset (fixed-width fields).
+	offs := make([]int, len(secs))
 	size := segHeaderSize
 	for i, s := range secs {
 		size = (size + segAlign - 1) / segAlign * segAlign
@@ -239,43 +262,55 @@ func buildSegment(rows []segRow, o segBuildOptions) ([]byte, error) {
 		if s.kind == secText {
 			textOff = size
 		}
+		offs[i] = size
 		size += len(secs[i].b)
 	}
-	out := make([]byte, segHeaderSize, size+len(secs)*segTableEntry+segFooterSize)
-	copy(out, segMagic)
-	binary.LittleEndian.PutUint32(out[8:], version)
-	var table []byte
-	for _, s := range secs {
-		for len(out)%segAlign != 0 {
-			out = append(out, 0)
+	// The file is kept as the pieces that concatenate to it (header, zero
+	// padding, sections, table and footer), so that no section is copied
+	// again: the whole-file CRC32C is updated piece by piece.
+	hdr := make([]byte, segHeaderSize)
+	copy(hdr, segMagic)
+	binary.LittleEndian.PutUint32(hdr[8:], version)
+	parts := make([][]byte, 0, 2*len(secs)+2)
+	parts = append(parts, hdr)
+	crc := crc32.Update(0, crcTable, hdr)
+	at := segHeaderSize
+	var zeros [segAlign]byte
+	table := make([]byte, 0, len(secs)*segTableEntry)
+	for i := range secs {
+		s := &secs[i]
+		if pad := offs[i] - at; pad > 0 {
+			parts = append(parts, zeros[:pad])
+			crc = crc32.Update(crc, crcTable, zeros[:pad])
 		}
-		off := len(out)
 		if s.kind == secTextIndex {
 			s.b = tb.index(int64(textOff))
 		}
-		out = append(out, s.b...)
+		parts = append(parts, s.b)
+		crc = crc32.Update(crc, crcTable, s.b)
+		at = offs[i] + len(s.b)
 		table = binary.LittleEndian.AppendUint32(table, s.kind)
 		table = binary.LittleEndian.AppendUint32(table, 0)
-		table = binary.LittleEndian.AppendUint64(table, uint64(off))
+		table = binary.LittleEndian.AppendUint64(table, uint64(offs[i]))
 		table = binary.LittleEndian.AppendUint64(table, uint64(len(s.b)))
 		table = binary.LittleEndian.AppendUint32(table, crc32.Checksum(s.b, crcTable))
 		table = binary.LittleEndian.AppendUint32(table, 0)
 	}
-	tableOff := len(out)
-	out = append(out, table...)
-	out = binary.LittleEndian.AppendUint64(out, uint64(tableOff))
-	out = binary.LittleEndian.AppendUint32(out, uint32(len(secs)))
+	tail := make([]byte, 0, len(table)+segFooterSize)
+	tail = append(tail, table...)
+	tail = binary.LittleEndian.AppendUint64(tail, uint64(at))
+	tail = binary.LittleEndian.AppendUint32(tail, uint32(len(secs)))
 	// Versions 3 and 4: the section table's own CRC32C, so that a reader holding
 	// only some sections can check the table without the whole file.
 	var tableCRC uint32
 	if version >= segVersionText {
 		tableCRC = crc32.Checksum(table, crcTable)
 	}
-	out = binary.LittleEndian.AppendUint32(out, tableCRC)
-	out = binary.LittleEndian.AppendUint32(out, crc32.Checksum(out, crcTable))
-	out = binary.LittleEndian.AppendUint32(out, 0)
-	out = append(out, segEndMagic...)
-	return out, nil
+	tail = binary.LittleEndian.AppendUint32(tail, tableCRC)
+	tail = binary.LittleEndian.AppendUint32(tail, crc32.Update(crc, crcTable, tail))
+	tail = binary.LittleEndian.AppendUint32(tail, 0)
+	tail = append(tail, segEndMagic...)
+	return append(parts, tail), nil
 }
 
 // warmSegment is an opened, immutable warm segment plus its mutable death

@@ -530,7 +530,7 @@ func (s *Store) Apply(b *Batch) (uint64, error) {
 	for i := range b.Ops {
 		nv += len(b.Ops[i].Doc.Vector)
 	}
-	db, err := decodeBatchSlab(payload, nv)
+	db, err := decodeBatchAlias(payload, nv, true) // payload is never written again
 	if err != nil {
 		return 0, fmt.Errorf("tier: batch does not decode: %w", err)
 	}
