@@ -89,7 +89,7 @@ func runIndex(args []string) error {
 	cpuProfile := fl.String("cpuprofile", "", "write a CPU profile of the run to this file (runtime/pprof)")
 	memProfile := fl.String("memprofile", "", "write an allocation profile to this file when the run ends (runtime/pprof)")
 	fl.Usage = func() {
-		fmt.Fprintf(fl.Output(), "usage: searchd index PATH... [flags]\n\nIndex directory trees (incremental on re-runs).\n\n")
+		fmt.Fprintf(fl.Output(), "usage: searchd index PATH... [flags]\n\nIndex directory trees (incremental on re-runs). The run sets the Go garbage\ncollector to GOGC=200 under a soft memory limit of half the machine's memory,\nunless GOGC or GOMEMLIMIT is set in the environment.\n\n")
 		fl.PrintDefaults()
 	}
 	pos, err := parseArgs(fl, args)
@@ -118,6 +118,7 @@ func runIndex(args []string) error {
 	if err := os.MkdirAll(filepath.Join(*data, "ingest"), 0o755); err != nil {
 		return err
 	}
+	tuneIndexGC()                                                // indexgc.go: GOGC 200 under half the memory, unless the environment sets either
 	stopProfiles, err := startProfiles(*cpuProfile, *memProfile) // mcp.go
 	if err != nil {
 		return fmt.Errorf("index: %w", err)

@@ -1,0 +1,38 @@
+package main
+
+import "testing"
+
+func TestIndexGCSettings(t *testing.T) {
+	meminfo := []byte("MemTotal:       24641180 kB\nMemFree:        20000000 kB\n")
+	if got := availableMemory(meminfo, []byte("max\n")); got != 24641180<<10 {
+		t.Fatalf("no cgroup limit: %d", got)
+	}
+	if got := availableMemory(meminfo, []byte("4294967296\n")); got != 4<<30 {
+		t.Fatalf("cgroup limit 4 GiB: %d", got)
+	}
+	if got := availableMemory(meminfo, []byte("99999999999999\n")); got != 24641180<<10 {
+		t.Fatalf("cgroup limit above MemTotal: %d", got)
+	}
+	for _, bad := range []string{"", "MemTotal: 12\n", "MemTotal: x kB\n", "MemFree: 5 kB\n"} {
+		if got := availableMemory([]byte(bad), nil); got != 0 {
+			t.Fatalf("meminfo %q: %d, want 0 (unknown)", bad, got)
+		}
+	}
+	for _, c := range []struct {
+		gogc, limit string
+		mem         int64
+		percent     int
+		lim         int64
+	}{
+		{"", "", 8 << 30, 200, 4 << 30},
+		{"100", "", 8 << 30, 0, 0},
+		{"", "2GiB", 8 << 30, 0, 0},
+		{"off", "", 8 << 30, 0, 0},
+		{"", "", 0, 0, 0},
+	} {
+		p, l := indexGCSettings(c.gogc, c.limit, c.mem)
+		if p != c.percent || l != c.lim {
+			t.Fatalf("GOGC=%q GOMEMLIMIT=%q mem %d: got %d, %d; want %d, %d", c.gogc, c.limit, c.mem, p, l, c.percent, c.lim)
+		}
+	}
+}
