@@ -62,6 +62,7 @@ type kernels struct {
 	dotT          func(x, cT, base []float32, alpha float32, out []float32)
 	addF32        func(dst, a, b []float32)
 	argminAff     func(x []float32, base []float32, alpha float32, idx []int32, val []float32)
+	indexAbove    func(x []float32, t float32) int
 }
 
 var (
@@ -163,4 +164,5 @@ func setGenericKernels(t *kernels) {
 	t.dotT = dotTRef
 	t.addF32 = addF32Ref
 	t.argminAff = argminAffineRef
+	t.indexAbove = indexAboveRef
 }

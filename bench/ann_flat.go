@@ -112,20 +112,7 @@ func flatSearch(q, base []float32, d, k int, ip bool) []int64 {
 				bn = norms[b0:b1]
 			}
 			for i := q0; i < q1; i++ {
-				h := &hs[i]
-				row := o[(i-q0)*m : (i-q0+1)*m]
-				for j, s := range row {
-					dist := -s
-					if !ip {
-						dist = bn[j] - 2*s
-					}
-					if len(*h) < k {
-						heap.Push(h, flatItem{dist, int64(b0 + j)})
-					} else if top := (*h)[0]; dist < top.dist {
-						(*h)[0] = flatItem{dist, int64(b0 + j)}
-						heap.Fix(h, 0)
-					}
-				}
+				selectRow(&hs[i], o[(i-q0)*m:(i-q0+1)*m], bn, int64(b0), k)
 			}
 		}
 	}
@@ -140,6 +127,49 @@ func flatSearch(q, base []float32, d, k int, ip bool) []int64 {
 		}
 	}
 	return ids
+}
+
+// selectRow offers h (at most k kept) the distances of one block row:
+// -row[j] (inner product, norms nil) or norms[j] − 2·row[j] (L2), for
+// ids base+j. Once h holds k hits, a distance enters only if it is below
+// the root's (ties keep the earlier id): inner-product rows are scanned
+// for the next score above the threshold by asm.IndexAbove, L2 rows
+// compared one by one; the heap is touched only for an entering hit.
+func selectRow(h *flatHeap, row, norms []float32, base int64, k int) {
+	j := 0
+	for ; j < len(row) && len(*h) < k; j++ {
+		dist := -row[j]
+		if norms != nil {
+			dist = norms[j] - 2*row[j]
+		}
+		heap.Push(h, flatItem{dist, base + int64(j)})
+	}
+	if j == len(row) {
+		return
+	}
+	thr := (*h)[0].dist
+	if norms == nil {
+		neg := -thr // -s < thr exactly when s > -thr (negation is exact)
+		for {
+			j += asm.IndexAbove(row[j:], neg)
+			if j == len(row) {
+				break
+			}
+			(*h)[0] = flatItem{-row[j], base + int64(j)}
+			heap.Fix(h, 0)
+			neg = -(*h)[0].dist
+			j++
+		}
+		return
+	}
+	norms = norms[:len(row)]
+	for ; j < len(row); j++ {
+		if dist := norms[j] - 2*row[j]; dist < thr {
+			(*h)[0] = flatItem{dist, base + int64(j)}
+			heap.Fix(h, 0)
+			thr = (*h)[0].dist
+		}
+	}
 }
 
 type flatItem struct {

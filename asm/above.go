@@ -1,0 +1,19 @@
+package asm
+
+// IndexAbove returns the index of the first element of x greater than t,
+// or len(x) if there is none. NaN is never greater than t, and no element
+// is greater than a NaN t. It is the scan of a top-k selection over a
+// row of scores once the heap is full: t is the worst kept score, and
+// only an element above it is offered to the heap.
+func IndexAbove(x []float32, t float32) int {
+	return k.indexAbove(x, t)
+}
+
+func indexAboveRef(x []float32, t float32) int {
+	for i, v := range x {
+		if v > t {
+			return i
+		}
+	}
+	return len(x)
+}
