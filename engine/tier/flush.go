@@ -352,21 +352,41 @@ func (s *Store) Flush(ctx context.Context) error {
 		}
 	}
 	bo := s.buildOptions()
+	var lexDone chan struct{} // closed once the lexical section is built
 	if len(frozen) == 1 && bo.lexical != nil && len(rows) > 0 {
 		if lf, ok := frozen[0].lexical.(LexicalFlusher); ok {
 			// The MemTable's own lexical index, minus the dead versions:
 			// no re-analysis. With several frozen MemTables (a retry
-			// after a failed flush) BuildLexical re-analyses instead.
+			// after a failed flush) BuildLexical re-analyses instead. It
+			// is serialised on another goroutine while the doc store and
+			// the vector index are built.
 			vers := make([]uint32, len(rows))
 			for i := range rows {
 				vers[i] = uint32(rows[i].ver)
 			}
-			lb, err := lf.FlushLexical(vers)
-			if err != nil {
-				return fmt.Errorf("tier: flush lexical index: %w", err)
+			var lb []byte
+			var lerr error
+			lexDone = make(chan struct{})
+			go func() {
+				defer close(lexDone)
+				defer func() {
+					if r := recover(); r != nil {
+						lerr = fmt.Errorf("panic: %v", r)
+					}
+				}()
+				lb, lerr = lf.FlushLexical(vers)
+			}()
+			bo.lexicalWait = func() ([]byte, error) {
+				<-lexDone
+				if lerr != nil {
+					return nil, fmt.Errorf("tier: flush lexical index: %w", lerr)
+				}
+				return lb, nil
 			}
-			bo.lexicalBytes = lb
 		}
+	}
+	if lexDone != nil {
+		defer func() { <-lexDone }() // also when the build fails before it waits
 	}
 	var tombs []Tombstone
 	for _, sg := range v.segs {

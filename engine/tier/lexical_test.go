@@ -179,3 +179,81 @@ func TestLexicalSections(t *testing.T) {
 		t.Fatal(msg)
 	}
 }
+
+// flushLex is a recLex that also serialises its own section
+// (LexicalFlusher): the ids of the versions asked for, as fakeLexSegs
+// writes them, or it fails ("error") or panics ("panic").
+type flushLex struct {
+	recLex
+	mode *string
+}
+
+func (f *flushLex) FlushLexical(vers []uint32) ([]byte, error) {
+	switch *f.mode {
+	case "error":
+		return nil, errors.New("injected")
+	case "panic":
+		panic("injected")
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var b bytes.Buffer
+	for _, v := range vers {
+		b.WriteString(f.ids[v])
+		b.WriteByte('\n')
+	}
+	return b.Bytes(), nil
+}
+
+// TestFlushLexicalFlusherFails: the MemTable's LexicalFlusher runs beside
+// the segment build; its error or panic fails the flush with the cause,
+// leaves every write visible and the store writable, and the next flush
+// (the flusher working again) stores its section.
+func TestFlushLexicalFlusherFails(t *testing.T) {
+	o := testOptions(vfs.NewCrashableMem())
+	o.LexicalSegments = &fakeLexSegs{}
+	mode := "error"
+	o.NewLexical = func() LexicalIndexer { return &flushLex{mode: &mode} }
+	s := mustOpen(t, o)
+	defer s.Close()
+	m := model{}
+	for e := uint64(1); e <= 12; e++ {
+		b := genBatch(3, e)
+		if _, err := s.Apply(b); err != nil {
+			t.Fatal(err)
+		}
+		m.apply(b)
+	}
+	for _, mode = range []string{"error", "panic"} {
+		err := s.Flush(bg)
+		if err == nil || !strings.Contains(err.Error(), "flush lexical index") || !strings.Contains(err.Error(), "injected") {
+			t.Fatalf("%s: Flush returned %v", mode, err)
+		}
+		if len(s.WarmSegments()) != 0 {
+			t.Fatalf("%s: a segment was added", mode)
+		}
+		sn := s.Snapshot()
+		if msg := checkAgainst(sn, m); msg != "" {
+			t.Fatalf("%s: %s", mode, msg)
+		}
+		sn.Close()
+	}
+	mode = "ok"
+	if err := s.Flush(bg); err != nil {
+		t.Fatal(err)
+	}
+	b := genBatch(3, 13)
+	if _, err := s.Apply(b); err != nil {
+		t.Fatal(err)
+	}
+	m.apply(b)
+	sn := s.Snapshot()
+	defer sn.Close()
+	if len(sn.WarmSegments()) != 1 {
+		t.Fatalf("%d warm segments after the flush, want 1", len(sn.WarmSegments()))
+	}
+	checkLexSections(t, sn)
+	if msg := checkAgainst(sn, m); msg != "" {
+		t.Fatal(msg)
+	}
+}

@@ -84,6 +84,10 @@ type segBuildOptions struct {
 	// lexicalBytes, if non-nil, is the BM25 section already built (by
 	// LexicalFlusher or LexicalMerger); lexical is then not called.
 	lexicalBytes []byte
+	// lexicalWait, if non-nil, returns the BM25 section being built
+	// meanwhile (Flush's LexicalFlusher runs beside the doc store and
+	// the vector index); lexical and lexicalBytes are then not used.
+	lexicalWait func() ([]byte, error)
 }
 
 // buildSegment serialises rows into a segment container.
@@ -213,7 +217,16 @@ func buildSegmentParts(rows []segRow, o segBuildOptions) ([][]byte, error) {
 		}{secHNSW, hb.Bytes()})
 	}
 
-	if o.lexicalBytes != nil {
+	if o.lexicalWait != nil {
+		lb, err := o.lexicalWait()
+		if err != nil {
+			return nil, err
+		}
+		secs = append(secs, struct {
+			kind uint32
+			b    []byte
+		}{secBM25, lb})
+	} else if o.lexicalBytes != nil {
 		secs = append(secs, struct {
 			kind uint32
 			b    []byte
