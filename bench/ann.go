@@ -153,7 +153,7 @@ func (annSuite) Run(ctx context.Context, cfg Config, res *Results) error {
 			cfg.logf("%s", note)
 			res.Notes = append(res.Notes, note)
 		}
-		drivers = append(drivers, strong...)
+		drivers = append(drivers, selectPeers(cfg, strong)...)
 	}
 	var sets []func() (*annData, error)
 	if cfg.Synthetic != nil {
@@ -278,15 +278,16 @@ func hnswlibFlags(cfg Config) []string {
 }
 
 // selectPeers keeps the drivers cfg.Peers names (all when it is empty),
-// with OPENBLAS_CORETYPE=Haswell added to the Python peers' environment
-// when cfg.PeersAVX2.
+// with OPENBLAS_CORETYPE=Haswell added to the environment of the peers
+// linked to OpenBLAS (the Python ones and the strong FAISS build) when
+// cfg.PeersAVX2.
 func selectPeers(cfg Config, all []peerDriver) []peerDriver {
 	var out []peerDriver
 	for _, pd := range all {
 		if len(cfg.Peers) > 0 && !contains(cfg.Peers, pd.name) {
 			continue
 		}
-		if cfg.PeersAVX2 && len(pd.argv) > 0 && pd.argv[0] == systemPython {
+		if cfg.PeersAVX2 && (len(pd.argv) > 0 && pd.argv[0] == systemPython || contains(ANNStrongPeers, pd.name)) {
 			pd.env = append(append([]string(nil), pd.env...), "OPENBLAS_CORETYPE=Haswell")
 		}
 		out = append(out, pd)

@@ -42,6 +42,14 @@ func TestSelectPeers(t *testing.T) {
 	if err := (Config{OutDir: "x", Peers: []string{"hnswlib"}}).Validate(); err == nil || !strings.Contains(err.Error(), `unknown peer "hnswlib"`) {
 		t.Errorf("Validate with an unknown peer: %v", err)
 	}
+	if err := (Config{OutDir: "x", Peers: []string{PeerFAISSAVX2IVFPQ4, PeerFAISSAVX2Flat}}).Validate(); err != nil {
+		t.Errorf("Validate with the strong peers: %v", err)
+	}
+	strong := []peerDriver{{name: PeerFAISSAVX2HNSW, argv: []string{"/x/faiss_server"}}, {name: PeerFAISSAVX2Flat, argv: []string{"/x/faiss_server"}}}
+	if got := selectPeers(Config{Peers: []string{PeerFAISSAVX2Flat}, PeersAVX2: true}, strong); len(got) != 1 || got[0].name != PeerFAISSAVX2Flat ||
+		!slices.Contains(got[0].env, "OPENBLAS_CORETYPE=Haswell") {
+		t.Errorf("selectPeers over the strong peers: %+v", got)
+	}
 	if err := (Config{OutDir: "x", Peers: []string{PeerHnswlibNative, PeerFAISSFlat}}).Validate(); err != nil {
 		t.Errorf("Validate: %v", err)
 	}

@@ -120,7 +120,7 @@ func (c Config) Validate() error {
 		}
 	}
 	for _, p := range c.Peers {
-		if !contains(ANNPeers, p) && !contains(ANNIVFPeers, p) && !contains(ANNFlatPeers, p) {
+		if !contains(ANNPeers, p) && !contains(ANNIVFPeers, p) && !contains(ANNFlatPeers, p) && !contains(ANNStrongPeers, p) {
 			errs = append(errs, fmt.Sprintf("bench: Config.Peers: unknown peer %q", p))
 		}
 	}
