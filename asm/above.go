@@ -17,3 +17,23 @@ func indexAboveRef(x []float32, t float32) int {
 	}
 	return len(x)
 }
+
+// IndexBelowU16 returns the index of the first element of x less than t,
+// or len(x) if there is none: the scan of a top-k selection over
+// fast-scan sums (FastScan4) once the heap is full, with t the smallest
+// sum whose distance would not enter it.
+func IndexBelowU16(x []uint16, t uint16) int {
+	if t == 0 {
+		return len(x)
+	}
+	return k.indexBelowU16(x, t)
+}
+
+func indexBelowU16Ref(x []uint16, t uint16) int {
+	for i, v := range x {
+		if v < t {
+			return i
+		}
+	}
+	return len(x)
+}

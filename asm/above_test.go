@@ -97,3 +97,79 @@ func BenchmarkIndexAbove(b *testing.B) {
 		restore()
 	}
 }
+
+// TestIndexBelowU16 checks every level against indexBelowU16Ref over
+// every length up to 200, thresholds 0, 1, 0xFFFF and in between, the
+// first hit at every position, and unaligned slice ends.
+func TestIndexBelowU16(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 19))
+	for _, l := range SupportedLevels() {
+		restore, err := SetLevel(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n := 0; n <= 200; n++ {
+			for trial := 0; trial < 7; trial++ {
+				buf := make([]uint16, n+3)
+				off := trial % 3
+				x := buf[off : off+n]
+				for i := range x {
+					x[i] = uint16(1000 + rng.IntN(60000))
+				}
+				th := uint16(1000)
+				switch trial {
+				case 1:
+					th = 0
+				case 2:
+					th = 0xFFFF
+				case 3:
+					th = 1
+					if n > 0 {
+						x[rng.IntN(n)] = 0
+					}
+				case 4, 5, 6:
+					if n > 0 {
+						p := rng.IntN(n)
+						x[p] = uint16(rng.IntN(1000)) // a hit at p
+						if trial == 6 {
+							x[p] = 999 // just below
+						}
+					}
+				}
+				if off+n < len(buf) {
+					buf[off+n] = 0 // past the end: never reported
+				}
+				got, want := IndexBelowU16(x, th), indexBelowU16Ref(x, th)
+				if th == 0 {
+					want = len(x)
+				}
+				if got != want {
+					t.Fatalf("%s: n=%d trial %d t=%d: got %d, want %d", l, n, trial, th, got, want)
+				}
+			}
+		}
+		restore()
+	}
+}
+
+func FuzzIndexBelowU16(f *testing.F) {
+	f.Add([]byte{1, 0, 2, 0, 0, 1}, uint16(2))
+	f.Fuzz(func(t *testing.T, raw []byte, th uint16) {
+		x := make([]uint16, len(raw)/2)
+		for i := range x {
+			x[i] = uint16(raw[2*i]) | uint16(raw[2*i+1])<<8
+		}
+		want := indexBelowU16Ref(x, th)
+		for _, l := range SupportedLevels() {
+			restore, err := SetLevel(l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := IndexBelowU16(x, th)
+			restore()
+			if got != want {
+				t.Fatalf("%s: got %d, want %d", l, got, want)
+			}
+		}
+	})
+}

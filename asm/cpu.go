@@ -63,6 +63,7 @@ type kernels struct {
 	addF32        func(dst, a, b []float32)
 	argminAff     func(x []float32, base []float32, alpha float32, idx []int32, val []float32)
 	indexAbove    func(x []float32, t float32) int
+	indexBelowU16 func(x []uint16, t uint16) int
 }
 
 var (
@@ -165,4 +166,5 @@ func setGenericKernels(t *kernels) {
 	t.addF32 = addF32Ref
 	t.argminAff = argminAffineRef
 	t.indexAbove = indexAboveRef
+	t.indexBelowU16 = indexBelowU16Ref
 }

@@ -18,6 +18,7 @@ func setDistanceKernels(t *kernels, l Level) {
 		t.dotBatch = dotBatchAVX2
 		t.sumFloat32 = sumAVX2
 		t.indexAbove = indexAboveAVX2
+		t.indexBelowU16 = indexBelowU16AVX2
 		t.l2SqMany = func(x, c []float32, d int, out []float32) {
 			if d%4 != 0 {
 				l2SqManyBatch(x, c, d, out)
@@ -40,6 +41,7 @@ func setDistanceKernels(t *kernels, l Level) {
 		t.dotBatch = dotBatchAVX512
 		t.sumFloat32 = sumAVX512
 		t.indexAbove = indexAboveAVX512
+		t.indexBelowU16 = indexBelowU16AVX512
 		t.l2SqMany = func(x, c []float32, d int, out []float32) {
 			manyTiled(x, c, d, out, l2SqTileAVX512, l2SqBatchAVX512)
 		}

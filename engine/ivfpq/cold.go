@@ -284,8 +284,9 @@ lists:
 	if !refine {
 		return h.sorted(), cerr
 	}
-	res := make([]Result, len(h.ids))
-	for i, id := range h.ids {
+	ids := h.ids(nil)
+	res := make([]Result, len(ids))
+	for i, id := range ids {
 		v := p.Vectors[int(id)*d : int(id+1)*d]
 		if o.Metric == IP {
 			res[i] = Result{ID: id, Distance: -asm.Dot(q, v)}

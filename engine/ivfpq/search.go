@@ -13,60 +13,79 @@ import (
 
 // topk is a bounded max-heap of (distance, id): it keeps the k smallest.
 type topk struct {
-	k   int
-	d   []float32
-	ids []uint32
+	k int
+	e []topkEntry // a max-heap on d
 }
 
-func (h *topk) full() bool { return len(h.d) >= h.k }
+type topkEntry struct {
+	d  float32
+	id uint32
+}
+
+// reset empties h and sets its capacity to k.
+func (h *topk) reset(k int) { h.k, h.e = k, h.e[:0] }
+
+func (h *topk) full() bool { return len(h.e) >= h.k }
 
 // worst returns the largest kept distance (valid when full).
-func (h *topk) worst() float32 { return h.d[0] }
+func (h *topk) worst() float32 { return h.e[0].d }
 
+// ids appends the kept ids, in heap order, to dst.
+func (h *topk) ids(dst []uint32) []uint32 {
+	for _, x := range h.e {
+		dst = append(dst, x.id)
+	}
+	return dst
+}
+
+// push offers (d, id): kept while h is not full, then only if d is below
+// the worst kept distance, which it replaces. The entry moves through a
+// hole (one write per level), with the comparisons of a swapping
+// binary heap.
 func (h *topk) push(d float32, id uint32) {
-	if len(h.d) < h.k {
-		h.d = append(h.d, d)
-		h.ids = append(h.ids, id)
-		i := len(h.d) - 1
+	e := h.e
+	if len(e) < h.k {
+		e = append(e, topkEntry{})
+		i := len(e) - 1
 		for i > 0 {
 			p := (i - 1) / 2
-			if h.d[p] >= h.d[i] {
+			if e[p].d >= d {
 				break
 			}
-			h.d[p], h.d[i] = h.d[i], h.d[p]
-			h.ids[p], h.ids[i] = h.ids[i], h.ids[p]
+			e[i] = e[p]
 			i = p
 		}
+		e[i] = topkEntry{d, id}
+		h.e = e
 		return
 	}
-	if d >= h.d[0] {
+	if d >= e[0].d {
 		return
 	}
-	h.d[0], h.ids[0] = d, id
-	i, n := 0, len(h.d)
+	i, n := 0, len(e)
 	for {
 		l := 2*i + 1
 		if l >= n {
 			break
 		}
 		c := l
-		if r := l + 1; r < n && h.d[r] > h.d[l] {
+		if r := l + 1; r < n && e[r].d > e[l].d {
 			c = r
 		}
-		if h.d[c] <= h.d[i] {
+		if e[c].d <= d {
 			break
 		}
-		h.d[c], h.d[i] = h.d[i], h.d[c]
-		h.ids[c], h.ids[i] = h.ids[i], h.ids[c]
+		e[i] = e[c]
 		i = c
 	}
+	e[i] = topkEntry{d, id}
 }
 
 // sorted returns the kept entries best first (ties by id).
 func (h *topk) sorted() []Result {
-	out := make([]Result, len(h.d))
-	for i := range out {
-		out[i] = Result{ID: h.ids[i], Distance: h.d[i]}
+	out := make([]Result, len(h.e))
+	for i, x := range h.e {
+		out[i] = Result{ID: x.id, Distance: x.d}
 	}
 	sortResults(out)
 	return out
@@ -94,6 +113,7 @@ type scratch struct {
 	qr              []float32 // OPQ-rotated query
 	qt              []float32 // query term of the precomputed tables
 	rd              []float32 // refine distances
+	rids            []uint32  // refine candidates
 	acc             []uint16
 	q4              []uint8
 	luts            [1][]uint8
@@ -175,7 +195,7 @@ func (ix *Index) SearchContext(ctx context.Context, q []float32, k int, p Search
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
 	h := &sc.heap
-	h.k, h.d, h.ids = kk, h.d[:0], h.ids[:0]
+	h.reset(kk)
 	sq := q
 	if ix.rot != nil {
 		// Lists, centroids and codebooks are in the rotated space; the
@@ -194,22 +214,24 @@ func (ix *Index) SearchContext(ctx context.Context, q []float32, k int, p Search
 	}
 	d := o.Dim
 	rows := len(ix.refine) / d
-	for _, id := range h.ids {
+	sc.rids = h.ids(sc.rids[:0])
+	ids := sc.rids
+	for _, id := range ids {
 		if int64(id) >= int64(rows) {
 			return nil, fmt.Errorf("%w: id %d has no refine vector (%d rows)", ErrInvalidArgument, id, rows)
 		}
 	}
 	// One gathered kernel call rescoring every candidate (the next row is
 	// prefetched while one is scored).
-	sc.rd = grow(sc.rd, len(h.ids))
+	sc.rd = grow(sc.rd, len(ids))
 	dist := sc.rd
 	if o.Metric == IP {
-		asm.DotGather(q, ix.refine, h.ids, dist)
+		asm.DotGather(q, ix.refine, ids, dist)
 	} else {
-		asm.L2SqGather(q, ix.refine, h.ids, dist)
+		asm.L2SqGather(q, ix.refine, ids, dist)
 	}
-	res := make([]Result, len(h.ids))
-	for i, id := range h.ids {
+	res := make([]Result, len(ids))
+	for i, id := range ids {
 		dv := dist[i]
 		if o.Metric == IP {
 			dv = -dv
@@ -241,8 +263,11 @@ func (ix *Index) probe(q []float32, nprobe int, sc *scratch) ([]int, []float32) 
 		asm.L2SqBatch(q, ix.coarse, cd)
 	}
 	h := &sc.probe
-	h.k, h.d, h.ids = nprobe, h.d[:0], h.ids[:0]
+	h.reset(nprobe)
 	for l, v := range cd {
+		if h.full() && v >= h.worst() {
+			continue // push would reject it: spare the call
+		}
 		h.push(v, uint32(l))
 	}
 	r := h.sorted()
@@ -354,19 +379,71 @@ func (ix *Index) scan(done <-chan struct{}, q []float32, p SearchParams, h *topk
 			b0 := off / asm.FastScanBlock
 			sc.luts[0], sc.accs[0] = q4, acc
 			asm.FastScan4(L.codes[b0*bsz:(b0+nb)*bsz], nb, o.M, sc.luts[:], sc.accs[:])
-			asm.FastScan4Distances(out[:cnt], acc[:cnt], scale, bias)
-			for i, dv := range out[:cnt] {
-				dv += cterm
-				if h.full() && dv >= h.worst() {
-					continue
-				}
-				if id := L.ids[off+i]; visible(id) {
-					h.push(dv, id)
-				}
-			}
+			fs4Select(h, acc[:cnt], L.ids[off:off+cnt], fs4Dist{inv: 1 / scale, bias: bias, cterm: cterm}, visible)
 		}
 	}
 	return true
+}
+
+// fs4Dist maps a fast-scan sum to its distance: bias + a/scale (as
+// asm.FastScan4Distances) plus the list's constant term. It is
+// non-decreasing in a.
+type fs4Dist struct{ inv, bias, cterm float32 }
+
+func (f fs4Dist) of(a uint16) float32 {
+	dv := f.bias + float32(a)*f.inv
+	return dv + f.cterm
+}
+
+// below returns the smallest sum whose distance is not below w (65536
+// when every sum's is): the sums that enter a full heap whose worst is w
+// are exactly those under it.
+func (f fs4Dist) below(w float32) int {
+	a := 0
+	if x := (w - f.cterm - f.bias) / f.inv; x > 0 {
+		a = int(min(x, 65536))
+	}
+	for a > 0 && f.of(uint16(a-1)) >= w {
+		a--
+	}
+	for a <= 0xFFFF && f.of(uint16(a)) < w {
+		a++
+	}
+	return a
+}
+
+// fs4Select offers h the chunk's vectors (fast-scan sums acc, ids): each
+// one while h is not full, then only those whose sum is below the
+// threshold of h's worst distance, found by asm.IndexBelowU16 — the same
+// pushes as comparing every distance with h.worst().
+func fs4Select(h *topk, acc []uint16, ids []uint32, f fs4Dist, visible func(uint32) bool) {
+	i := 0
+	for ; i < len(acc) && !h.full(); i++ {
+		if id := ids[i]; visible(id) {
+			h.push(f.of(acc[i]), id)
+		}
+	}
+	if i == len(acc) {
+		return
+	}
+	// t may lag behind h's worst (it is recomputed only when a sum under
+	// it no longer enters): every sum under the current threshold is
+	// under t, and each is still checked against h.worst().
+	t := f.below(h.worst())
+	for i < len(acc) {
+		if t <= 0xFFFF {
+			i += asm.IndexBelowU16(acc[i:], uint16(t))
+			if i == len(acc) {
+				return
+			}
+		}
+		if dv := f.of(acc[i]); dv >= h.worst() {
+			t = f.below(h.worst())
+		} else if id := ids[i]; visible(id) {
+			h.push(dv, id)
+		}
+		i++
+	}
 }
 
 // SearchBatch searches nq = len(queries)/Dim queries (nq×Dim float32,
