@@ -133,3 +133,26 @@ func TestTopkMatchesSwapHeap(t *testing.T) {
 		}
 	}
 }
+
+// TestInsertBest: keeping candidates with insertBest gives the first k of
+// all of them sorted by (distance, id), for every k, with many ties.
+func TestInsertBest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 8))
+	for trial := 0; trial < 300; trial++ {
+		n, k := rng.IntN(150), 1+rng.IntN(40)
+		all := make([]Result, n)
+		for i, id := range rng.Perm(n) {
+			all[i] = Result{ID: uint32(id), Distance: float32(rng.IntN(1 + trial%20))}
+		}
+		var best []Result
+		for _, r := range all {
+			best = insertBest(best, k, r)
+		}
+		want := slices.Clone(all)
+		sortResults(want)
+		want = want[:min(k, n)]
+		if !slices.Equal(best, want) {
+			t.Fatalf("trial %d n=%d k=%d: got %v, want %v", trial, n, k, best, want)
+		}
+	}
+}

@@ -230,19 +230,41 @@ func (ix *Index) SearchContext(ctx context.Context, q []float32, k int, p Search
 	} else {
 		asm.L2SqGather(q, ix.refine, ids, dist)
 	}
-	res := make([]Result, len(ids))
+	res := make([]Result, 0, min(k, len(ids)))
 	for i, id := range ids {
 		dv := dist[i]
 		if o.Metric == IP {
 			dv = -dv
 		}
-		res[i] = Result{ID: id, Distance: dv}
-	}
-	sortResults(res)
-	if len(res) > k {
-		res = res[:k]
+		res = insertBest(res, k, Result{ID: id, Distance: dv})
 	}
 	return res, cerr
+}
+
+// insertBest inserts r into best (sorted by distance, then id; at most k
+// long), dropping the entry past k: kept this way over all candidates,
+// best is the first k of all of them sorted (ids are distinct).
+func insertBest(best []Result, k int, r Result) []Result {
+	n := len(best)
+	if n == k {
+		if w := best[n-1]; r.Distance > w.Distance || r.Distance == w.Distance && r.ID > w.ID {
+			return best
+		}
+		n--
+	} else {
+		best = append(best, Result{})
+	}
+	i := n
+	for i > 0 {
+		p := best[i-1]
+		if p.Distance < r.Distance || p.Distance == r.Distance && p.ID < r.ID {
+			break
+		}
+		best[i] = p
+		i--
+	}
+	best[i] = r
+	return best
 }
 
 // probe returns the nprobe lists nearest to q and their coarse terms
