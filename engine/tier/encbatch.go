@@ -92,9 +92,11 @@ func (e *EncodedBatch) pieces() [][]byte {
 
 // decodeBatchPieces is decodeBatchSlab over a payload given as pieces
 // whose concatenation is the encoded batch, where no op spans two pieces
-// (EncodedBatch.pieces). Given more than one piece, the batch's strings
-// share the pieces' memory (decodeBatchAlias): an EncodedBatch never
-// rewrites a byte it has appended.
+// (EncodedBatch.pieces). Given more than one piece and no vectors, the
+// batch's strings share the pieces' memory (decodeBatchAlias: an
+// EncodedBatch never rewrites a byte it has appended); with vectors they
+// are copies, so that the kept versions do not hold the payload's copy
+// of every vector beside their decoded one.
 func decodeBatchPieces(pieces [][]byte, vecFloats int) (*Batch, error) {
 	if len(pieces) == 1 {
 		return decodeBatchSlab(pieces[0], vecFloats)
@@ -106,7 +108,7 @@ func decodeBatchPieces(pieces [][]byte, vecFloats int) (*Batch, error) {
 	for _, p := range pieces {
 		total += len(p)
 	}
-	d := &decoder{b: pieces[0], carve: vecFloats > 0, alias: true}
+	d := &decoder{b: pieces[0], carve: vecFloats > 0, alias: vecFloats == 0}
 	var slab []float32
 	if vecFloats > 0 {
 		slab = make([]float32, vecFloats)

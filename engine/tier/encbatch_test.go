@@ -156,37 +156,56 @@ func TestApplyEncodedReplay(t *testing.T) {
 	}
 }
 
-// TestApplyEncodedSharesPayload: the versions ApplyEncoded stores read
-// their strings from the batch's payload chunks instead of copies (the
-// chunks are never written again), and stay equal to what was upserted.
+// TestApplyEncodedSharesPayload: without vectors, the versions
+// ApplyEncoded stores read their strings from the batch's payload chunks
+// instead of copies (the chunks are never written again); with vectors
+// they are copies (sharing would keep the payload's copy of every vector
+// alive beside the decoded one). Either way they equal what was upserted.
 func TestApplyEncodedSharesPayload(t *testing.T) {
 	s := mustOpen(t, testOptions(vfs.NewCrashableMem()))
 	defer s.Close()
-	bt := mixedBatch(1, 200)
-	e := encodedOf(bt, 1)
-	if _, err := s.ApplyEncoded(e); err != nil {
-		t.Fatal(err)
-	}
-	inChunks := func(str string) bool {
-		p := uintptr(unsafe.Pointer(unsafe.StringData(str)))
-		for _, c := range e.chunks {
-			lo := uintptr(unsafe.Pointer(unsafe.SliceData(c)))
-			if p >= lo && p+uintptr(len(str)) <= lo+uintptr(len(c)) {
-				return true
+	for _, vectors := range []bool{false, true} {
+		bt := mixedBatch(1, 200)
+		nvec := 0
+		for i := range bt.Ops {
+			if !vectors {
+				bt.Ops[i].Doc.Vector = nil
+			}
+			if bt.Ops[i].Doc.Vector != nil {
+				nvec++
 			}
 		}
-		return false
-	}
-	ops := e.Applied()
-	if len(ops) != len(bt.Ops) {
-		t.Fatalf("%d ops applied, %d upserted", len(ops), len(bt.Ops))
-	}
-	for i, op := range ops {
-		if op.Doc.ID != bt.Ops[i].Doc.ID || op.Doc.Content != bt.Ops[i].Doc.Content {
-			t.Fatalf("op %d: applied %q differs from upserted %q", i, op.Doc.ID, bt.Ops[i].Doc.ID)
+		if vectors && nvec == 0 {
+			t.Fatal("the batch has no vectors")
 		}
-		if !inChunks(op.Doc.ID) || (op.Doc.Content != "" && !inChunks(op.Doc.Content)) {
-			t.Fatalf("op %d (%s): the stored strings are copies, not the payload's bytes", i, op.Doc.ID)
+		e := encodedOf(bt, 1)
+		if _, err := s.ApplyEncoded(e); err != nil {
+			t.Fatal(err)
+		}
+		inChunks := func(str string) bool {
+			p := uintptr(unsafe.Pointer(unsafe.StringData(str)))
+			for _, c := range e.chunks {
+				lo := uintptr(unsafe.Pointer(unsafe.SliceData(c)))
+				if p >= lo && p+uintptr(len(str)) <= lo+uintptr(len(c)) {
+					return true
+				}
+			}
+			return false
+		}
+		ops := e.Applied()
+		if len(ops) != len(bt.Ops) {
+			t.Fatalf("vectors=%v: %d ops applied, %d upserted", vectors, len(ops), len(bt.Ops))
+		}
+		for i, op := range ops {
+			if op.Doc.ID != bt.Ops[i].Doc.ID || op.Doc.Content != bt.Ops[i].Doc.Content {
+				t.Fatalf("vectors=%v op %d: applied %q differs from upserted %q", vectors, i, op.Doc.ID, bt.Ops[i].Doc.ID)
+			}
+			if shared := inChunks(op.Doc.ID); shared == vectors {
+				t.Fatalf("vectors=%v op %d (%s): id shares the payload: %v", vectors, i, op.Doc.ID, shared)
+			}
+			if op.Doc.Content != "" && inChunks(op.Doc.Content) == vectors {
+				t.Fatalf("vectors=%v op %d (%s): content shares the payload: %v", vectors, i, op.Doc.ID, !vectors)
+			}
 		}
 	}
 }
