@@ -251,7 +251,7 @@ type CollectionOptions struct {
 	// (ids + contents + vectors + 64 per version), a background flush
 	// turns it into a warm segment (HNSW + BM25 section + doc store), so
 	// reopening replays only the WAL written since. Default (0)
-	// DefaultMemTableSizeBytes = 64 MiB; a negative value turns automatic
+	// DefaultMemTableSizeBytes = 32 MiB; a negative value turns automatic
 	// flushing off.
 	MemTableSizeBytes int64 `json:"memtable_size_bytes,omitempty"`
 	// Redact is the redaction-at-ingest policy (package engine/redact): "auto"
@@ -316,8 +316,12 @@ func (o *CollectionOptions) TierSegmentIndex(to *tier.Options) {
 }
 
 // DefaultMemTableSizeBytes is CollectionOptions.MemTableSizeBytes's
-// default: 64 MiB.
-const DefaultMemTableSizeBytes = 64 << 20
+// default: 32 MiB. The live heap of a MemTable is about ten times its
+// size (documents, BM25 postings with positions, field index), and its
+// last flush is the serial tail of a bulk index; at 64 MiB a first index
+// of GOROOT/src (84 MiB) held three quarters of the tree in one MemTable
+// and took 10% longer (bench/results/notes/ingest.md).
+const DefaultMemTableSizeBytes = 32 << 20
 
 // HybridStrategy is the hybrid strategy of a query that sets no fusion
 // parameter (CollectionOptions.HybridDefault).
