@@ -175,7 +175,7 @@ func dirSize(dir string) (int64, error) {
 func RunIngest(ctx context.Context, work string, roots []string) (*IngestRun, error) {
 	data := filepath.Join(work, "data")
 	// No automatic flush during the run (searchd's default flushes every
-	// 64 MiB of MemTable): the whole tree is in the hot tier at the end, so
+	// 32 MiB of MemTable): the whole tree is in the hot tier at the end, so
 	// the tiers can be measured one after the other; the flush is timed
 	// on its own (FlushS).
 	db, col, err := newCodeCollection(data, -1)

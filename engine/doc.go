@@ -156,7 +156,7 @@
 // # Tiers
 //
 // The hot MemTable flushes into an immutable warm segment (package tier)
-// once it holds about CollectionOptions.MemTableSizeBytes (default 64 MiB;
+// once it holds about CollectionOptions.MemTableSizeBytes (default 32 MiB;
 // negative: never automatically). A warm segment carries the zstd doc
 // store, a vector index (HNSW, or IVF-PQ with CollectionOptions.SegmentIndex
 // "ivfpq"), and a BM25 section: at flush, the MemTable's own
