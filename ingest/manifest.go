@@ -1,14 +1,17 @@
 package ingest
 
 import (
-	"io"
-
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/stratasearch/strata/vfs"
+	"io"
 	"io/fs"
 	"os"
+	"slices"
+	"strconv"
+
+	"github.com/stratasearch/strata/engine/contract"
+	"github.com/stratasearch/strata/vfs"
 )
 
 // ManifestVersion is the manifest's format_version.
@@ -23,6 +26,9 @@ const ManifestVersion = 1
 type Manifest struct {
 	FormatVersion int                   `json:"format_version"`
 	Files         map[string]*FileEntry `json:"files"`
+	// buf is the last Save's encoding, reused by the next (a run saves
+	// after every pass, and GOROOT/src's manifest is 5 MB).
+	buf []byte
 }
 
 // FileEntry is one indexed file. A chunk's document id is the path, "#"
@@ -75,10 +81,8 @@ func LoadManifest(path string) (*Manifest, error) {
 // Save writes the manifest atomically to path (temp file, fsync, rename,
 // directory fsync: vfs.WriteFileAtomic); every step's error is returned.
 func (m *Manifest) Save(path string) error {
-	b, err := json.Marshal(m)
-	if err != nil {
-		return fmt.Errorf("ingest: manifest: %w", err)
-	}
+	b := m.appendJSON(m.buf[:0])
+	m.buf = b
 	if err := vfs.WriteFileAtomic(vfs.Default, path, func(w io.Writer) error {
 		_, err := w.Write(b)
 		return err
@@ -86,4 +90,75 @@ func (m *Manifest) Save(path string) error {
 		return fmt.Errorf("ingest: manifest: %w", err)
 	}
 	return nil
+}
+
+// appendJSON appends the manifest as encoding/json marshals it with HTML
+// escaping off (paths sorted, the same field names and omissions), without
+// reflection: a run saves the whole manifest after every pass, and
+// GOROOT/src's is 5 MB.
+func (m *Manifest) appendJSON(dst []byte) []byte {
+	dst = append(dst, `{"format_version":`...)
+	dst = strconv.AppendInt(dst, int64(m.FormatVersion), 10)
+	dst = append(dst, `,"files":`...)
+	if m.Files == nil {
+		dst = append(dst, "null"...)
+		return append(dst, '}')
+	}
+	paths := make([]string, 0, len(m.Files))
+	for p := range m.Files {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	dst = append(dst, '{')
+	for i, p := range paths {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = contract.AppendJSONString(dst, p)
+		dst = append(dst, ':')
+		dst = m.Files[p].appendJSON(dst)
+	}
+	return append(dst, "}}"...)
+}
+
+func (e *FileEntry) appendJSON(dst []byte) []byte {
+	if e == nil {
+		return append(dst, "null"...)
+	}
+	dst = append(dst, `{"size":`...)
+	dst = strconv.AppendInt(dst, e.Size, 10)
+	dst = append(dst, `,"mtime_ns":`...)
+	dst = strconv.AppendInt(dst, e.MTimeNS, 10)
+	dst = append(dst, `,"hash":`...)
+	dst = contract.AppendJSONString(dst, e.Hash)
+	dst = append(dst, `,"chunks":`...)
+	dst = appendJSONList(dst, e.Chunks)
+	if len(e.ChunkSums) > 0 {
+		dst = append(dst, `,"chunk_sums":`...)
+		dst = appendJSONList(dst, e.ChunkSums)
+	}
+	if e.Skip != "" {
+		dst = append(dst, `,"skip":`...)
+		dst = contract.AppendJSONString(dst, e.Skip)
+	}
+	if e.Chunker != "" {
+		dst = append(dst, `,"chunker":`...)
+		dst = contract.AppendJSONString(dst, e.Chunker)
+	}
+	return append(dst, '}')
+}
+
+// appendJSONList appends ss as a JSON array of strings (null when nil).
+func appendJSONList(dst []byte, ss []string) []byte {
+	if ss == nil {
+		return append(dst, "null"...)
+	}
+	dst = append(dst, '[')
+	for i, s := range ss {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = contract.AppendJSONString(dst, s)
+	}
+	return append(dst, ']')
 }
