@@ -144,8 +144,11 @@ above5_tail:
 	// are not read) and a compare under the same mask (they compare false).
 	TESTQ   DX, DX
 	JZ      above5_none
+	MOVQ    CX, R8 // SHLL needs the count in CX (no BMI2 SHLX)
+	MOVL    DX, CX
 	MOVL    $1, BX
-	SHLXL   DX, BX, BX
+	SHLL    CX, BX
+	MOVQ    R8, CX
 	DECL    BX
 	KMOVW   BX, K7
 	VMOVUPS.Z (SI)(AX*4), K7, Z1
@@ -291,8 +294,11 @@ below5_tail:
 	// not read) and a compare under the same mask.
 	TESTQ      DX, DX
 	JZ         below5_none
+	MOVQ       CX, R8 // SHLL needs the count in CX (no BMI2 SHLX)
+	MOVL       DX, CX
 	MOVL       $1, BX
-	SHLXL      DX, BX, BX
+	SHLL       CX, BX
+	MOVQ       R8, CX
 	DECL       BX
 	KMOVD      BX, K7
 	VMOVDQU16.Z (SI)(AX*2), K7, Z1

@@ -92,14 +92,13 @@ func (e *EncodedBatch) pieces() [][]byte {
 
 // decodeBatchPieces is decodeBatchSlab over a payload given as pieces
 // whose concatenation is the encoded batch, where no op spans two pieces
-// (EncodedBatch.pieces). Given more than one piece and no vectors, the
-// batch's strings share the pieces' memory (decodeBatchAlias: an
-// EncodedBatch never rewrites a byte it has appended); with vectors they
-// are copies, so that the kept versions do not hold the payload's copy
-// of every vector beside their decoded one.
-func decodeBatchPieces(pieces [][]byte, vecFloats int) (*Batch, error) {
+// (EncodedBatch.pieces). With alias (and more than one piece) the
+// batch's strings share the pieces' memory (decodeBatchAlias; an
+// EncodedBatch never rewrites a byte it has appended): see sharePayload
+// for when that is worth it.
+func decodeBatchPieces(pieces [][]byte, vecFloats int, alias bool) (*Batch, error) {
 	if len(pieces) == 1 {
-		return decodeBatchSlab(pieces[0], vecFloats)
+		return decodeBatchAlias(pieces[0], vecFloats, alias)
 	}
 	if len(pieces) == 0 {
 		return nil, fmt.Errorf("%w: empty payload", errBatch)
@@ -108,7 +107,7 @@ func decodeBatchPieces(pieces [][]byte, vecFloats int) (*Batch, error) {
 	for _, p := range pieces {
 		total += len(p)
 	}
-	d := &decoder{b: pieces[0], carve: vecFloats > 0, alias: vecFloats == 0}
+	d := &decoder{b: pieces[0], carve: vecFloats > 0, alias: alias}
 	var slab []float32
 	if vecFloats > 0 {
 		slab = make([]float32, vecFloats)
@@ -155,6 +154,23 @@ func decodeBatchPieces(pieces [][]byte, vecFloats int) (*Batch, error) {
 	return b, nil
 }
 
+// sharePayloadMinBytes is the smallest payload whose decoded strings
+// share its memory (sharePayload).
+const sharePayloadMinBytes = 64 << 10
+
+// sharePayload reports whether a batch's decoded strings should share its
+// payload (size bytes written into chunks of capacity bytes in all)
+// instead of being copied: only a large batch without vectors whose
+// chunks are at least two thirds full (EncodedBatch grows by chunks of a
+// quarter of the payload so far). The kept versions hold the payload alive,
+// so a small batch would pin a mostly unused chunk (a 4 KiB chunk for a
+// 200-byte upsert), and a batch with vectors would keep the payload's copy
+// of every vector beside the decoded one. A large batch of documents (an
+// ingest pass) saves a copy of all its text.
+func sharePayload(size, capacity, vecFloats int) bool {
+	return vecFloats == 0 && size >= sharePayloadMinBytes && 2*capacity <= 3*size
+}
+
 // ApplyEncoded is Apply for a batch built in its payload form: it checks
 // the batch by decoding it (the decoded copy is what the MemTable
 // applies), writes the payload as one WAL record and applies it as one
@@ -173,7 +189,11 @@ func (s *Store) ApplyEncoded(e *EncodedBatch) (uint64, error) {
 		return 0, err
 	}
 	pieces := e.pieces()
-	db, err := decodeBatchPieces(pieces, e.floats)
+	capacity := 0
+	for _, c := range e.chunks {
+		capacity += cap(c)
+	}
+	db, err := decodeBatchPieces(pieces, e.floats, sharePayload(e.size, capacity, e.floats))
 	if err != nil {
 		return 0, fmt.Errorf("tier: batch does not decode: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 	"unsafe"
@@ -81,7 +82,7 @@ func TestEncodedBatchMatchesEncodeBatch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := decodeBatchPieces(pieces, e.floats)
+		got, err := decodeBatchPieces(pieces, e.floats, false)
 		if err != nil {
 			t.Fatalf("seed %d (%d pieces): %v", seed, len(pieces), err)
 		}
@@ -95,7 +96,7 @@ func TestEncodedBatchMatchesEncodeBatch(t *testing.T) {
 			if cut <= 0 || cut >= len(whole) {
 				continue
 			}
-			if _, err := decodeBatchPieces([][]byte{whole[:cut]}, 0); err == nil {
+			if _, err := decodeBatchPieces([][]byte{whole[:cut]}, 0, false); err == nil {
 				t.Fatalf("seed %d: payload cut at %d decoded", seed, cut)
 			}
 		}
@@ -156,29 +157,39 @@ func TestApplyEncodedReplay(t *testing.T) {
 	}
 }
 
-// TestApplyEncodedSharesPayload: without vectors, the versions
-// ApplyEncoded stores read their strings from the batch's payload chunks
-// instead of copies (the chunks are never written again); with vectors
-// they are copies (sharing would keep the payload's copy of every vector
-// alive beside the decoded one). Either way they equal what was upserted.
+// TestApplyEncodedSharesPayload: the versions ApplyEncoded stores read
+// their strings from the batch's payload chunks instead of copies only for
+// a large, well-filled batch without vectors (sharePayload); with vectors,
+// or for a small batch, they are copies. Either way they equal what was
+// upserted.
 func TestApplyEncodedSharesPayload(t *testing.T) {
 	s := mustOpen(t, testOptions(vfs.NewCrashableMem()))
 	defer s.Close()
-	for _, vectors := range []bool{false, true} {
-		bt := mixedBatch(1, 200)
+	for _, tc := range []struct {
+		name           string
+		n              int
+		vectors, share bool
+	}{{"large", 200, false, true}, {"vectors", 200, true, false}, {"small", 2, false, false}} {
+		bt := mixedBatch(1, tc.n)
 		nvec := 0
 		for i := range bt.Ops {
-			if !vectors {
+			if !tc.vectors {
 				bt.Ops[i].Doc.Vector = nil
 			}
 			if bt.Ops[i].Doc.Vector != nil {
 				nvec++
 			}
+			if tc.name == "small" {
+				bt.Ops[i].Doc.Content = "a short document"
+			}
 		}
-		if vectors && nvec == 0 {
+		if tc.vectors && nvec == 0 {
 			t.Fatal("the batch has no vectors")
 		}
 		e := encodedOf(bt, 1)
+		if tc.name == "large" && e.Bytes() < sharePayloadMinBytes {
+			t.Fatalf("the large batch is %d bytes", e.Bytes())
+		}
 		if _, err := s.ApplyEncoded(e); err != nil {
 			t.Fatal(err)
 		}
@@ -194,18 +205,49 @@ func TestApplyEncodedSharesPayload(t *testing.T) {
 		}
 		ops := e.Applied()
 		if len(ops) != len(bt.Ops) {
-			t.Fatalf("vectors=%v: %d ops applied, %d upserted", vectors, len(ops), len(bt.Ops))
+			t.Fatalf("%s: %d ops applied, %d upserted", tc.name, len(ops), len(bt.Ops))
 		}
 		for i, op := range ops {
 			if op.Doc.ID != bt.Ops[i].Doc.ID || op.Doc.Content != bt.Ops[i].Doc.Content {
-				t.Fatalf("vectors=%v op %d: applied %q differs from upserted %q", vectors, i, op.Doc.ID, bt.Ops[i].Doc.ID)
+				t.Fatalf("%s op %d: applied %q differs from upserted %q", tc.name, i, op.Doc.ID, bt.Ops[i].Doc.ID)
 			}
-			if shared := inChunks(op.Doc.ID); shared == vectors {
-				t.Fatalf("vectors=%v op %d (%s): id shares the payload: %v", vectors, i, op.Doc.ID, shared)
+			if shared := inChunks(op.Doc.ID); shared != tc.share {
+				t.Fatalf("%s op %d (%s): id shares the payload: %v", tc.name, i, op.Doc.ID, shared)
 			}
-			if op.Doc.Content != "" && inChunks(op.Doc.Content) == vectors {
-				t.Fatalf("vectors=%v op %d (%s): content shares the payload: %v", vectors, i, op.Doc.ID, !vectors)
+			if op.Doc.Content != "" && inChunks(op.Doc.Content) != tc.share {
+				t.Fatalf("%s op %d (%s): content shares the payload: %v", tc.name, i, op.Doc.ID, !tc.share)
 			}
 		}
+	}
+}
+
+// TestApplyEncodedSmallBatchesMemory: many one-document batches keep
+// about what their documents need, not their payload chunks (a shared
+// 4 KiB chunk per 100-byte document was 7x the heap).
+func TestApplyEncodedSmallBatchesMemory(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector changes allocation sizes")
+	}
+	o := testOptions(vfs.NewCrashableMem())
+	o.MemTableSizeBytes = 0 // no automatic flush
+	s := mustOpen(t, o)
+	defer s.Close()
+	const n = 5000
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range n {
+		e := NewEncodedBatch()
+		e.Upsert(&Document{ID: fmt.Sprintf("doc-%06d", i), Content: strings.Repeat("x", 100), Trust: TrustAuthoritative})
+		if _, err := s.ApplyEncoded(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	per := float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / n
+	t.Logf("%.0f heap bytes per one-document batch", per)
+	if per > 2000 {
+		t.Fatalf("%.0f heap bytes kept per 110-byte document, want under 2000", per)
 	}
 }

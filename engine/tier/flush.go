@@ -8,6 +8,7 @@ import (
 	iofs "io/fs"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -371,7 +372,7 @@ func (s *Store) Flush(ctx context.Context) error {
 				defer close(lexDone)
 				defer func() {
 					if r := recover(); r != nil {
-						lerr = fmt.Errorf("panic: %v", r)
+						lerr = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
 					}
 				}()
 				lb, lerr = lf.FlushLexical(vers)

@@ -530,9 +530,9 @@ func (s *Store) Apply(b *Batch) (uint64, error) {
 	for i := range b.Ops {
 		nv += len(b.Ops[i].Doc.Vector)
 	}
-	// payload is never written again: without vectors (whose payload
-	// copy the decoded batch would keep alive) its strings are shared.
-	db, err := decodeBatchAlias(payload, nv, nv == 0)
+	// payload is never written again: its strings are shared when that is
+	// worth it (sharePayload).
+	db, err := decodeBatchAlias(payload, nv, sharePayload(len(payload), cap(payload), nv))
 	if err != nil {
 		return 0, fmt.Errorf("tier: batch does not decode: %w", err)
 	}

@@ -43,9 +43,9 @@ func run() error {
 	perPkg := flag.Int("files", 5, "non-test .go files edited per package")
 	rounds := flag.Int("rounds", 20, "timed rounds")
 	flag.Parse()
-	if *src == "" || *data == "" {
+	if *src == "" || *data == "" || *rounds < 1 || *perPkg < 1 {
 		flag.Usage()
-		return fmt.Errorf("want --src and --data")
+		return fmt.Errorf("want --src and --data, --rounds ≥ 1 and --files ≥ 1")
 	}
 	root, err := filepath.Abs(*src)
 	if err != nil {
@@ -86,8 +86,12 @@ func run() error {
 		}
 	}
 	orig := map[string][]byte{}
+	info := map[string]os.FileInfo{}
 	for _, f := range files {
 		if orig[f], err = os.ReadFile(f); err != nil {
+			return err
+		}
+		if info[f], err = os.Stat(f); err != nil {
 			return err
 		}
 	}
@@ -101,7 +105,11 @@ func run() error {
 	}
 	defer func() {
 		for f, b := range orig {
-			os.WriteFile(f, b, 0o644)
+			fi := info[f]
+			if err := os.WriteFile(f, b, fi.Mode().Perm()); err != nil {
+				fmt.Fprintln(os.Stderr, "strata-incr: restoring", f+":", err)
+			}
+			os.Chtimes(f, fi.ModTime(), fi.ModTime())
 		}
 		if err := pass(); err != nil {
 			fmt.Fprintln(os.Stderr, "strata-incr: restoring the store:", err)
@@ -112,7 +120,7 @@ func run() error {
 		marker := fmt.Sprintf("zqincrmarker%d", round+1)
 		for i, f := range files {
 			b := append(slices.Clip(orig[f]), fmt.Sprintf("\n// %s marks an edit.\nfunc %s_%d() {}\n", marker, marker, i)...)
-			if err := os.WriteFile(f, b, 0o644); err != nil {
+			if err := os.WriteFile(f, b, info[f].Mode().Perm()); err != nil {
 				return err
 			}
 		}
