@@ -219,12 +219,12 @@ func TestSearchContextCancelLatency(t *testing.T) {
 	testenv.SkipIfEmulated(t, "scans millions of codes")
 	// Half a million codes at 8 bits, 6 million at 4 bits, a million cold
 	// codes (15–50 ms each here); under the race detector, which slows the
-	// Go loops ~10×, a tenth of the 8-bit and cold codes and half the
+	// Go loops ~10×, a tenth of the 8-bit and cold codes and a quarter of the
 	// 4-bit ones (its scan is asm kernels, which the detector does not
 	// slow).
 	per8, per4, cold := 500_000, 6_000_000, 1_000_000
 	if raceEnabled {
-		per8, per4, cold = per8/10, per4/2, cold/10
+		per8, per4, cold = per8/10, per4/4, cold/10
 	}
 	q := randVecs(16, 1, ctxDim, true)
 	check := func(name string, full time.Duration, search func(ctx context.Context) error) {
