@@ -53,8 +53,13 @@
 //
 // # Incremental runs
 //
-// The manifest (JSON, written atomically) maps each file to its size,
-// mtime, BLAKE3 of the whole file, chunk spans, or content skip reason.
+// The manifest maps each file to its size, mtime, BLAKE3 of the whole
+// file, chunk spans, or content skip reason. It is a JSON snapshot
+// (written atomically) plus a journal of the entries each later pass set
+// or removed (CRC32C-framed records, fsynced before Save returns), so a
+// pass over a few files of a large tree writes those entries, not the
+// whole manifest; a snapshot replaces the journal once the journal
+// outgrows a quarter of it.
 // A file with the same size and mtime, chunked by the same chunker
 // (Chunker: a build with or without cgo chunks the lang languages
 // differently), is not read; one whose content hash

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"slices"
 	"strconv"
 
@@ -14,21 +13,35 @@ import (
 	"github.com/stratasearch/strata/vfs"
 )
 
-// ManifestVersion is the manifest's format_version.
-const ManifestVersion = 1
+// ManifestVersion is the format_version Save writes. Version 1 (no
+// journal) is still read.
+const ManifestVersion = 2
 
 // Manifest records what an earlier run indexed, so a re-run skips
 // unchanged files and deletes the chunks of changed and vanished ones.
-// On disk: JSON {"format_version":1,"files":{ABS_PATH:{"size":…,
+//
+// On disk it is a snapshot and a journal of the edits made since (see
+// journal.go). The snapshot, at the manifest's path, is JSON
+// {"format_version":2,"journal":G,"files":{ABS_PATH:{"size":…,
 // "mtime_ns":…,"hash":"<BLAKE3 hex of the whole file>","chunks":["L1-L9",…],
-// "skip":"binary"|"generated"|absent,"chunker":"tree-sitter"|absent}}},
-// written atomically (temp file, fsync, rename, fsync dir).
+// "chunk_sums":[…],"skip":"binary"|"generated"|absent,
+// "chunker":"tree-sitter"|absent}}}, written atomically (temp file, fsync,
+// rename, fsync dir). The journal, at path + ".journal", holds the
+// entries set and the paths removed by each Save since that snapshot, in
+// CRC32C-framed records (engine/tier/wal's framing) that apply only to
+// the snapshot of generation G. A Save appends one record and fsyncs it;
+// once the journal outgrows a quarter of the snapshot (at least
+// 256 KiB), Save writes a new snapshot of generation G+1 instead.
 type Manifest struct {
-	FormatVersion int                   `json:"format_version"`
-	Files         map[string]*FileEntry `json:"files"`
-	// buf is the last Save's encoding, reused by the next (a run saves
-	// after every pass, and GOROOT/src's manifest is 5 MB).
+	FormatVersion int `json:"format_version"`
+	// Journal is the generation of the journal whose edits apply on top
+	// of this snapshot (0: none, as in version 1).
+	Journal uint64                `json:"journal,omitempty"`
+	Files   map[string]*FileEntry `json:"files"`
+	// buf is the last snapshot's encoding, reused by the next.
 	buf []byte
+	// j is the journal's state on disk (journal.go).
+	j journalState
 }
 
 // FileEntry is one indexed file. A chunk's document id is the path, "#"
@@ -55,12 +68,22 @@ type FileEntry struct {
 // "ABS_PATH#Lfrom-Lto" (stable across runs while the span is unchanged).
 func ChunkID(path, frag string) string { return path + "#" + frag }
 
-// LoadManifest reads a manifest; a missing file is an empty manifest.
-// Errors: unreadable, malformed (naming the file) or a newer format.
+// LoadManifest reads a manifest: its snapshot and the journal of edits
+// made since; a missing snapshot is an empty manifest. Errors: unreadable
+// files, a malformed snapshot (naming the file), a newer format, or a
+// journal damaged before its tail (*base.CorruptError naming the journal
+// and the byte offset). A torn final journal record (a Save interrupted by
+// a crash, never acknowledged) is dropped.
 func LoadManifest(path string) (*Manifest, error) {
+	return loadManifest(vfs.Default, path)
+}
+
+func loadManifest(fsys vfs.FS, path string) (*Manifest, error) {
 	m := &Manifest{FormatVersion: ManifestVersion, Files: map[string]*FileEntry{}}
-	b, err := os.ReadFile(path)
+	m.j.fs = fsys
+	b, err := vfs.ReadFile(fsys, path)
 	if errors.Is(err, fs.ErrNotExist) {
+		m.j.saved = map[string]*FileEntry{}
 		return m, nil
 	}
 	if err != nil {
@@ -69,26 +92,68 @@ func LoadManifest(path string) (*Manifest, error) {
 	if err := json.Unmarshal(b, m); err != nil {
 		return nil, fmt.Errorf("ingest: manifest %s is malformed: %w", path, err)
 	}
-	if m.FormatVersion != ManifestVersion {
-		return nil, fmt.Errorf("ingest: manifest %s has format_version %d, want %d", path, m.FormatVersion, ManifestVersion)
+	if m.FormatVersion != 1 && m.FormatVersion != ManifestVersion {
+		return nil, fmt.Errorf("ingest: manifest %s has format_version %d, want 1 or %d", path, m.FormatVersion, ManifestVersion)
 	}
+	m.FormatVersion = ManifestVersion
 	if m.Files == nil {
 		m.Files = map[string]*FileEntry{}
 	}
+	m.j.haveSnap, m.j.snapBytes = true, int64(len(b))
+	m.j.broken = m.Journal == 0 // version 1: no journal applies to it yet
+	if err := m.replayJournal(path); err != nil {
+		return nil, err
+	}
+	m.j.saved = copyEntries(m.Files)
 	return m, nil
 }
 
-// Save writes the manifest atomically to path (temp file, fsync, rename,
-// directory fsync: vfs.WriteFileAtomic); every step's error is returned.
+// Save makes the manifest durable at path: one journal record holding the
+// entries that differ from what is on disk (nothing when none do), or a
+// new snapshot when there is none yet, the journal has outgrown it, or an
+// earlier write failed or found a torn record. Every step's error is
+// returned; after one, the next Save writes a snapshot.
 func (m *Manifest) Save(path string) error {
+	if m.j.fs == nil {
+		m.j.fs = vfs.Default
+	}
+	if !m.j.haveSnap || m.j.broken || m.j.saved == nil {
+		return m.saveSnapshot(path)
+	}
+	rec, changed := m.appendEdit(m.j.rec[:0])
+	m.j.rec = rec
+	if !changed {
+		return nil
+	}
+	if m.j.size+int64(len(rec)) > m.journalLimit() {
+		return m.saveSnapshot(path)
+	}
+	return m.appendJournal(path, rec)
+}
+
+// saveSnapshot writes the whole manifest as a snapshot of the next
+// generation and removes the journal it supersedes.
+func (m *Manifest) saveSnapshot(path string) error {
+	m.Journal++
+	m.FormatVersion = ManifestVersion
+	m.j.broken = true // until the snapshot is known durable
 	b := m.appendJSON(m.buf[:0])
 	m.buf = b
-	if err := vfs.WriteFileAtomic(vfs.Default, path, func(w io.Writer) error {
+	if err := vfs.WriteFileAtomic(m.j.fs, path, func(w io.Writer) error {
 		_, err := w.Write(b)
 		return err
 	}); err != nil {
 		return fmt.Errorf("ingest: manifest: %w", err)
 	}
+	// The old journal applies to an older generation: the snapshot just
+	// written holds all of it. If it cannot be removed, the next append
+	// truncates it.
+	if err := m.j.fs.Remove(journalPath(path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		_ = err // appendJournal creates the journal afresh (truncating it) when m.j.size is 0
+	}
+	m.j.haveSnap, m.j.snapBytes, m.j.broken = true, int64(len(b)), false
+	m.j.size, m.j.seq = 0, 0
+	m.j.saved = copyEntries(m.Files)
 	return nil
 }
 
@@ -99,6 +164,10 @@ func (m *Manifest) Save(path string) error {
 func (m *Manifest) appendJSON(dst []byte) []byte {
 	dst = append(dst, `{"format_version":`...)
 	dst = strconv.AppendInt(dst, int64(m.FormatVersion), 10)
+	if m.Journal != 0 {
+		dst = append(dst, `,"journal":`...)
+		dst = strconv.AppendUint(dst, m.Journal, 10)
+	}
 	dst = append(dst, `,"files":`...)
 	if m.Files == nil {
 		dst = append(dst, "null"...)

@@ -37,7 +37,7 @@ func randManifest(rng *rand.Rand) *Manifest {
 		}
 		return out
 	}
-	m := &Manifest{FormatVersion: rng.IntN(3), Files: map[string]*FileEntry{}}
+	m := &Manifest{FormatVersion: rng.IntN(3), Journal: uint64(rng.IntN(3)), Files: map[string]*FileEntry{}}
 	if rng.IntN(10) == 0 {
 		m.Files = nil
 		return m

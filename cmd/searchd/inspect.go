@@ -18,6 +18,7 @@ import (
 	"github.com/stratasearch/strata/engine/ivfpq"
 	"github.com/stratasearch/strata/engine/tier"
 	"github.com/stratasearch/strata/engine/tier/wal"
+	"github.com/stratasearch/strata/ingest"
 	"github.com/stratasearch/strata/internal/inspect"
 )
 
@@ -330,6 +331,8 @@ func inspectBytes(name string, b []byte) (*inspect.Info, error) {
 		return inspectJSON("collection.json", b), nil
 	case strings.HasSuffix(name, ".manifest.json"):
 		return inspectJSON("ingest-manifest", b), nil
+	case strings.HasSuffix(name, ".manifest.json.journal"):
+		return ingest.InspectJournal(b), nil
 	}
 	return nil, nil
 }
@@ -340,6 +343,7 @@ func inspectJSON(format string, b []byte) *inspect.Info {
 	in := &inspect.Info{Format: format, Size: int64(len(b))}
 	var v struct {
 		FormatVersion *int            `json:"format_version"`
+		Journal       uint64          `json:"journal"`
 		Name          string          `json:"name"`
 		Files         json.RawMessage `json:"files"`
 	}
@@ -361,6 +365,9 @@ func inspectJSON(format string, b []byte) *inspect.Info {
 	} else {
 		in.Version = *v.FormatVersion
 		in.Add("format_version", *v.FormatVersion, -1)
+	}
+	if v.Journal != 0 {
+		in.Add("journal", v.Journal, -1)
 	}
 	if v.Name != "" {
 		in.Add("name", v.Name, -1)

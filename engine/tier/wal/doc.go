@@ -20,7 +20,8 @@
 //	CRC32C (Castagnoli) covers bytes [4, 18+length): header after the CRC
 //	plus the payload. type 0 is invalid (so zero-filled space never
 //	parses); 1 = WAL batch, 2 = sync mark, 16 = manifest checkpoint,
-//	17 = manifest edit. length ≤ 64 MiB.
+//	17 = manifest edit, 32 / 33 = ingest manifest journal header / edit.
+//	length ≤ 64 MiB.
 //
 // A sync mark has an empty payload and the sequence number of an earlier
 // record: it says every record up to that one was fsynced. It consumes no

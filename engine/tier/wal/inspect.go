@@ -173,7 +173,8 @@ func dataRecordAfter(b []byte, p int, minSeq uint64) bool {
 }
 
 // TypeName names a record type: "batch", "syncMark",
-// "manifestCheckpoint", "manifestEdit" or "type<N>".
+// "manifestCheckpoint", "manifestEdit", "ingestJournalHeader",
+// "ingestJournalEdit" or "type<N>".
 func TypeName(t uint8) string {
 	switch t {
 	case TypeBatch:
@@ -184,6 +185,10 @@ func TypeName(t uint8) string {
 		return "manifestEdit"
 	case TypeSyncMark:
 		return "syncMark"
+	case TypeIngestJournalHeader:
+		return "ingestJournalHeader"
+	case TypeIngestJournalEdit:
+		return "ingestJournalEdit"
 	}
 	return fmt.Sprintf("type%d", t)
 }

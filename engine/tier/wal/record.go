@@ -44,6 +44,10 @@ const (
 	// Types 3..15 are reserved for WAL use; the manifest uses 16 and up.
 	TypeManifestCheckpoint uint8 = 16
 	TypeManifestEdit       uint8 = 17
+	// Types 32 and 33 frame the ingest manifest's journal (package
+	// ingest): its header (the generation it applies to) and its edits.
+	TypeIngestJournalHeader uint8 = 32
+	TypeIngestJournalEdit   uint8 = 33
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
