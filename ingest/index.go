@@ -96,8 +96,8 @@ type prepared struct {
 }
 
 // Index indexes root into col incrementally against the manifest at
-// manifestPath (created if absent, rewritten at the end of a successful
-// run). Per file: unchanged size and mtime → skipped without reading;
+// manifestPath (created if absent, saved at the end of a successful
+// run: Manifest.Save). Per file: unchanged size and mtime → skipped without reading;
 // otherwise read, classified (binary → skipped; generated → indexed with
 // metadata generated = true), hashed, and
 // when the content changed, chunked (ChunkFile) and written: the chunks
@@ -179,8 +179,11 @@ func (ix *Indexer) Tombstone(ctx context.Context, path string) (int, error) {
 
 // Index runs one incremental pass over root (see the package func Index).
 // After a failed pass the in-memory manifest is reloaded from disk (the
-// last successful pass) without its chunk sums, so a retry re-reads
-// whatever was not recorded and rewrites every chunk of a changed file.
+// last successful pass, or the failed one's Save if its record reached
+// the disk) without its chunk sums, so a retry re-reads whatever was not
+// recorded and rewrites every chunk of a changed file; its next Save
+// writes a snapshot rather than append after a record whose write or
+// fsync may have failed.
 func (ix *Indexer) Index(ctx context.Context, root string, p Progress) (Stats, error) {
 	return ix.IndexParsed(ctx, root, p, nil)
 }
@@ -196,17 +199,29 @@ func (ix *Indexer) IndexParsed(ctx context.Context, root string, p Progress, par
 	defer ix.mu.Unlock()
 	st, err := ix.index(ctx, root, p, parsed)
 	if err != nil {
-		if m, lerr := LoadManifest(ix.manifestPath); lerr == nil {
-			// The failed pass may have written or deleted some of the
-			// chunks the reloaded entries list: their sums no longer
-			// vouch for what the collection holds.
-			for _, e := range m.Files {
-				e.ChunkSums = nil
-			}
+		if m, lerr := reloadAfterFailure(vfs.Default, ix.manifestPath); lerr == nil {
 			ix.m = m
 		}
 	}
 	return st, err
+}
+
+// reloadAfterFailure loads the manifest at path after a failed pass. The
+// pass may have written or deleted some of the chunks the reloaded
+// entries list, so their sums no longer vouch for what the collection
+// holds and are dropped; and its Save may have failed after writing a
+// journal record whose fsync did not succeed, so the next Save writes a
+// snapshot instead of appending after it.
+func reloadAfterFailure(fsys vfs.FS, path string) (*Manifest, error) {
+	m, err := loadManifest(fsys, path)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range m.Files {
+		e.ChunkSums = nil
+	}
+	m.j.broken = true
+	return m, nil
 }
 
 func (ix *Indexer) index(ctx context.Context, root string, p Progress, parsed map[string]*ParsedGo) (Stats, error) {

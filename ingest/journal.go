@@ -51,6 +51,9 @@ type journalState struct {
 	// next append creates it); seq is its last sequence number.
 	size int64
 	seq  uint64
+	// diskGen is the highest generation a snapshot or journal header on
+	// disk may have (read at load, raised by each snapshot).
+	diskGen uint64
 	// broken: the next Save writes a snapshot (a write failed, or the
 	// journal ended in a torn record that must not be appended after).
 	broken bool
@@ -76,9 +79,7 @@ type journalEdit struct {
 // replayJournal applies the journal of m's generation at journalPath(path)
 // to m.Files.
 func (m *Manifest) replayJournal(path string) error {
-	if m.Journal == 0 {
-		return nil
-	}
+	m.j.diskGen = m.Journal
 	jp := journalPath(path)
 	data, err := vfs.ReadFile(m.j.fs, jp)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -86,6 +87,10 @@ func (m *Manifest) replayJournal(path string) error {
 	}
 	if err != nil {
 		return fmt.Errorf("ingest: manifest journal: %w", err)
+	}
+	m.j.diskGen = max(m.j.diskGen, headerGeneration(data))
+	if m.Journal == 0 {
+		return nil
 	}
 	errStale := errors.New("stale journal")
 	corrupt := func(off int64, format string, a ...any) error {
@@ -126,6 +131,9 @@ func (m *Manifest) replayJournal(path string) error {
 	if err != nil {
 		var ce *base.CorruptError
 		if errors.As(err, &ce) {
+			if ce.Kind == wal.KindRecordLog {
+				ce.Kind = journalKind
+			}
 			return err
 		}
 		return fmt.Errorf("ingest: manifest journal: %w", err)
@@ -135,6 +143,32 @@ func (m *Manifest) replayJournal(path string) error {
 		m.j.broken = true
 	}
 	return nil
+}
+
+// headerGeneration is the generation in a journal's header record (0 when
+// it has none intact).
+func headerGeneration(data []byte) uint64 {
+	var gen uint64
+	wal.Scan(data, "", 1, func(r wal.Record) error {
+		var h journalHeader
+		if r.Type == wal.TypeIngestJournalHeader && json.Unmarshal(r.Payload, &h) == nil {
+			gen = h.Journal
+		}
+		return errStop
+	})
+	return gen
+}
+
+var errStop = errors.New("stop")
+
+// leftoverGeneration is headerGeneration of the journal beside a missing
+// snapshot (0 when there is none or it cannot be read).
+func leftoverGeneration(fsys vfs.FS, path string) uint64 {
+	data, err := vfs.ReadFile(fsys, journalPath(path))
+	if err != nil {
+		return 0
+	}
+	return headerGeneration(data)
 }
 
 // appendEdit appends to dst the journal record of what differs between
@@ -194,7 +228,13 @@ func (m *Manifest) appendJournal(path string, rec []byte) (err error) {
 	}()
 	var f vfs.File
 	if fresh {
-		f, err = m.j.fs.Create(jp) // truncates a superseded journal
+		// Create truncates a superseded journal in place: the snapshot
+		// that supersedes it must be durable first (its rename may not be,
+		// after a failed directory sync and a reload).
+		if err = vfs.SyncDir(m.j.fs, filepath.Dir(jp)); err != nil {
+			return err
+		}
+		f, err = m.j.fs.Create(jp)
 	} else {
 		f, err = m.j.fs.OpenReadWrite(jp)
 	}

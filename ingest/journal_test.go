@@ -421,3 +421,136 @@ func FuzzManifestJournal(f *testing.F) {
 		}
 	})
 }
+
+// TestManifestLeftoverJournal: a snapshot deleted by hand (to force a
+// full re-index) leaves its journal; the snapshot the re-index writes
+// has a newer generation, so after a crash that keeps the leftover
+// journal it still does not apply.
+func TestManifestLeftoverJournal(t *testing.T) {
+	mfs := newJournalFS(t)
+	m := mustLoad(t, mfs)
+	m.Files["/old/a.go"] = &FileEntry{Size: 1, Hash: "a"}
+	if err := m.Save(jpath); err != nil {
+		t.Fatal(err)
+	}
+	m.Files["/old/b.go"] = &FileEntry{Size: 2, Hash: "b"}
+	if err := m.Save(jpath); err != nil { // a journal record
+		t.Fatal(err)
+	}
+	if err := mfs.Remove(jpath); err != nil {
+		t.Fatal(err)
+	}
+	if err := vfs.SyncDir(mfs, jdir); err != nil {
+		t.Fatal(err)
+	}
+	m2 := mustLoad(t, mfs)
+	if len(m2.Files) != 0 {
+		t.Fatalf("no snapshot, yet %d entries", len(m2.Files))
+	}
+	m2.Files["/new/c.go"] = &FileEntry{Size: 3, Hash: "c"}
+	if err := m2.Save(jpath); err != nil {
+		t.Fatal(err)
+	}
+	if got := filesJSON(mustLoad(t, mfs.CrashClone())); got != filesJSON(m2) {
+		t.Fatalf("the leftover journal applied to the new snapshot: %s", got)
+	}
+}
+
+// truncFS truncates an existing file in place on Create (as O_TRUNC does
+// on a real file system), where MemFS makes a new file.
+type truncFS struct{ vfs.FS }
+
+func (f truncFS) Create(name string) (vfs.File, error) {
+	if _, err := f.Stat(name); err == nil {
+		h, err := f.OpenReadWrite(name)
+		if err != nil {
+			return nil, err
+		}
+		if err := h.Truncate(0); err != nil {
+			h.Close()
+			return nil, err
+		}
+		return h, nil
+	}
+	return f.FS.Create(name)
+}
+
+// TestManifestNewJournalAfterFailedDirSync: a snapshot whose directory
+// sync failed may not survive a crash; a reload sees it and its old
+// journal as superseded, and the next append must not truncate that
+// journal before the snapshot is durable (the acknowledged edits in it
+// would be lost with the snapshot).
+func TestManifestNewJournalAfterFailedDirSync(t *testing.T) {
+	mfs := newJournalFS(t)
+	failDirSync := false
+	fsys := errorfs.Wrap(truncFS{mfs}, errorfs.InjectorFunc{Name: "syncdir", Fn: func(op errorfs.Op) error {
+		if failDirSync && op.Kind == errorfs.OpSyncDir {
+			return errorfs.ErrInjected
+		}
+		return nil
+	}})
+	m := mustLoad(t, fsys)
+	m.Files["/a.go"] = &FileEntry{Size: 1}
+	if err := m.Save(jpath); err != nil {
+		t.Fatal(err)
+	}
+	m.Files["/b.go"] = &FileEntry{Size: 2}
+	if err := m.Save(jpath); err != nil { // journal record
+		t.Fatal(err)
+	}
+	acked := filesJSON(m)
+	failDirSync = true
+	m.j.broken = true // the next Save writes a snapshot
+	m.Files["/c.go"] = &FileEntry{Size: 3}
+	if err := m.Save(jpath); err == nil {
+		t.Fatal("a failed directory sync was not reported")
+	}
+	back := mustLoad(t, fsys) // as a retry would
+	back.Files["/d.go"] = &FileEntry{Size: 4}
+	back.Save(jpath) // may fail: the directory sync still fails
+	got := filesJSON(mustLoad(t, mfs.CrashClone()))
+	if got != acked && got != filesJSON(m) && got != filesJSON(back) {
+		t.Fatalf("after the crash: %s\nolder than the acknowledged %s", got, acked)
+	}
+}
+
+// TestReloadAfterFailureWritesSnapshot: after a pass whose Save failed
+// at the journal's fsync, the reloaded manifest's next Save writes a
+// snapshot, even when its edit would fit in the journal.
+func TestReloadAfterFailureWritesSnapshot(t *testing.T) {
+	mfs := newJournalFS(t)
+	failSync := false
+	fsys := errorfs.Wrap(mfs, errorfs.InjectorFunc{Name: "sync", Fn: func(op errorfs.Op) error {
+		if failSync && op.Kind == errorfs.OpSync && strings.HasSuffix(op.Path, ".journal") {
+			return errorfs.ErrInjected
+		}
+		return nil
+	}})
+	m := mustLoad(t, fsys)
+	m.Files["/a.go"] = &FileEntry{Size: 1}
+	if err := m.Save(jpath); err != nil {
+		t.Fatal(err)
+	}
+	m.Files["/b.go"] = &FileEntry{Size: 2}
+	if err := m.Save(jpath); err != nil {
+		t.Fatal(err)
+	}
+	failSync = true
+	m.Files["/c.go"] = &FileEntry{Size: 3}
+	if err := m.Save(jpath); err == nil {
+		t.Fatal("failed fsync not reported")
+	}
+	failSync = false
+	back, err := reloadAfterFailure(fsys, jpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := back.Journal
+	back.Files["/d.go"] = &FileEntry{Size: 4}
+	if err := back.Save(jpath); err != nil {
+		t.Fatal(err)
+	}
+	if back.Journal == gen {
+		t.Fatal("the save after a failed pass appended after a record whose fsync failed")
+	}
+}

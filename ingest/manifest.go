@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/stratasearch/strata/engine/contract"
+	"github.com/stratasearch/strata/engine/tier/wal"
 	"github.com/stratasearch/strata/vfs"
 )
 
@@ -73,7 +74,9 @@ func ChunkID(path, frag string) string { return path + "#" + frag }
 // files, a malformed snapshot (naming the file), a newer format, or a
 // journal damaged before its tail (*base.CorruptError naming the journal
 // and the byte offset). A torn final journal record (a Save interrupted by
-// a crash, never acknowledged) is dropped.
+// a crash, never acknowledged) is dropped. A reader racing another
+// process's Save may get the snapshot without the journal's latest
+// edits (searchd mcp reads it only for its default roots).
 func LoadManifest(path string) (*Manifest, error) {
 	return loadManifest(vfs.Default, path)
 }
@@ -84,6 +87,7 @@ func loadManifest(fsys vfs.FS, path string) (*Manifest, error) {
 	b, err := vfs.ReadFile(fsys, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		m.j.saved = map[string]*FileEntry{}
+		m.j.diskGen = leftoverGeneration(fsys, path)
 		return m, nil
 	}
 	if err != nil {
@@ -104,6 +108,11 @@ func loadManifest(fsys vfs.FS, path string) (*Manifest, error) {
 	if err := m.replayJournal(path); err != nil {
 		return nil, err
 	}
+	for p, e := range m.Files {
+		if e == nil {
+			delete(m.Files, p) // "path": null: unknown, so read again
+		}
+	}
 	m.j.saved = copyEntries(m.Files)
 	return m, nil
 }
@@ -111,8 +120,10 @@ func loadManifest(fsys vfs.FS, path string) (*Manifest, error) {
 // Save makes the manifest durable at path: one journal record holding the
 // entries that differ from what is on disk (nothing when none do), or a
 // new snapshot when there is none yet, the journal has outgrown it, or an
-// earlier write failed or found a torn record. Every step's error is
-// returned; after one, the next Save writes a snapshot.
+// earlier write failed or found a torn record. Every error that leaves
+// the manifest not durable is returned (a superseded journal that cannot
+// be removed is not one: its generation keeps it from applying); after
+// one, the next Save writes a snapshot.
 func (m *Manifest) Save(path string) error {
 	if m.j.fs == nil {
 		m.j.fs = vfs.Default
@@ -125,7 +136,7 @@ func (m *Manifest) Save(path string) error {
 	if !changed {
 		return nil
 	}
-	if m.j.size+int64(len(rec)) > m.journalLimit() {
+	if m.j.size+int64(len(rec)) > m.journalLimit() || len(rec) > wal.MaxPayloadBytes {
 		return m.saveSnapshot(path)
 	}
 	return m.appendJournal(path, rec)
@@ -134,7 +145,10 @@ func (m *Manifest) Save(path string) error {
 // saveSnapshot writes the whole manifest as a snapshot of the next
 // generation and removes the journal it supersedes.
 func (m *Manifest) saveSnapshot(path string) error {
-	m.Journal++
+	// Past every generation a journal on disk may have: a leftover one
+	// must never match the new snapshot.
+	m.Journal = max(m.Journal, m.j.diskGen) + 1
+	m.j.diskGen = m.Journal
 	m.FormatVersion = ManifestVersion
 	m.j.broken = true // until the snapshot is known durable
 	b := m.appendJSON(m.buf[:0])

@@ -77,7 +77,13 @@ func TestManifestJSONMatchesEncoding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := back.appendJSON(nil), marshalRef(t, back); !bytes.Equal(got, want) || len(back.Files) != len(m.Files) {
+	live := 0 // entries saved as null load as absent
+	for _, e := range m.Files {
+		if e != nil {
+			live++
+		}
+	}
+	if got, want := back.appendJSON(nil), marshalRef(t, back); !bytes.Equal(got, want) || len(back.Files) != live {
 		t.Fatalf("reloaded manifest differs: %s", got)
 	}
 }
