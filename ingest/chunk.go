@@ -271,12 +271,23 @@ func hasWord(b []byte) bool {
 // type, const and var declaration (a parenthesised group is one chunk),
 // each from its doc comment through its end. Import declarations are not
 // chunks. A declaration longer than MaxDeclBytes is split by ChunkText
-// into pieces that keep its symbol. ok is false when src does not parse.
+// into pieces that keep its symbol. The parse skips the statements of
+// top-level function bodies (blankFuncBodies), so only the declarations
+// must parse: ok is false when they do not.
 func ChunkGo(src []byte, lines *Lines, o Options) (cs []Chunk, ok bool) {
+	buf := blankBodies.Get().(*[]byte)
+	defer blankBodies.Put(buf)
 	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "", src, parser.ParseComments|parser.SkipObjectResolution)
-	if err != nil {
-		return nil, false
+	var f *ast.File
+	var err error
+	if skel, blanked := blankFuncBodies(src, buf); blanked {
+		f, err = parser.ParseFile(fset, "", skel, parser.ParseComments|parser.SkipObjectResolution)
+	}
+	if f == nil || err != nil {
+		fset = token.NewFileSet()
+		if f, err = parser.ParseFile(fset, "", src, parser.ParseComments|parser.SkipObjectResolution); err != nil {
+			return nil, false
+		}
 	}
 	return ChunkGoFile(fset, f, lines, o), true
 }

@@ -24,7 +24,10 @@
 // declaration (a parenthesised group is one chunk), from its doc comment
 // to its end, in physical lines (//line directives are ignored). Imports
 // are not chunks. A declaration over MaxDeclBytes (16 KiB) is cut into
-// ChunkBytes pieces that keep its symbol. Python, JavaScript, TypeScript,
+// ChunkBytes pieces that keep its symbol. The parse sees the file with
+// the statements of its top-level function bodies blanked (offsets and
+// lines kept: a byte-level scan finds the bodies), which is where most
+// of a parse goes and none of what chunking reads. Python, JavaScript, TypeScript,
 // TSX, Rust, Java, C and C++ are parsed with tree-sitter (package
 // ingest/lang, cgo): each function, method, class, struct, enum,
 // interface, trait, impl block, module, type alias and macro is a chunk
