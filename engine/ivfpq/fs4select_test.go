@@ -1,54 +1,119 @@
 package ivfpq
 
 import (
+	"cmp"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
 )
 
-// TestFS4SelectMatchesScan: fs4Select leaves the heap exactly as offering
-// every vector's distance and comparing it with h.worst() does (the
-// obvious scan), over heaps of several k, sums with many ties and the
+// TestFS4SelectMatchesScan: fs4Select (a reservoir behind the
+// IndexBelowU16 threshold) keeps the k smallest distances of the visible
+// vectors, as offering every vector's distance and keeping the k smallest
+// (the obvious scan) does: the same distances, each kept id a visible
+// vector with its distance. Over several k, sums with many ties and the
 // whole uint16 range, scales that map many sums to one distance, list
-// terms of both signs, and a visibility filter.
+// terms of both signs, a visibility filter, and reservoirs that start
+// part full or already shrunk.
 func TestFS4SelectMatchesScan(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 23))
 	for trial := 0; trial < 400; trial++ {
 		k := []int{1, 3, 10, 100}[trial%4]
-		n := 1 + rng.IntN(700)
+		n := 1 + rng.IntN(3000)
 		span := []int{4, 300, 65536}[trial%3]
 		acc := make([]uint16, n)
 		ids := make([]uint32, n)
 		for i := range acc {
 			acc[i] = uint16(rng.IntN(span))
-			ids[i] = uint32(rng.IntN(1 << 20))
+			ids[i] = uint32(i)
 		}
 		f := fs4Dist{inv: []float32{1e-3, 0.37, 3, 1e-7}[trial%4], bias: float32(rng.NormFloat64() * 10), cterm: float32(rng.NormFloat64())}
 		visible := func(id uint32) bool { return id%7 != 3 }
 		if trial%5 == 0 {
 			visible = func(uint32) bool { return true }
 		}
-		want, got := &topk{k: k}, &topk{k: k}
-		// Both heaps first receive the same earlier chunk, so the chunk
-		// under test starts with a full heap in some trials.
-		pre := rng.IntN(2 * k)
-		for j := 0; j < pre; j++ {
+		var got reservoir
+		got.reset(k)
+		var all []topkEntry
+		dist := map[uint32]float32{}
+		// An earlier chunk first, so the chunk under test starts with a
+		// part-full or already shrunk reservoir in some trials.
+		for j := range rng.IntN(6 * k) {
 			d, id := f.of(uint16(rng.IntN(span))), uint32(1<<21+j)
-			want.push(d, id)
-			got.push(d, id)
+			all = append(all, topkEntry{d, id})
+			dist[id] = d
+			if d < got.thr {
+				got.add(d, id)
+			}
 		}
 		for i, a := range acc {
-			dv := f.of(a)
-			if want.full() && dv >= want.worst() {
-				continue
-			}
-			if id := ids[i]; visible(id) {
-				want.push(dv, id)
+			if visible(ids[i]) {
+				all = append(all, topkEntry{f.of(a), ids[i]})
+				dist[ids[i]] = f.of(a)
 			}
 		}
-		fs4Select(got, acc, ids, f, visible)
-		if !slices.Equal(got.e, want.e) {
-			t.Fatalf("trial %d (k=%d n=%d span=%d %+v): heaps differ:\n got %v\nwant %v", trial, k, n, span, f, got.e, want.e)
+		fs4Select(&got, acc, ids, f, visible)
+		got.finish()
+		byDist := func(a, b topkEntry) int { return cmp.Compare(a.d, b.d) }
+		slices.SortStableFunc(all, byDist)
+		want := all[:min(k, len(all))]
+		kept := slices.Clone(got.e)
+		slices.SortStableFunc(kept, byDist)
+		if len(kept) != len(want) {
+			t.Fatalf("trial %d (k=%d n=%d): kept %d, want %d", trial, k, n, len(kept), len(want))
+		}
+		for i := range kept {
+			if kept[i].d != want[i].d {
+				t.Fatalf("trial %d (k=%d n=%d span=%d %+v): distance %d is %v, want %v", trial, k, n, span, f, i, kept[i].d, want[i].d)
+			}
+			if d, ok := dist[kept[i].id]; !ok || d != kept[i].d {
+				t.Fatalf("trial %d: kept id %d with distance %v, not a visible vector's", trial, kept[i].id, kept[i].d)
+			}
+		}
+	}
+}
+
+// TestSelectSmallest: e[:k] holds the k smallest distances afterwards,
+// against a sort, for every k of random lists with few and many distinct
+// values (the pivot's ties), sorted and reversed inputs.
+func TestSelectSmallest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	for trial := 0; trial < 300; trial++ {
+		n := 2 + rng.IntN(500)
+		e := make([]topkEntry, n)
+		for i := range e {
+			e[i] = topkEntry{float32(rng.IntN([]int{2, 10, 1 << 20}[trial%3])), uint32(i)}
+		}
+		switch trial % 5 {
+		case 3:
+			slices.SortFunc(e, func(a, b topkEntry) int { return cmp.Compare(a.d, b.d) })
+		case 4:
+			slices.SortFunc(e, func(a, b topkEntry) int { return cmp.Compare(b.d, a.d) })
+		}
+		ref := make([]float32, n)
+		for i, x := range e {
+			ref[i] = x.d
+		}
+		slices.Sort(ref)
+		for _, k := range []int{1, n / 2, n - 1, 1 + rng.IntN(n-1)} {
+			c := slices.Clone(e)
+			selectSmallest(c, k)
+			head := make([]float32, k)
+			for i := range head {
+				head[i] = c[i].d
+			}
+			slices.Sort(head)
+			if !slices.Equal(head, ref[:k]) {
+				t.Fatalf("trial %d n=%d k=%d: e[:k] is not the k smallest", trial, n, k)
+			}
+			seen := map[uint32]bool{}
+			for _, x := range c {
+				seen[x.id] = true
+			}
+			if len(seen) != n {
+				t.Fatalf("trial %d: entries lost", trial)
+			}
 		}
 	}
 }
@@ -153,6 +218,82 @@ func TestInsertBest(t *testing.T) {
 		want = want[:min(k, n)]
 		if !slices.Equal(best, want) {
 			t.Fatalf("trial %d n=%d k=%d: got %v, want %v", trial, n, k, best, want)
+		}
+	}
+}
+
+// TestFS4SelectSumsMatchesScan: fs4SelectSums keeps the k smallest sums
+// of the visible vectors (the obvious scan: sort every visible sum),
+// each kept id a visible vector with its sum, over several k, sums with
+// many ties (span 4) and the whole uint16 range, chunks offered in
+// pieces (a reservoir part full or already shrunk), and a filter.
+func TestFS4SelectSumsMatchesScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 29))
+	for trial := 0; trial < 400; trial++ {
+		k := []int{1, 3, 10, 100}[trial%4]
+		n := 1 + rng.IntN(4000)
+		span := []int{4, 300, 65536, 1 << 12}[trial%4]
+		acc := make([]uint16, n)
+		ids := make([]uint32, n)
+		for i := range acc {
+			acc[i] = uint16(rng.IntN(span))
+			if trial%7 == 0 {
+				acc[i] = uint16(65535 - rng.IntN(span)) // near the top of the range
+			}
+			ids[i] = uint32(i)
+		}
+		var visible func(uint32) bool
+		if trial%3 == 1 {
+			visible = func(id uint32) bool { return id%5 != 2 }
+		}
+		var r sumReservoir
+		r.reset(k)
+		for off := 0; off < n; {
+			c := min(n-off, 1+rng.IntN(300))
+			fs4SelectSums(&r, acc[off:off+c], ids[off:off+c], visible)
+			off += c
+		}
+		r.shrink()
+		var want []uint16
+		for i, a := range acc {
+			if visible == nil || visible(ids[i]) {
+				want = append(want, a)
+			}
+		}
+		slices.Sort(want)
+		want = want[:min(k, len(want))]
+		got := make([]uint16, len(r.e))
+		for i, x := range r.e {
+			got[i] = x.a
+			if acc[x.id] != x.a || (visible != nil && !visible(x.id)) {
+				t.Fatalf("trial %d: kept id %d with sum %d, not a visible vector's", trial, x.id, x.a)
+			}
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("trial %d (k=%d n=%d span=%d): kept sums %v, want %v", trial, k, n, span, got, want)
+		}
+	}
+}
+
+// TestFloatKey: floatKey orders finite floats as < does (−0 just below
+// +0), and keyFloat inverts it bit for bit; over random bit patterns,
+// the extremes, subnormals and zeros.
+func TestFloatKey(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 1))
+	vals := []float32{0, float32(math.Copysign(0, -1)), math.SmallestNonzeroFloat32, -math.SmallestNonzeroFloat32, math.MaxFloat32, -math.MaxFloat32, 1, -1}
+	for len(vals) < 5000 {
+		if v := math.Float32frombits(rng.Uint32()); !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) {
+			vals = append(vals, v)
+		}
+	}
+	for i, a := range vals {
+		if got := keyFloat(floatKey(a)); math.Float32bits(got) != math.Float32bits(a) {
+			t.Fatalf("keyFloat(floatKey(%v)) = %v", a, got)
+		}
+		b := vals[(i*7919+1)%len(vals)]
+		if a < b && !(floatKey(a) < floatKey(b)) || a > b && !(floatKey(a) > floatKey(b)) {
+			t.Fatalf("order of %v, %v not kept: keys %d, %d", a, b, floatKey(a), floatKey(b))
 		}
 	}
 }

@@ -1,8 +1,11 @@
 package ivfpq
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"math"
+	"math/bits"
 	"slices"
 	"sync"
 
@@ -81,6 +84,214 @@ func (h *topk) push(d float32, id uint32) {
 	e[i] = topkEntry{d, id}
 }
 
+// reservoir keeps the k smallest (distance, id) pairs it is offered, as
+// topk does, at a lower cost per entry: an offer under the threshold is
+// appended, and when the buffer holds reservoirFactor·k entries a
+// selection keeps the k smallest and the threshold becomes the largest
+// of them (FAISS's ReservoirTopN). Offers at or above the threshold are
+// rejected, as topk rejects those at or above its worst.
+type reservoir struct {
+	k   int
+	thr float32 // +Inf until the first shrink
+	e   []topkEntry
+}
+
+// reservoirFactor is the buffer's size in multiples of k.
+const reservoirFactor = 4
+
+// reset empties r for k entries; its buffer's capacity is exactly
+// reservoirFactor·k (an append that fills it must shrink it).
+func (r *reservoir) reset(k int) {
+	r.k, r.thr = k, float32(math.Inf(1))
+	if c := reservoirFactor * k; cap(r.e) != c {
+		r.e = make([]topkEntry, 0, c)
+	}
+	r.e = r.e[:0]
+}
+
+// add appends (d, id), which must be under r.thr; it reports whether the
+// buffer was shrunk (and r.thr lowered).
+func (r *reservoir) add(d float32, id uint32) bool {
+	r.e = append(r.e, topkEntry{d, id})
+	if len(r.e) < cap(r.e) {
+		return false
+	}
+	r.shrink()
+	return true
+}
+
+// shrink keeps the k smallest entries (ties at the k-th in any order) and
+// sets the threshold to the largest kept distance.
+func (r *reservoir) shrink() {
+	if len(r.e) <= r.k {
+		return
+	}
+	selectSmallest(r.e, r.k)
+	r.e = r.e[:r.k]
+	w := r.e[0].d
+	for _, x := range r.e[1:] {
+		w = max(w, x.d)
+	}
+	r.thr = w
+}
+
+// selectSmallest reorders e so that e[:k] hold k smallest distances
+// (0 < k < len(e)): quickselect (Hoare partition, median-of-three pivot),
+// with a sort of the part left when it stops narrowing fast.
+func selectSmallest(e []topkEntry, k int) {
+	lo, hi := 0, len(e)-1
+	for budget := 2 * bits.Len(uint(len(e))); hi > lo; budget-- {
+		if budget == 0 {
+			slices.SortFunc(e[lo:hi+1], func(a, b topkEntry) int { return cmp.Compare(a.d, b.d) })
+			return
+		}
+		mid := lo + (hi-lo)/2
+		a, b, c := e[lo].d, e[mid].d, e[hi].d
+		pivot := max(min(a, b), min(max(a, b), c))
+		i, j := lo, hi
+		for i <= j {
+			for e[i].d < pivot {
+				i++
+			}
+			for e[j].d > pivot {
+				j--
+			}
+			if i <= j {
+				e[i], e[j] = e[j], e[i]
+				i++
+				j--
+			}
+		}
+		// e[lo..j] ≤ pivot ≤ e[i..hi], and e[j+1..i-1] == pivot.
+		switch {
+		case k-1 <= j:
+			hi = j
+		case k-1 >= i:
+			lo = i
+		default:
+			return
+		}
+	}
+}
+
+// finish shrinks the buffer to the k smallest.
+func (r *reservoir) finish() { r.shrink() }
+
+// sumReservoir is reservoir over fast-scan sums, for a search whose lists
+// all map a sum to its distance the same way (one LUT, no list term):
+// the order of the sums is the order of the distances, and the k smallest
+// are selected by counting (two 256-bin histograms) instead of comparing.
+type sumReservoir struct {
+	k int
+	t int // offers with a sum ≥ t are rejected (65536 until the first shrink)
+	e []sumEntry
+	// hist4 and hist are shrink's histograms (a buffer holds at most
+	// reservoirFactor·k entries).
+	hist4 [4][256]uint32
+	hist  [256]uint32
+}
+
+type sumEntry struct {
+	a  uint16
+	id uint32
+}
+
+// reset empties r for k entries; its buffer's capacity is exactly
+// reservoirFactor·k.
+func (r *sumReservoir) reset(k int) {
+	r.k, r.t = k, 1<<16
+	if c := reservoirFactor * k; cap(r.e) != c {
+		r.e = make([]sumEntry, 0, c)
+	}
+	r.e = r.e[:0]
+}
+
+// shrink keeps the k smallest sums (ties at the k-th in the order they
+// came) and lowers the threshold to the largest kept sum: a later sum
+// equal to it is rejected, as topk rejects a distance equal to its worst.
+func (r *sumReservoir) shrink() {
+	if len(r.e) <= r.k {
+		return
+	}
+	// The k-th smallest sum v: its high byte by a histogram of high
+	// bytes, then its low byte among the sums with that high byte.
+	// Four histograms, summed after, keep the increments of runs of
+	// equal high bytes (the common case) from waiting on each other.
+	hs := &r.hist4
+	*hs = [4][256]uint32{}
+	e := r.e
+	i := 0
+	for ; i+4 <= len(e); i += 4 {
+		hs[0][e[i].a>>8]++
+		hs[1][e[i+1].a>>8]++
+		hs[2][e[i+2].a>>8]++
+		hs[3][e[i+3].a>>8]++
+	}
+	for ; i < len(e); i++ {
+		hs[0][e[i].a>>8]++
+	}
+	need := uint32(r.k)
+	hi := 0
+	for ; ; hi++ {
+		c := uint32(hs[0][hi] + hs[1][hi] + hs[2][hi] + hs[3][hi])
+		if need <= c {
+			break
+		}
+		need -= c
+	}
+	h := &r.hist
+	*h = [256]uint32{}
+	for _, x := range r.e {
+		h[x.a&0xFF] += b2u32(int(x.a>>8) == hi)
+	}
+	lo := 0
+	for ; need > h[lo]; lo++ {
+		need -= h[lo]
+	}
+	v := uint16(hi<<8 | lo)
+	// Keep every sum under v and the first need sums equal to it
+	// (without branches: which entries stay is unpredictable).
+	n := 0
+	for _, x := range r.e {
+		take := b2u32(x.a == v) & b2u32(need > 0)
+		r.e[n] = x
+		n += int(b2u32(x.a < v) | take)
+		need -= take
+	}
+	r.e = r.e[:n]
+	r.t = int(v)
+}
+
+// b2u32 is 1 for true, 0 for false.
+func b2u32(b bool) uint32 {
+	var x uint32
+	if b {
+		x = 1
+	}
+	return x
+}
+
+// fs4SelectSums offers r the chunk's visible vectors (sums acc, ids;
+// visible nil: all are) whose sum is under r's threshold.
+func fs4SelectSums(r *sumReservoir, acc []uint16, ids []uint32, visible func(uint32) bool) {
+	for i := 0; i < len(acc); i++ {
+		if r.t <= 0xFFFF {
+			i += asm.IndexBelowU16(acc[i:], uint16(r.t))
+			if i == len(acc) {
+				return
+			}
+		}
+		id := ids[i]
+		if visible != nil && !visible(id) {
+			continue
+		}
+		r.e = append(r.e, sumEntry{acc[i], id})
+		if len(r.e) == cap(r.e) {
+			r.shrink()
+		}
+	}
+}
+
 // sorted returns the kept entries best first (ties by id).
 func (h *topk) sorted() []Result {
 	out := make([]Result, len(h.e))
@@ -119,6 +330,8 @@ type scratch struct {
 	luts            [1][]uint8
 	accs            [1][]uint16
 	heap, probe     topk
+	res             reservoir
+	sres            sumReservoir
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -336,6 +549,10 @@ func (ix *Index) scan(done <-chan struct{}, q []float32, p SearchParams, h *topk
 		return (deleted == nil || !deleted.Contains(id)) && (p.Allow == nil || p.Allow.Contains(id)) &&
 			(p.AllowFunc == nil || p.AllowFunc(id))
 	}
+	var fsVisible func(uint32) bool // nil: every vector is visible
+	if deleted != nil || p.Allow != nil || p.AllowFunc != nil {
+		fsVisible = visible
+	}
 	var q4 []uint8
 	var scale, bias float32
 	if o.Nbits == 4 {
@@ -348,6 +565,28 @@ func (ix *Index) scan(done <-chan struct{}, q []float32, p SearchParams, h *topk
 	sc.out = grow(sc.out, scanChunk)
 	sc.acc = grow(sc.acc, scanChunk)
 	out, acc := sc.out, sc.acc
+	// The 4-bit path collects into a reservoir, handed to h at the end:
+	// of sums when every list maps them to distances alike (no residual:
+	// one LUT, no list term), else of distances.
+	sums := o.Nbits == 4 && !o.byResidual()
+	if o.Nbits == 4 {
+		res, sres := &sc.res, &sc.sres
+		res.reset(h.k)
+		sres.reset(h.k)
+		defer func() {
+			if sums {
+				sres.shrink()
+				f := fs4Dist{inv: 1 / scale, bias: bias}
+				h.e = h.e[:0]
+				for _, x := range sres.e {
+					h.e = append(h.e, topkEntry{f.of(x.a), x.id})
+				}
+				return
+			}
+			res.finish()
+			h.e = append(h.e[:0], res.e...)
+		}()
+	}
 	for pi, l := range lists {
 		L := &ix.lists[l]
 		n := len(L.ids)
@@ -401,7 +640,11 @@ func (ix *Index) scan(done <-chan struct{}, q []float32, p SearchParams, h *topk
 			b0 := off / asm.FastScanBlock
 			sc.luts[0], sc.accs[0] = q4, acc
 			asm.FastScan4(L.codes[b0*bsz:(b0+nb)*bsz], nb, o.M, sc.luts[:], sc.accs[:])
-			fs4Select(h, acc[:cnt], L.ids[off:off+cnt], fs4Dist{inv: 1 / scale, bias: bias, cterm: cterm}, visible)
+			if sums {
+				fs4SelectSums(&sc.sres, acc[:cnt], L.ids[off:off+cnt], fsVisible)
+			} else {
+				fs4Select(&sc.res, acc[:cnt], L.ids[off:off+cnt], fs4Dist{inv: 1 / scale, bias: bias, cterm: cterm}, fsVisible)
+			}
 		}
 	}
 	return true
@@ -434,37 +677,30 @@ func (f fs4Dist) below(w float32) int {
 	return a
 }
 
-// fs4Select offers h the chunk's vectors (fast-scan sums acc, ids): each
-// one while h is not full, then only those whose sum is below the
-// threshold of h's worst distance, found by asm.IndexBelowU16 — the same
-// pushes as comparing every distance with h.worst().
-func fs4Select(h *topk, acc []uint16, ids []uint32, f fs4Dist, visible func(uint32) bool) {
-	i := 0
-	for ; i < len(acc) && !h.full(); i++ {
-		if id := ids[i]; visible(id) {
-			h.push(f.of(acc[i]), id)
-		}
-	}
-	if i == len(acc) {
-		return
-	}
-	// t may lag behind h's worst (it is recomputed only when a sum under
-	// it no longer enters): every sum under the current threshold is
-	// under t, and each is still checked against h.worst().
-	t := f.below(h.worst())
-	for i < len(acc) {
+// fs4Select offers r the chunk's visible vectors (fast-scan sums acc,
+// ids; visible nil: all are) whose sum is below the threshold of r's
+// (found by asm.IndexBelowU16), which are exactly those whose distance
+// is below it.
+func fs4Select(r *reservoir, acc []uint16, ids []uint32, f fs4Dist, visible func(uint32) bool) {
+	t := f.below(r.thr)
+	for i := 0; i < len(acc); i++ {
 		if t <= 0xFFFF {
 			i += asm.IndexBelowU16(acc[i:], uint16(t))
 			if i == len(acc) {
 				return
 			}
 		}
-		if dv := f.of(acc[i]); dv >= h.worst() {
-			t = f.below(h.worst())
-		} else if id := ids[i]; visible(id) {
-			h.push(dv, id)
+		id := ids[i]
+		if visible != nil && !visible(id) {
+			continue
 		}
-		i++
+		if dv := f.of(acc[i]); dv < r.thr {
+			r.e = append(r.e, topkEntry{dv, id})
+			if len(r.e) == cap(r.e) {
+				r.shrink()
+				t = f.below(r.thr)
+			}
+		}
 	}
 }
 

@@ -1,5 +1,7 @@
 package ivfpq
 
+import "math"
+
 // rowNorms returns ‖c_i‖² for the n = len(c)/d rows of c.
 func rowNorms(c []float32, d int) []float32 {
 	out := make([]float32, len(c)/d)
@@ -25,6 +27,15 @@ func rowNorms(c []float32, d int) []float32 {
 // (65535 − m) / Σ spans), since Σ_j round(span_j·a) ≤ a·Σ spans + m/2.
 // Each entry is off by at most 0.5/a (+ float32 rounding of (v−min)·a),
 // so a distance is within m·0.5/a of the float sum. len(q) ≥ mpad·16.
+// floatKey maps a finite float32 to an int32 with the same order (−0
+// below +0); keyFloat is its inverse.
+func floatKey(v float32) int32 {
+	i := int32(math.Float32bits(v))
+	return i ^ int32(uint32(i>>31)>>1)
+}
+
+func keyFloat(k int32) float32 { return math.Float32frombits(uint32(k ^ int32(uint32(k>>31)>>1))) }
+
 func quantizeLUT4(lut []float32, m int, q []uint8) (scale, bias float32) {
 	mpad := (m + 1) &^ 1
 	q = q[:mpad*16]
@@ -35,19 +46,19 @@ func quantizeLUT4(lut []float32, m int, q []uint8) (scale, bias float32) {
 	if m > len(mins) {
 		mins = make([]float32, m)
 	}
-	// Plain comparisons: the min/max builtins' NaN handling made this loop
-	// 3× slower (LUTs are finite: queries and centroids are checked).
+	// Min and max on order-preserving integer keys of the floats (finite:
+	// queries and centroids are checked): integer min/max compile to
+	// conditional moves, where float comparisons branch unpredictably on
+	// random LUT entries and the float min/max builtins pay for NaN rules.
 	for j := 0; j < m; j++ {
 		t := lut[j*16 : j*16+16 : j*16+16]
-		lo, hi := t[0], t[0]
+		klo := floatKey(t[0])
+		khi := klo
 		for _, v := range t[1:] {
-			if v < lo {
-				lo = v
-			}
-			if v > hi {
-				hi = v
-			}
+			kv := floatKey(v)
+			klo, khi = min(klo, kv), max(khi, kv)
 		}
+		lo, hi := keyFloat(klo), keyFloat(khi)
 		sumMin += float64(lo)
 		span := float64(hi) - float64(lo)
 		if span > maxSpan {
