@@ -20,8 +20,8 @@ func indexAboveRef(x []float32, t float32) int {
 
 // IndexBelowU16 returns the index of the first element of x less than t,
 // or len(x) if there is none: the scan of a top-k selection over
-// fast-scan sums (FastScan4) once the heap is full, with t the smallest
-// sum whose distance would not enter it.
+// fast-scan sums (FastScan4), with t the smallest sum that would not
+// enter the selection.
 func IndexBelowU16(x []uint16, t uint16) int {
 	if t == 0 {
 		return len(x)

@@ -67,8 +67,15 @@
 //     IndexIVFPQFastScan layout: blocks of 32 vectors, two 4-bit codes per
 //     byte, LUTs quantised to uint8 and summed in uint16 by in-register
 //     shuffles). Tombstoned ids and ids missing from the allow-list are
-//     skipped inside the scan, and the best candidates kept in a bounded
-//     max-heap.
+//     skipped inside the scan, and the best kk candidates kept (kk =
+//     k·KFactor with refine, else k): for 8 bits in a bounded max-heap;
+//     for 4 bits in a reservoir of 4·kk entries (FAISS's ReservoirTopN)
+//     that, when full, keeps its kk smallest and lowers its threshold to
+//     the largest of them. Without residuals every list maps a uint16 sum
+//     to its distance alike, so the reservoir holds sums and finds the
+//     kk-th by two 256-bin histograms; with residuals it holds distances
+//     and uses quickselect. Only the sums under the threshold are offered
+//     (asm.IndexBelowU16).
 //  4. Refine (FAISS IndexRefineFlat): with exact vectors set and KFactor
 //     ≥ 1, the best k·KFactor candidates are rescored exactly (one
 //     asm.L2SqGather / asm.DotGather call) and the best k returned.

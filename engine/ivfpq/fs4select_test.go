@@ -2,6 +2,7 @@ package ivfpq
 
 import (
 	"cmp"
+	"context"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -34,7 +35,7 @@ func TestFS4SelectMatchesScan(t *testing.T) {
 			visible = func(uint32) bool { return true }
 		}
 		var got reservoir
-		got.reset(k)
+		got.reset(k, 1<<30)
 		var all []topkEntry
 		dist := map[uint32]float32{}
 		// An earlier chunk first, so the chunk under test starts with a
@@ -247,7 +248,7 @@ func TestFS4SelectSumsMatchesScan(t *testing.T) {
 			visible = func(id uint32) bool { return id%5 != 2 }
 		}
 		var r sumReservoir
-		r.reset(k)
+		r.reset(k, n)
 		for off := 0; off < n; {
 			c := min(n-off, 1+rng.IntN(300))
 			fs4SelectSums(&r, acc[off:off+c], ids[off:off+c], visible)
@@ -294,6 +295,38 @@ func TestFloatKey(t *testing.T) {
 		b := vals[(i*7919+1)%len(vals)]
 		if a < b && !(floatKey(a) < floatKey(b)) || a > b && !(floatKey(a) > floatKey(b)) {
 			t.Fatalf("order of %v, %v not kept: keys %d, %d", a, b, floatKey(a), floatKey(b))
+		}
+	}
+}
+
+// TestSearchHugeK: a k far above the index's size (up to math.MaxInt)
+// returns every vector, best first, without sizing buffers by k; with
+// and without residuals, with refine.
+func TestSearchHugeK(t *testing.T) {
+	const d = 8
+	x := randVecs(5, 200, d, false)
+	for _, res := range []Residual{ResidualOff, ResidualOn} {
+		ix := buildIndex(t, Options{Dim: d, Metric: L2, Nlist: 4, M: 4, Nbits: 4, Residual: res, KMeansIters: 4, Seed: 1}, x)
+		for _, k := range []int{199, 200, 201, 1 << 40, math.MaxInt} {
+			got, err := ix.SearchContext(context.Background(), x[:d], k, SearchParams{Nprobe: 4})
+			if err != nil || len(got) != min(k, 200) {
+				t.Fatalf("residual %v k=%d: %d results, %v", res, k, len(got), err)
+			}
+			for i := 1; i < len(got); i++ {
+				if got[i].Distance < got[i-1].Distance {
+					t.Fatalf("k=%d: results not sorted", k)
+				}
+			}
+		}
+	}
+}
+
+// TestReservoirLimit: min(4·k, n+1) without overflow.
+func TestReservoirLimit(t *testing.T) {
+	for _, c := range []struct{ k, n, want int }{{1, 0, 1}, {1, 3, 4}, {1, 4, 4}, {100, 1000, 400}, {100, 399, 400}, {100, 398, 399},
+		{math.MaxInt, 10, 11}, {math.MaxInt / 3, math.MaxInt - 1, math.MaxInt}} {
+		if got := reservoirLimit(c.k, c.n); got != c.want {
+			t.Errorf("reservoirLimit(%d, %d) = %d, want %d", c.k, c.n, got, c.want)
 		}
 	}
 }

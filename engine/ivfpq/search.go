@@ -33,7 +33,7 @@ func (h *topk) full() bool { return len(h.e) >= h.k }
 // worst returns the largest kept distance (valid when full).
 func (h *topk) worst() float32 { return h.e[0].d }
 
-// ids appends the kept ids, in heap order, to dst.
+// ids appends the kept ids, in storage order, to dst.
 func (h *topk) ids(dst []uint32) []uint32 {
 	for _, x := range h.e {
 		dst = append(dst, x.id)
@@ -94,26 +94,38 @@ type reservoir struct {
 	k   int
 	thr float32 // +Inf until the first shrink
 	e   []topkEntry
+	lim int // len(e) that makes it shrink
 }
 
 // reservoirFactor is the buffer's size in multiples of k.
 const reservoirFactor = 4
 
-// reset empties r for k entries; its buffer's capacity is exactly
-// reservoirFactor·k (an append that fills it must shrink it).
-func (r *reservoir) reset(k int) {
+// reset empties r for k entries, of at most n offers: the buffer holds
+// reservoirFactor·k before it shrinks, or n+1 when that is fewer (it
+// then never fills, and finish selects once).
+func (r *reservoir) reset(k, n int) {
 	r.k, r.thr = k, float32(math.Inf(1))
-	if c := reservoirFactor * k; cap(r.e) != c {
-		r.e = make([]topkEntry, 0, c)
+	r.lim = reservoirLimit(k, n)
+	if cap(r.e) < r.lim {
+		r.e = make([]topkEntry, 0, r.lim)
 	}
 	r.e = r.e[:0]
+}
+
+// reservoirLimit is min(reservoirFactor·k, n+1) without overflow (k ≥ 1,
+// n ≥ 0).
+func reservoirLimit(k, n int) int {
+	if k > n/reservoirFactor {
+		return n + 1
+	}
+	return reservoirFactor * k
 }
 
 // add appends (d, id), which must be under r.thr; it reports whether the
 // buffer was shrunk (and r.thr lowered).
 func (r *reservoir) add(d float32, id uint32) bool {
 	r.e = append(r.e, topkEntry{d, id})
-	if len(r.e) < cap(r.e) {
+	if len(r.e) < r.lim {
 		return false
 	}
 	r.shrink()
@@ -182,9 +194,10 @@ func (r *reservoir) finish() { r.shrink() }
 // the order of the sums is the order of the distances, and the k smallest
 // are selected by counting (two 256-bin histograms) instead of comparing.
 type sumReservoir struct {
-	k int
-	t int // offers with a sum ≥ t are rejected (65536 until the first shrink)
-	e []sumEntry
+	k   int
+	t   int // offers with a sum ≥ t are rejected (65536 until the first shrink)
+	e   []sumEntry
+	lim int // len(e) that makes it shrink
 	// hist4 and hist are shrink's histograms (a buffer holds at most
 	// reservoirFactor·k entries).
 	hist4 [4][256]uint32
@@ -196,12 +209,12 @@ type sumEntry struct {
 	id uint32
 }
 
-// reset empties r for k entries; its buffer's capacity is exactly
-// reservoirFactor·k.
-func (r *sumReservoir) reset(k int) {
+// reset empties r for k entries of at most n offers (reservoir.reset).
+func (r *sumReservoir) reset(k, n int) {
 	r.k, r.t = k, 1<<16
-	if c := reservoirFactor * k; cap(r.e) != c {
-		r.e = make([]sumEntry, 0, c)
+	r.lim = reservoirLimit(k, n)
+	if cap(r.e) < r.lim {
+		r.e = make([]sumEntry, 0, r.lim)
 	}
 	r.e = r.e[:0]
 }
@@ -286,7 +299,7 @@ func fs4SelectSums(r *sumReservoir, acc []uint16, ids []uint32, visible func(uin
 			continue
 		}
 		r.e = append(r.e, sumEntry{acc[i], id})
-		if len(r.e) == cap(r.e) {
+		if len(r.e) == r.lim {
 			r.shrink()
 		}
 	}
@@ -515,10 +528,13 @@ func (ix *Index) probe(q []float32, nprobe int, sc *scratch) ([]int, []float32) 
 	return lists, terms
 }
 
-// scan pushes every allowed live vector of the probed lists into h with its
-// PQ distance estimate. It looks at done (nil: never closed) before every
-// chunk of scanChunk codes and reports false when it found it closed and
-// stopped (h then holds what the scanned codes gave).
+// scan offers every allowed live vector of the probed lists with its PQ
+// distance estimate and leaves in h the h.k best (8 bits: pushed into the
+// heap; 4 bits: collected in a reservoir and copied into h.e at the end,
+// not in heap order, for h.sorted or h.ids). It looks at done (nil: never
+// closed) before every chunk of scanChunk codes and reports false when it
+// found it closed and stopped (h then holds the best of what the scanned
+// codes gave).
 func (ix *Index) scan(done <-chan struct{}, q []float32, p SearchParams, h *topk, sc *scratch) bool {
 	o := ix.opts
 	nprobe := min(max(p.Nprobe, 1), o.Nlist)
@@ -571,8 +587,15 @@ func (ix *Index) scan(done <-chan struct{}, q []float32, p SearchParams, h *topk
 	sums := o.Nbits == 4 && !o.byResidual()
 	if o.Nbits == 4 {
 		res, sres := &sc.res, &sc.sres
-		res.reset(h.k)
-		sres.reset(h.k)
+		codes := 0 // the most offers the reservoir can get
+		for _, l := range lists {
+			codes += len(ix.lists[l].ids)
+		}
+		if sums {
+			sres.reset(h.k, codes)
+		} else {
+			res.reset(h.k, codes)
+		}
 		defer func() {
 			if sums {
 				sres.shrink()
@@ -694,12 +717,8 @@ func fs4Select(r *reservoir, acc []uint16, ids []uint32, f fs4Dist, visible func
 		if visible != nil && !visible(id) {
 			continue
 		}
-		if dv := f.of(acc[i]); dv < r.thr {
-			r.e = append(r.e, topkEntry{dv, id})
-			if len(r.e) == cap(r.e) {
-				r.shrink()
-				t = f.below(r.thr)
-			}
+		if dv := f.of(acc[i]); dv < r.thr && r.add(dv, id) {
+			t = f.below(r.thr)
 		}
 	}
 }

@@ -27,15 +27,6 @@ func rowNorms(c []float32, d int) []float32 {
 // (65535 − m) / Σ spans), since Σ_j round(span_j·a) ≤ a·Σ spans + m/2.
 // Each entry is off by at most 0.5/a (+ float32 rounding of (v−min)·a),
 // so a distance is within m·0.5/a of the float sum. len(q) ≥ mpad·16.
-// floatKey maps a finite float32 to an int32 with the same order (−0
-// below +0); keyFloat is its inverse.
-func floatKey(v float32) int32 {
-	i := int32(math.Float32bits(v))
-	return i ^ int32(uint32(i>>31)>>1)
-}
-
-func keyFloat(k int32) float32 { return math.Float32frombits(uint32(k ^ int32(uint32(k>>31)>>1))) }
-
 func quantizeLUT4(lut []float32, m int, q []uint8) (scale, bias float32) {
 	mpad := (m + 1) &^ 1
 	q = q[:mpad*16]
@@ -87,3 +78,12 @@ func quantizeLUT4(lut []float32, m int, q []uint8) (scale, bias float32) {
 	}
 	return af, float32(sumMin)
 }
+
+// floatKey maps a finite float32 to an int32 with the same order (−0
+// below +0); keyFloat is its inverse.
+func floatKey(v float32) int32 {
+	i := int32(math.Float32bits(v))
+	return i ^ int32(uint32(i>>31)>>1)
+}
+
+func keyFloat(k int32) float32 { return math.Float32frombits(uint32(k ^ int32(uint32(k>>31)>>1))) }
