@@ -330,3 +330,48 @@ func TestReservoirLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestSelectProbes: the nprobe nearest lists by the sampled bound are the
+// heap's over every distance (the reference): exactly, for distinct
+// distances; the same distances where many tie. Over list counts around
+// the sample's cut-offs, every nprobe from 1 to all lists, and skewed
+// distances (a few near, most far) where the bound may miss.
+func TestSelectProbes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	var sc scratch
+	for trial := 0; trial < 300; trial++ {
+		n := []int{1, 64, 127, 128, 200, 1024, 4096}[trial%7]
+		cd := make([]float32, n)
+		ties := trial%3 == 0
+		for i := range cd {
+			switch {
+			case ties:
+				cd[i] = float32(rng.IntN(20))
+			case trial%3 == 1:
+				cd[i] = float32(rng.NormFloat64())
+			default:
+				cd[i] = float32(math.Exp(rng.NormFloat64() * 3)) // heavy tail
+			}
+		}
+		for _, np := range []int{1, 2, 7, 48, n / 3, n - 1, n} {
+			if np < 1 || np > n {
+				continue
+			}
+			var ref topk
+			ref.reset(np)
+			for l, v := range cd {
+				ref.push(v, uint32(l))
+			}
+			want := ref.sorted()
+			got := selectProbes(cd, np, &sc)
+			if len(got) != len(want) {
+				t.Fatalf("n=%d nprobe=%d: %d lists, want %d", n, np, len(got), len(want))
+			}
+			for i := range got {
+				if got[i].Distance != want[i].Distance || (!ties && got[i].ID != want[i].ID) {
+					t.Fatalf("n=%d nprobe=%d ties=%v: probe %d is %+v, want %+v", n, np, ties, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}

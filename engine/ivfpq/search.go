@@ -345,6 +345,7 @@ type scratch struct {
 	heap, probe     topk
 	res             reservoir
 	sres            sumReservoir
+	sample          []float32 // probeBound's samples
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -510,15 +511,7 @@ func (ix *Index) probe(q []float32, nprobe int, sc *scratch) ([]int, []float32) 
 	} else {
 		asm.L2SqBatch(q, ix.coarse, cd)
 	}
-	h := &sc.probe
-	h.reset(nprobe)
-	for l, v := range cd {
-		if h.full() && v >= h.worst() {
-			continue // push would reject it: spare the call
-		}
-		h.push(v, uint32(l))
-	}
-	r := h.sorted()
+	r := selectProbes(cd, nprobe, sc)
 	lists := make([]int, len(r))
 	terms := make([]float32, len(r))
 	for i, x := range r {
@@ -526,6 +519,69 @@ func (ix *Index) probe(q []float32, nprobe int, sc *scratch) ([]int, []float32) 
 		terms[i] = x.Distance
 	}
 	return lists, terms
+}
+
+// selectProbes returns the nprobe smallest coarse distances of cd with
+// their lists (Result.ID), best first, ties by list.
+func selectProbes(cd []float32, nprobe int, sc *scratch) []Result {
+	h := &sc.probe
+	h.reset(nprobe)
+	if tau, ok := probeBound(cd, nprobe, &sc.sample); ok {
+		// Every one of the nprobe nearest is ≤ tau when at least nprobe
+		// are: offer only those (about 2·nprobe instead of all).
+		n := 0
+		for _, v := range cd {
+			n += int(b2u32(v <= tau))
+		}
+		if n >= nprobe {
+			for l, v := range cd {
+				if v <= tau && (!h.full() || v < h.worst()) {
+					h.push(v, uint32(l))
+				}
+			}
+		}
+	}
+	if len(h.e) == 0 {
+		for l, v := range cd {
+			if h.full() && v >= h.worst() {
+				continue // push would reject it: spare the call
+			}
+			h.push(v, uint32(l))
+		}
+	}
+	return h.sorted()
+}
+
+// probeBound estimates a bound under which about 2·nprobe of the coarse
+// distances cd lie: the m-th smallest of every probeStride-th distance,
+// m = 2·nprobe/probeStride + 1. ok is false when cd is too short for a
+// sample to pay off (or nprobe too close to len(cd)); the caller checks
+// that at least nprobe distances are within the bound before relying on
+// it.
+func probeBound(cd []float32, nprobe int, buf *[]float32) (tau float32, ok bool) {
+	const probeStride = 16
+	m := 2*nprobe/probeStride + 1
+	if len(cd) < 8*probeStride || m*probeStride*2 > len(cd) {
+		return 0, false
+	}
+	// The m smallest samples, sorted, by insertion.
+	best := (*buf)[:0]
+	for i := 0; i < len(cd); i += probeStride {
+		v := cd[i]
+		if len(best) == m && v >= best[m-1] {
+			continue
+		}
+		if len(best) < m {
+			best = append(best, v)
+		} else {
+			best[m-1] = v
+		}
+		for j := len(best) - 1; j > 0 && best[j] < best[j-1]; j-- {
+			best[j], best[j-1] = best[j-1], best[j]
+		}
+	}
+	*buf = best
+	return best[m-1], true
 }
 
 // scan offers every allowed live vector of the probed lists with its PQ
