@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/stratasearch/strata/engine/contract"
 	"github.com/stratasearch/strata/engine/tier/wal"
 	"github.com/stratasearch/strata/internal/base"
 	"github.com/stratasearch/strata/internal/inspect"
@@ -196,16 +195,9 @@ func (m *Manifest) appendEdit(dst []byte) (rec []byte, changed bool) {
 		payload = fmt.Appendf(nil, `{"journal":%d}`, m.Journal)
 		dst = wal.AppendRecord(dst, wal.TypeIngestJournalHeader, 1, payload)
 	}
-	payload = append(payload[:0], `{"set":{`...)
-	for i, p := range set {
-		if i > 0 {
-			payload = append(payload, ',')
-		}
-		payload = contract.AppendJSONString(payload, p)
-		payload = append(payload, ':')
-		payload = m.Files[p].appendJSON(payload)
-	}
-	payload = append(payload, `},"del":`...)
+	payload = append(payload[:0], `{"set":`...)
+	payload = appendEntryMap(payload, set, m.Files)
+	payload = append(payload, `,"del":`...)
 	payload = appendJSONList(payload, del)
 	payload = append(payload, '}')
 	seq := m.j.seq + 1

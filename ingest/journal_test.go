@@ -489,15 +489,7 @@ func TestManifestNewJournalAfterFailedDirSync(t *testing.T) {
 		}
 		return nil
 	}})
-	m := mustLoad(t, fsys)
-	m.Files["/a.go"] = &FileEntry{Size: 1}
-	if err := m.Save(jpath); err != nil {
-		t.Fatal(err)
-	}
-	m.Files["/b.go"] = &FileEntry{Size: 2}
-	if err := m.Save(jpath); err != nil { // journal record
-		t.Fatal(err)
-	}
+	m := snapshotAndRecord(t, fsys)
 	acked := filesJSON(m)
 	failDirSync = true
 	m.j.broken = true // the next Save writes a snapshot
@@ -526,15 +518,7 @@ func TestReloadAfterFailureWritesSnapshot(t *testing.T) {
 		}
 		return nil
 	}})
-	m := mustLoad(t, fsys)
-	m.Files["/a.go"] = &FileEntry{Size: 1}
-	if err := m.Save(jpath); err != nil {
-		t.Fatal(err)
-	}
-	m.Files["/b.go"] = &FileEntry{Size: 2}
-	if err := m.Save(jpath); err != nil {
-		t.Fatal(err)
-	}
+	m := snapshotAndRecord(t, fsys)
 	failSync = true
 	m.Files["/c.go"] = &FileEntry{Size: 3}
 	if err := m.Save(jpath); err == nil {
@@ -553,4 +537,20 @@ func TestReloadAfterFailureWritesSnapshot(t *testing.T) {
 	if back.Journal == gen {
 		t.Fatal("the save after a failed pass appended after a record whose fsync failed")
 	}
+}
+
+// snapshotAndRecord loads the manifest on fsys and saves it twice: a
+// snapshot holding /a.go, then a journal record adding /b.go.
+func snapshotAndRecord(t *testing.T, fsys vfs.FS) *Manifest {
+	t.Helper()
+	m := mustLoad(t, fsys)
+	m.Files["/a.go"] = &FileEntry{Size: 1}
+	if err := m.Save(jpath); err != nil {
+		t.Fatal(err)
+	}
+	m.Files["/b.go"] = &FileEntry{Size: 2}
+	if err := m.Save(jpath); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

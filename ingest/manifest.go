@@ -192,6 +192,13 @@ func (m *Manifest) appendJSON(dst []byte) []byte {
 		paths = append(paths, p)
 	}
 	slices.Sort(paths)
+	dst = appendEntryMap(dst, paths, m.Files)
+	return append(dst, '}')
+}
+
+// appendEntryMap appends the JSON object {PATH: ENTRY, …} of files'
+// entries at paths, in that order.
+func appendEntryMap(dst []byte, paths []string, files map[string]*FileEntry) []byte {
 	dst = append(dst, '{')
 	for i, p := range paths {
 		if i > 0 {
@@ -199,9 +206,9 @@ func (m *Manifest) appendJSON(dst []byte) []byte {
 		}
 		dst = contract.AppendJSONString(dst, p)
 		dst = append(dst, ':')
-		dst = m.Files[p].appendJSON(dst)
+		dst = files[p].appendJSON(dst)
 	}
-	return append(dst, "}}"...)
+	return append(dst, '}')
 }
 
 func (e *FileEntry) appendJSON(dst []byte) []byte {

@@ -65,14 +65,7 @@ func inspectStore(t *testing.T) string {
 
 func TestCLIInspect(t *testing.T) {
 	dir := inspectStore(t)
-	out, err := capture(t, func() error { return runInspect([]string{"--json", dir}) })
-	if err != nil {
-		t.Fatalf("inspect: %v\n%s", err, out)
-	}
-	var infos []*inspect.Info
-	if err := json.Unmarshal([]byte(out), &infos); err != nil {
-		t.Fatalf("json: %v\n%s", err, out)
-	}
+	infos := inspectJSONOut(t, dir)
 	formats := map[string]int{}
 	var seg string
 	for _, in := range infos {
@@ -98,7 +91,7 @@ func TestCLIInspect(t *testing.T) {
 	}
 
 	// The human form names the sections and ends with the summary.
-	out, err = capture(t, func() error { return runInspect([]string{seg}) })
+	out, err := capture(t, func() error { return runInspect([]string{seg}) })
 	if err != nil || !strings.Contains(out, "section hnsw") || !strings.Contains(out, "1 files: 1 OK") {
 		t.Fatalf("text (%v):\n%s", err, out)
 	}
@@ -316,14 +309,7 @@ func TestCLIInspectManifestJournal(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	out, err := capture(t, func() error { return runInspect([]string{"--json", dir}) })
-	if err != nil {
-		t.Fatalf("inspect: %v\n%s", err, out)
-	}
-	var infos []*inspect.Info
-	if err := json.Unmarshal([]byte(out), &infos); err != nil {
-		t.Fatalf("json: %v\n%s", err, out)
-	}
+	infos := inspectJSONOut(t, dir)
 	var journal *inspect.Info
 	formats := map[string]int{}
 	for _, in := range infos {
@@ -348,11 +334,25 @@ func TestCLIInspectManifestJournal(t *testing.T) {
 	if err := os.WriteFile(jp, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err = capture(t, func() error { return runInspect([]string{jp}) })
+	out, err := capture(t, func() error { return runInspect([]string{jp}) })
 	if err == nil || !strings.Contains(out, fmt.Sprintf("at byte %d", second)) {
 		t.Fatalf("damaged journal: err %v\n%s", err, out)
 	}
 	if _, err := ingest.LoadManifest(path); err == nil || !strings.Contains(err.Error(), jp) {
 		t.Fatalf("loading the damaged manifest: %v", err)
 	}
+}
+
+// inspectJSONOut runs `searchd inspect --json dir` and decodes its output.
+func inspectJSONOut(t *testing.T, dir string) []*inspect.Info {
+	t.Helper()
+	out, err := capture(t, func() error { return runInspect([]string{"--json", dir}) })
+	if err != nil {
+		t.Fatalf("inspect: %v\n%s", err, out)
+	}
+	var infos []*inspect.Info
+	if err := json.Unmarshal([]byte(out), &infos); err != nil {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	return infos
 }
