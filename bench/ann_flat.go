@@ -99,18 +99,22 @@ func flatSearch(q, base []float32, d, k int, ip bool) []int64 {
 			norms[j] = asm.Dot(r, r)
 		}
 	}
-	for q0 := 0; q0 < nq; q0 += flatQueryBlock {
-		q1 := min(q0+flatQueryBlock, nq)
-		qb := q[q0*d : q1*d]
-		for b0 := 0; b0 < n; b0 += flatBaseBlock {
-			b1 := min(b0+flatBaseBlock, n)
-			m := b1 - b0
+	// Base blocks outer: a block (flatBaseBlock rows, 1.6 MB at d = 100)
+	// is read from memory once and stays in cache for every query block,
+	// where the query-blocks-outer order streamed the whole base once per
+	// query block; each query still sees the blocks in order.
+	for b0 := 0; b0 < n; b0 += flatBaseBlock {
+		b1 := min(b0+flatBaseBlock, n)
+		m := b1 - b0
+		cb := base[b0*d : b1*d]
+		var bn []float32
+		if !ip {
+			bn = norms[b0:b1]
+		}
+		for q0 := 0; q0 < nq; q0 += flatQueryBlock {
+			q1 := min(q0+flatQueryBlock, nq)
 			o := out[:(q1-q0)*m]
-			asm.DotMany(qb, base[b0*d:b1*d], d, o)
-			var bn []float32
-			if !ip {
-				bn = norms[b0:b1]
-			}
+			asm.DotMany(q[q0*d:q1*d], cb, d, o)
 			for i := q0; i < q1; i++ {
 				selectRow(&hs[i], o[(i-q0)*m:(i-q0+1)*m], bn, int64(b0), k)
 			}
