@@ -159,8 +159,7 @@ func selectRow(h *flatHeap, row, norms []float32, base int64, k int) {
 			if j == len(row) {
 				break
 			}
-			(*h)[0] = flatItem{-row[j], base + int64(j)}
-			heap.Fix(h, 0)
+			h.replaceTop(flatItem{-row[j], base + int64(j)})
 			neg = -(*h)[0].dist
 			j++
 		}
@@ -169,8 +168,7 @@ func selectRow(h *flatHeap, row, norms []float32, base int64, k int) {
 	norms = norms[:len(row)]
 	for ; j < len(row); j++ {
 		if dist := norms[j] - 2*row[j]; dist < thr {
-			(*h)[0] = flatItem{dist, base + int64(j)}
-			heap.Fix(h, 0)
+			h.replaceTop(flatItem{dist, base + int64(j)})
 			thr = (*h)[0].dist
 		}
 	}
@@ -193,6 +191,30 @@ func (h flatHeap) Less(i, j int) bool {
 }
 func (h flatHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
 func (h *flatHeap) Push(x any)   { *h = append(*h, x.(flatItem)) }
+
+// replaceTop puts x in place of the root (the worst kept hit) and sifts
+// it down: heap.Fix(h, 0) without the interface calls, the hot path of
+// selectRow.
+func (h flatHeap) replaceTop(x flatItem) {
+	n := len(h)
+	i := 0
+	for {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if r := c + 1; r < n && h.Less(r, c) {
+			c = r
+		}
+		if !(h[c].dist > x.dist || h[c].dist == x.dist && h[c].id > x.id) {
+			break
+		}
+		h[i] = h[c]
+		i = c
+	}
+	h[i] = x
+}
+
 func (h *flatHeap) Pop() any {
 	old := *h
 	x := old[len(old)-1]
