@@ -751,7 +751,7 @@ var fuzzSeedsOnce struct {
 
 // fuzzSegmentSeeds returns valid segments: a small synthetic corpus with
 // and without positions, and a long-list segment (one term in 300 docs),
-// in the current format, and two in format version 1.
+// in the current format, two in format version 1 and two in version 2.
 // Built once: the fuzz function reads them on every execution.
 func fuzzSegmentSeeds() [][]byte {
 	fuzzSeedsOnce.Do(func() { fuzzSeedsOnce.segs = buildFuzzSegmentSeeds() })
@@ -774,7 +774,7 @@ func buildFuzzSegmentSeeds() [][]byte {
 		docs    []modelDoc
 		pos     bool
 		version uint32
-	}{{small, true, 0}, {small, false, 0}, {long, true, 0}, {small, true, 1}, {long, false, 1}} {
+	}{{small, true, 0}, {small, false, 0}, {long, true, 0}, {small, true, 1}, {long, false, 1}, {small, true, 2}, {long, true, 2}} {
 		var buf bytes.Buffer
 		b := NewBuilder(Options{OmitPositions: !c.pos, formatVersion: c.version})
 		for _, d := range c.docs {
@@ -873,7 +873,7 @@ func TestSegmentInfo(t *testing.T) {
 		t.Fatal(err)
 	}
 	info := s.Info()
-	if info.NumDocs != 1 || info.NumTerms != 5 || !info.Positions || info.Version != 1 || info.SumDocLen != 3 {
+	if info.NumDocs != 1 || info.NumTerms != 5 || !info.Positions || info.Version != segVersion || info.SumDocLen != 3 {
 		t.Errorf("info %+v", info)
 	}
 	// Sections tile the file exactly.

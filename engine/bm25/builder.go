@@ -18,16 +18,15 @@ type Options struct {
 	// OmitPositions drops term positions: smaller segments, no phrase
 	// queries. Default false (positions stored).
 	OmitPositions bool
-	// PartitionedEF writes doc ids as partitioned Elias-Fano (segment
-	// format 2, Ottaviano & Venturini, SIGIR 2014: 128-posting partitions,
-	// each the smallest of an all-ones run, a bitmap or Elias-Fano)
-	// instead of one Elias-Fano sequence per list (format 1). Measured on
-	// the Go standard library (BenchmarkSegmentFormat, quiet machine): doc
-	// ids 5.86 → 0.97 bytes per posting, the whole segment 48.8 → 37.0 MB,
-	// but OR queries about 4% slower (24.2 → 25.3 µs; 26.0 before the
-	// cursor's word cache). Default false:
-	// format 1, the faster one. Both formats are read; Merge writes format
-	// 2 when any input segment is format 2.
+	// PartitionedEF writes every list's doc ids as partitioned Elias-Fano
+	// (segment format 2, Ottaviano & Venturini, SIGIR 2014: 128-posting
+	// partitions, each the smallest of an all-ones run, a bitmap or
+	// Elias-Fano). Default false: format 3, which codes the lists of at
+	// most BlockSize postings that way (without block metadata) and the
+	// longer ones as one Elias-Fano sequence, about as small as format 2
+	// and as fast as format 1 on OR queries (doc.go, "Postings"). Every
+	// format is read; Merge writes format 2 only when every input is
+	// format 2, else format 3.
 	PartitionedEF bool
 
 	// formatVersion is the segment format WriteTo writes when not 0;
@@ -241,7 +240,6 @@ func (b *Builder) AppendTo(dst []byte) ([]byte, error) {
 // seal encodes everything added so far.
 func (b *Builder) seal() (*segWriter, error) {
 	sw := newSegWriter(!b.opts.OmitPositions)
-	sw.version = 1
 	if b.opts.PartitionedEF {
 		sw.version = 2
 	}
@@ -305,10 +303,12 @@ func Merge(w io.Writer, segs []*Segment, deleted []*roaring.Bitmap) (int64, erro
 		positions = positions && s.positions
 	}
 	sw := newSegWriter(positions)
-	sw.version = 1
-	for _, s := range segs {
-		if s.version >= 2 {
-			sw.version = 2
+	if len(segs) > 0 {
+		sw.version = 2 // kept only when every input is version 2 (Options.PartitionedEF)
+		for _, s := range segs {
+			if s.version != 2 {
+				sw.version = segVersion
+			}
 		}
 	}
 	remap := make([][]int64, len(segs)) // old local id -> new id, -1 deleted

@@ -179,68 +179,40 @@
 //
 // # Postings
 //
-// Doc ids are one Elias-Fano sequence per list (format version 1, the
-// default) or, with Options.PartitionedEF, partitioned Elias-Fano
-// (format version 2; Ottaviano &
-// Venturini, "Partitioned Elias-Fano indexes", SIGIR 2014, uniform
-// variant; pef.go): each 128-posting block of a list is coded relative to
-// its own universe (previous block's last doc + 1 .. its lastDoc, both from
-// the block metadata) as whichever is smallest of an all-ones run (0 bits),
-// a bitmap, or Elias-Fano (Elias 1974, Fano 1971; Vigna, "Quasi-succinct
-// indices", WSDM 2013: l = ⌊log2(U/m)⌋ low bits, high parts in unary). The
-// choice follows from (m, U), so partitions carry no header, tag, offset or
-// sample: NextGEQ skips partitions through the block metadata's lastDoc and
-// jumps inside one by counting zeros of its (at most 3·128) upper bits.
-// Version 1 (one Elias-Fano sequence per list with a 16-byte header,
-// word-padded arrays and select1/select0 samples every 256; ef.go) stays
-// the default because it answers OR queries faster (below); Merge writes
-// version 2 when any input is version 2. Term frequencies minus one are
-// bit-packed per 128-posting block at the block's maximum width. Positions
-// are uvarint deltas per document.
+// A list's doc ids are coded in one of two ways:
 //
-// Why partitioned: most terms are rare, and version 1's fixed cost per list
-// (header, samples, padding to 8 bytes) dominated. Doc-id bytes per posting
-// (TestReadVersion1 checks both versions answer identically):
+//   - partitioned Elias-Fano (pef.go; Ottaviano & Venturini, "Partitioned
+//     Elias-Fano indexes", SIGIR 2014, uniform variant): each 128-posting
+//     block is coded relative to its own universe (previous block's last
+//     doc + 1 .. its lastDoc) as whichever is smallest of an all-ones run
+//     (0 bits), a bitmap, or Elias-Fano (Elias 1974, Fano 1971; Vigna,
+//     "Quasi-succinct indices", WSDM 2013: l = ⌊log2(U/m)⌋ low bits, high
+//     parts in unary). The choice follows from (m, U), so partitions carry
+//     no header, tag, offset or sample: NextGEQ skips partitions through
+//     the block metadata's lastDoc and jumps inside one by counting zeros
+//     of its (at most 3·128) upper bits;
+//   - one Elias-Fano sequence (ef.go): a 16-byte header, word-padded low
+//     and high arrays and select1/select0 samples every 256 elements, the
+//     blob aligned to 8 bytes.
 //
-//	corpus                          postings   v1 EF   v2 partitioned
-//	Go 1.26 stdlib (7,711 files)   2,252,534   5.86    0.97
-//	Vaswani (11,429 abstracts)       351,590   2.42    0.88
-//	Cranfield (1,400 abstracts)      122,935   3.41    0.74
+// Format version 3, the default, codes a list of at most BlockSize (128)
+// postings as one partition and stores no block metadata for it (the
+// term record holds its lastDoc, maxTF and minDL; its tf block follows
+// the doc ids, its positions follow the tf block), and codes a longer list
+// as one Elias-Fano sequence with block metadata. Most terms are rare, so
+// the fixed cost of a sequence and of block metadata dominated the short
+// lists; the long lists, where an OR query spends its time, keep the
+// sequence, whose cursor is a few per cent faster than the partitioned
+// one. Version 2 (Options.PartitionedEF) codes every list partitioned;
+// version 1 every list as one sequence. All three are read; Merge writes
+// version 2 when every input is version 2, else version 3. Term
+// frequencies minus one are bit-packed per 128-posting block at the
+// block's maximum width. Positions are uvarint deltas per document. Sizes
+// and speeds of the three versions are in bench/results/notes/bm25.md
+// (BenchmarkSegmentFormat; TestReadVersion1 checks that they answer
+// identically).
 //
-// Whole segment, Go stdlib: 48.8 MB (v1) → 37.0 MB (v2, −24%); Vaswani
-// 2.41 → 1.84 MB. (The v2 blobs are also no longer padded to 8 bytes.)
-// Of the partitions on the Go stdlib, 613 are runs, 3,146 bitmaps and
-// 251,561 Elias-Fano; a plain Elias-Fano per 128-partition (no bitmap or
-// run) would be 1.01 bytes per posting, so nearly all of the gain comes
-// from dropping the per-list fixed cost, not from the per-partition codec
-// choice. The price is OR speed: on a quiet machine (BenchmarkSegmentFormat
-// -benchtime 2s -count 3, medians) Go stdlib OR takes 24.3 µs (v1) vs
-// 26.0 µs (v2), 3-word OR 35.9 vs 38.3 µs, about 7% slower, which pulled
-// the OR ratio to Xapian under the issue's 2× goal (1.95× in the full
-// bench run with v2); hence v1 by default. A word cache in the partition
-// cursor's step (the next one bit comes from a held 56-bit word instead of
-// a fresh unaligned read per posting) brought v2 to 25.3 µs (v1 24.2) and
-// 3-word OR to 37.4 µs (v1 36.0): about 4% slower, still the default's
-// reason. The first measurement, under
-// load, could not see that difference (BenchmarkSegmentFormat; single
-// thread, top 10, ns per query, minimum of 5 runs of -benchtime=200ms on
-// the shared 2-core machine under load average 7–10, so absolute figures
-// are inflated and differences under ~10% are noise; two rounds, v1 → v2):
-//
-//	set        op                        round 1             round 2
-//	Go stdlib  OR, 1,000 queries      53,057 → 51,798    47,749 → 37,868
-//	Go stdlib  AND                    24,990 → 19,965    20,769 → 21,921
-//	Go stdlib  NextGEQ walks (df≥1000) 12,367 → 9,326    11,115 → 8,501
-//	Vaswani    OR, 93 topics         437,692 → 236,259  219,888 → 188,154
-//	Vaswani    AND                    16,848 → 16,714    14,619 → 15,920
-//	Vaswani    NextGEQ walks          20,299 → 11,859    13,914 → 9,212
-//
-// Other per-posting costs on the Go stdlib (12,738,322 token
-// occurrences, 247,222 terms): block metadata 2.27, tfs 0.66, positions
-// 7.38 bytes per posting (1.31 per occurrence); dictionary and term
-// records 11.5 MB.
-//
-// # Segment file layout (version 2, little-endian)
+// # Segment file layout (version 3, little-endian)
 //
 //	offset 0
 //	+------------------------------------------------------------+
@@ -255,13 +227,16 @@
 //	+------------------------------------------------------------+
 //	| terms: record × numTerms, 32 B each:                       |
 //	|        blobOff u64 | blobLen u32 | df u32 | maxTF u32 |    |
-//	|        minDL u32 | efLen u32 | numBlocks u32               |
+//	|        minDL u32 | efLen u32 | lastDoc u32 (v1, v2:       |
+//	|        numBlocks u32)                                      |
 //	+------------------------------------------------------------+
-//	| postings: one blob per term (v1: 8-aligned):               |
-//	|   doc ids, efLen bytes: v2 partitioned Elias-Fano (pef.go), |
-//	|     v1 one Elias-Fano sequence (ef.go)                      |
-//	|   block meta × numBlocks, 20 B each:                        |
-//	|     lastDoc u32 | maxTF u32 | minDL u32 | tfOff u32 | posOff u32 |
+//	| postings: one blob per term (a sequence's 8-aligned):      |
+//	|   doc ids, efLen bytes: partitioned Elias-Fano (pef.go)    |
+//	|     for df ≤ 128 (v2: every list), else one Elias-Fano     |
+//	|     sequence (ef.go; v1: every list)                       |
+//	|   block meta × ⌈df/128⌉, 20 B each, absent for df ≤ 128    |
+//	|     in v3: lastDoc u32 | maxTF u32 | minDL u32 |           |
+//	|     tfOff u32 | posOff u32 (offsets within the blob)       |
 //	|   tf blocks: width u8 + (tf−1) packed LSB-first            |
 //	|   positions (if flagged): per doc, tf uvarint deltas       |
 //	+------------------------------------------------------------+
@@ -270,8 +245,8 @@
 //	|   dictBytes u32 | version u32 | CRC32C u32 | "SBMF"          |
 //	+------------------------------------------------------------+
 //
-// The header and footer carry the same version (1 or 2; the layouts differ
-// only in the doc-id bytes and blob alignment). The CRC32C (Castagnoli)
-// covers every byte before it. Readers open versions 1 and 2 and refuse
-// newer ones with a clear error.
+// The header and footer carry the same version (1, 2 or 3; the layouts
+// differ only in the blobs and the record's last word). The CRC32C
+// (Castagnoli) covers every byte before it. Readers open versions 1 to 3
+// and refuse newer ones with a clear error.
 package bm25

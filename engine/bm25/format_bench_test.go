@@ -9,9 +9,10 @@ import (
 	"github.com/stratasearch/strata/engine/text"
 )
 
-// formatSets builds the Go stdlib and Vaswani corpora in both segment
+// formatSets builds the Go stdlib and Vaswani corpora in the three segment
 // format versions (1: one Elias-Fano sequence per list; 2: partitioned
-// Elias-Fano) with their query sets.
+// Elias-Fano; 3: short lists partitioned without block metadata, long ones
+// one sequence) with their query sets.
 var formatSets struct {
 	once sync.Once
 	sets []formatSet
@@ -30,7 +31,7 @@ func loadFormatSets(b *testing.B) []formatSet {
 	formatSets.once.Do(func() {
 		build := func(add func(bl *Builder)) (map[uint32]*Segment, map[uint32]int) {
 			segs, sizes := map[uint32]*Segment{}, map[uint32]int{}
-			for _, v := range []uint32{1, 2} {
+			for _, v := range []uint32{1, 2, 3} {
 				bl := NewBuilder(Options{formatVersion: v})
 				add(bl)
 				var buf bytes.Buffer
@@ -76,7 +77,7 @@ func docIDBytes(s *Segment) (bytes, postings int) {
 	return
 }
 
-// BenchmarkSegmentFormat compares segment format versions 1 and 2 on the
+// BenchmarkSegmentFormat compares segment format versions 1, 2 and 3 on the
 // Go stdlib (1,000 OR / AND queries of 1–3 words) and Vaswani (93 topics):
 // ns per query, NextGEQ walks (every list with df >= 1,000, strides 1–97),
 // and the sizes (index-bytes, docid-bytes/posting). Single thread, top 10.
@@ -92,7 +93,7 @@ func BenchmarkSegmentFormat(b *testing.B) {
 			ops = append(ops, "or3") // the 3-word OR queries only
 		}
 		for _, op := range ops {
-			for _, v := range []uint32{1, 2} {
+			for _, v := range []uint32{1, 2, 3} {
 				b.Run(fmt.Sprintf("set=%s/op=%s/version=%d", st.name, op, v), func(b *testing.B) {
 					s := st.segs[v]
 					db, np := docIDBytes(s)

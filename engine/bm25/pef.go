@@ -153,11 +153,10 @@ func pefSize(df, nb int, lastDoc func(p int) uint32) (int, bool) {
 // most 3·128 bits, seven 56-bit reads); within a bitmap it jumps to the
 // target's bit and counts the ones it passed; a run is arithmetic.
 type pefCursor struct {
-	reg     []byte // the list's partitions
-	blob    []byte // the list's blob (block metadata at metaOff)
-	metaOff int
-	nb, df  int
-	u       uint32 // ids must be < u (the segment's document count)
+	reg    []byte // the list's partitions
+	meta   []byte // the list's block metadata (cursor.meta)
+	nb, df int
+	u      uint32 // ids must be < u (the segment's document count)
 
 	p     int    // current partition (nb when exhausted)
 	pOff  uint64 // byte offset of partition p in reg
@@ -178,7 +177,7 @@ type pefCursor struct {
 }
 
 func (pc *pefCursor) lastDoc(p int) uint32 {
-	return binary.LittleEndian.Uint32(pc.blob[pc.metaOff+p*blockMetaBytes:])
+	return binary.LittleEndian.Uint32(pc.meta[p*blockMetaBytes:])
 }
 
 // start positions c on the first element.

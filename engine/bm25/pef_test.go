@@ -24,7 +24,7 @@ func pefList(t testing.TB, docs []uint32, u uint32) (*pefCursor, []byte) {
 	for p := 0; p < nb; p++ {
 		binary.LittleEndian.PutUint32(blob[len(reg)+p*blockMetaBytes:], docs[min((p+1)*BlockSize, len(docs))-1])
 	}
-	pc := &pefCursor{reg: blob[:len(reg)], blob: blob, metaOff: len(reg), nb: nb, df: len(docs), u: u}
+	pc := &pefCursor{reg: blob[:len(reg)], meta: blob[len(reg):], nb: nb, df: len(docs), u: u}
 	if n, ok := pefSize(len(docs), nb, pc.lastDoc); !ok || n != len(reg) {
 		t.Fatalf("pefSize %d,%v, encoded %d bytes", n, ok, len(reg))
 	}
@@ -211,17 +211,19 @@ func TestPEFRejectsBadInput(t *testing.T) {
 	}
 }
 
-// TestReadVersion1 builds the same corpus as a version-1 file (one
-// Elias-Fano sequence per list) and a version-2 file (partitioned): both
-// open and verify, every query mode returns identical hits, a merge of the
-// old file writes the current version with the same hits, and the new file
-// is smaller.
+// TestReadVersion1 builds the same corpus in format versions 1 (one
+// Elias-Fano sequence per list), 2 (partitioned) and 3 (short lists
+// partitioned without block metadata, long ones one sequence): each opens,
+// verifies and inspects clean; every query mode returns identical hits;
+// Merge writes version 2 only when every input is version 2, else the
+// current version, with the same hits; version 3 is smaller than version 1
+// and within 5% of version 2.
 func TestReadVersion1(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 9))
 	docs := synthCorpus(r, 700, 60)
 	segs := map[uint32]*Segment{}
 	size := map[uint32]int{}
-	for _, v := range []uint32{1, 2} {
+	for _, v := range []uint32{1, 2, 3} {
 		b := NewBuilder(Options{formatVersion: v})
 		for _, d := range docs {
 			if _, err := b.Add(d.ext, d.toks); err != nil {
@@ -248,32 +250,53 @@ func TestReadVersion1(t *testing.T) {
 		}
 		segs[v], size[v] = s, buf.Len()
 	}
-	// Merge keeps format 1 for format-1 inputs and writes format 2 when
-	// any input is format 2 (Options.PartitionedEF).
-	var m *Segment
+	if v := NewBuilder(Options{}).opts.formatVersion; v != 0 {
+		t.Fatalf("default builder format %d", v)
+	}
+	var compact, long int
+	for i := 0; i < segs[3].NumTerms(); i++ {
+		if segs[3].compact(segs[3].rec(i)) {
+			compact++
+		} else {
+			long++
+		}
+	}
+	if compact == 0 || long == 0 {
+		t.Fatalf("version 3 corpus has %d compact and %d long lists; want both", compact, long)
+	}
+	var merged []*Segment
 	for _, c := range []struct {
 		in   []*Segment
 		want uint32
-	}{{[]*Segment{segs[1], segs[2]}, 2}, {[]*Segment{segs[1]}, 1}} {
-		var merged bytes.Buffer
-		if _, err := Merge(&merged, c.in, nil); err != nil {
+	}{
+		{[]*Segment{segs[1], segs[2]}, 3},
+		{[]*Segment{segs[1]}, 3},
+		{[]*Segment{segs[2], segs[2]}, 2},
+		{[]*Segment{segs[3], segs[1]}, 3},
+	} {
+		var buf bytes.Buffer
+		if _, err := Merge(&buf, c.in, nil); err != nil {
 			t.Fatal(err)
 		}
-		var err error
-		if m, err = Open(merged.Bytes(), "merged"); err != nil {
+		m, err := Open(buf.Bytes(), fmt.Sprintf("merged-%d", len(merged)))
+		if err != nil {
 			t.Fatal(err)
 		}
 		if err := m.Verify(); err != nil {
 			t.Fatal(err)
 		}
 		if m.Info().Version != c.want {
-			t.Fatalf("merge of %d segments wrote version %d, want %d", len(c.in), m.Info().Version, c.want)
+			t.Fatalf("merge %d wrote version %d, want %d", len(merged), m.Info().Version, c.want)
+		}
+		if len(c.in) == 1 {
+			merged = append(merged, m) // same documents as segs[1]
 		}
 	}
-	if size[2] >= size[1] {
-		t.Errorf("version 2 is %d bytes, version 1 %d", size[2], size[1])
+	if size[2] >= size[1] || size[3] >= size[1] || float64(size[3]) > 1.05*float64(size[2]) {
+		t.Errorf("segment bytes: version 1 %d, version 2 %d, version 3 %d", size[1], size[2], size[3])
 	}
-	t.Logf("segment bytes: version 1 %d, version 2 %d", size[1], size[2])
+	t.Logf("segment bytes: version 1 %d, version 2 %d, version 3 %d (%d compact lists, %d long)", size[1], size[2], size[3], compact, long)
+	m := merged[0]
 	s1 := segs[1]
 	for qi := 0; qi < 200; qi++ {
 		var q Query
@@ -298,7 +321,7 @@ func TestReadVersion1(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, s := range []*Segment{segs[2], m} {
+			for _, s := range []*Segment{segs[2], segs[3], m} {
 				got, err := Search([]View{{Seg: s}}, q, p, nil)
 				if err != nil {
 					t.Fatal(err)
@@ -377,7 +400,7 @@ func FuzzPEF(f *testing.F) {
 			blob = append(blob, meta[4*p:4*p+4]...)
 			blob = append(blob, make([]byte, blockMetaBytes-4)...)
 		}
-		pc := &pefCursor{reg: blob[:len(reg)], blob: blob, metaOff: len(reg), nb: nb, df: df, u: u}
+		pc := &pefCursor{reg: blob[:len(reg)], meta: blob[len(reg):], nb: nb, df: df, u: u}
 		var c efCursor
 		pc.start(&c)
 		prev := int64(-1)
@@ -408,4 +431,48 @@ func seqDocs(from uint32, n int, step uint32) []uint32 {
 		out[i] = from + uint32(i)*step
 	}
 	return out
+}
+
+// TestCompactListBytes: a list of one posting (a corpus of one-word
+// documents, every word distinct, as a word-vector set with its words as
+// text) costs its record, dictionary entry and a few bytes of doc id, tf
+// width and position: no Elias-Fano header, no alignment padding, no
+// block metadata. Every list still answers its own word.
+func TestCompactListBytes(t *testing.T) {
+	const n = 5000
+	b := NewBuilder(Options{})
+	words := make([]string, n)
+	wordBytes := 0
+	for i := range words {
+		words[i] = fmt.Sprintf("w%05d", (i*7919)%n)
+		wordBytes += len(words[i])
+		if _, err := b.Add(uint64(i), []text.Token{{Term: words[i], Pos: 0}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var buf bytes.Buffer
+	if _, err := b.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	// Per document: length u32, external id u64; per term: dictionary
+	// offset u32, the word, a 32-byte record and at most 8 bytes of blob
+	// (doc id ≤ 3 bytes, tf width 1, position 1, slack); plus fixed parts.
+	limit := n*(4+8) + n*(4+termRecBytes+8) + wordBytes + 4096
+	if buf.Len() > limit {
+		t.Errorf("segment of %d one-word documents is %d bytes (%.1f per document), want at most %d", n, buf.Len(), float64(buf.Len())/n, limit)
+	}
+	s, err := Open(buf.Bytes(), "one-word")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i += 97 {
+		hits, err := Search([]View{{Seg: s}}, Query{Should: []string{words[i]}}, DefaultSearchParams(), nil)
+		if err != nil || len(hits) != 1 || hits[0].ExtID != uint64(i) {
+			t.Fatalf("word %q: hits %+v, err %v", words[i], hits, err)
+		}
+	}
+	t.Logf("%d one-word documents: %d bytes, %.1f per document", n, buf.Len(), float64(buf.Len())/n)
 }

@@ -12,18 +12,23 @@ import (
 // Every read is bounds-checked; on malformed bytes the cursor ends and err
 // is set.
 type cursor struct {
-	seg     *Segment
-	blob    []byte
-	blobAt  int64      // file offset of blob
-	ef      efSeq      // version 1: the list's Elias-Fano sequence
-	pc      *pefCursor // version 2: &pcv (partitioned Elias-Fano, pef.go), else nil
-	pcv     pefCursor
-	c       efCursor // current element (i, val), both versions
-	term    int      // term index in the segment
-	nb      int
-	metaOff int
-	df      int
-	err     error
+	seg    *Segment
+	blob   []byte
+	blobAt int64      // file offset of blob
+	ef     efSeq      // version 1: the list's Elias-Fano sequence
+	pc     *pefCursor // version 2: &pcv (partitioned Elias-Fano, pef.go), else nil
+	pcv    pefCursor
+	c      efCursor // current element (i, val), both versions
+	term   int      // term index in the segment
+	nb     int
+	df     int
+	err    error
+
+	// meta is the list's block metadata, nb records of blockMetaBytes:
+	// in the blob, or for a compact list (Segment.compact) mbuf, filled
+	// from the term record.
+	meta []byte
+	mbuf [blockMetaBytes]byte
 
 	tfBlock int // block whose tfs are in tfs, -1 none
 	tfs     [BlockSize]uint32
@@ -51,17 +56,39 @@ func (s *Segment) openCursorAt(cu *cursor, i int) error {
 	return s.openCursorRec(cu, i, s.rec(i))
 }
 
+// initCursor sets *cu to term i's list (record r, blob present) with its
+// block metadata usable and its doc ids not yet opened (doc() = efEnd).
+func (s *Segment) initCursor(cu *cursor, i int, r termRec) {
+	blob := s.post[r.off : r.off+uint64(r.blobLen)]
+	*cu = cursor{seg: s, blob: blob, blobAt: s.postOff + int64(r.off), nb: int(r.nb), df: int(r.df), tfBlock: -1, posIdx: -1, term: i, c: efCursor{val: efEnd}}
+	if !s.compact(r) {
+		cu.meta = blob[r.efLen : uint64(r.efLen)+uint64(r.nb)*blockMetaBytes] // Open checked the bounds
+		return
+	}
+	// The tf block follows the doc ids; the positions follow the tf block.
+	tfOff := uint64(r.efLen)
+	posOff := uint64(len(blob))
+	if w := uint64(blob[tfOff]); w <= 32 { // else loadTFs reports it
+		posOff = min(posOff, tfOff+1+(uint64(r.df)*w+7)/8)
+	}
+	m := cu.mbuf[:]
+	binary.LittleEndian.PutUint32(m[0:], r.last)
+	binary.LittleEndian.PutUint32(m[4:], r.maxTF)
+	binary.LittleEndian.PutUint32(m[8:], r.minDL)
+	binary.LittleEndian.PutUint32(m[12:], uint32(tfOff))
+	binary.LittleEndian.PutUint32(m[16:], uint32(posOff))
+	cu.meta = m
+}
+
 // openCursorRec is openCursorAt given term i's record r = s.rec(i).
 func (s *Segment) openCursorRec(cu *cursor, i int, r termRec) error {
 	if err := s.need(i, r); err != nil {
 		return err
 	}
-	blob := s.post[r.off : r.off+uint64(r.blobLen)]
-	at := s.postOff + int64(r.off)
-	*cu = cursor{seg: s, blob: blob, blobAt: at, nb: int(r.nb), df: int(r.df), tfBlock: -1, posIdx: -1, term: i}
-	if s.version >= 2 {
-		cu.metaOff = int(r.efLen)
-		cu.pcv = pefCursor{reg: blob[:r.efLen], blob: blob, metaOff: cu.metaOff, nb: cu.nb, df: cu.df, u: uint32(s.numDocs)}
+	s.initCursor(cu, i, r)
+	blob, at := cu.blob, cu.blobAt
+	if s.partitioned(r) {
+		cu.pcv = pefCursor{reg: blob[:r.efLen], meta: cu.meta, nb: cu.nb, df: cu.df, u: uint32(s.numDocs)}
 		cu.pc = &cu.pcv
 		cu.pc.start(&cu.c)
 		cu.check()
@@ -75,7 +102,6 @@ func (s *Segment) openCursorRec(cu *cursor, i int, r termRec) error {
 		return corruptf(s.path, at, "term %d: Elias-Fano sequence (n=%d, u=%d, %d bytes) does not match record (df=%d, %d docs, %d bytes)", i, ef.len(), ef.ly.u, n, r.df, s.numDocs, r.efLen)
 	}
 	cu.ef = ef
-	cu.metaOff = n
 	cu.c = cu.ef.cursor()
 	cu.check()
 	return nil
@@ -111,12 +137,12 @@ func (cu *cursor) nextGEQ(t uint32) uint32 {
 }
 
 func (cu *cursor) blockMeta(b int) (lastDoc, maxTF, minDL uint32) {
-	m := cu.blob[cu.metaOff+b*blockMetaBytes:]
+	m := cu.meta[b*blockMetaBytes:]
 	return binary.LittleEndian.Uint32(m[0:]), binary.LittleEndian.Uint32(m[4:]), binary.LittleEndian.Uint32(m[8:])
 }
 
 func (cu *cursor) blockOffsets(b int) (tfOff, posOff uint32) {
-	m := cu.blob[cu.metaOff+b*blockMetaBytes:]
+	m := cu.meta[b*blockMetaBytes:]
 	return binary.LittleEndian.Uint32(m[12:]), binary.LittleEndian.Uint32(m[16:])
 }
 

@@ -709,7 +709,7 @@ type tcur struct {
 	bbScore float64 // block-max score of block bbBlock-1
 
 	// lazy: the cursor is half open (newSegSearch): its block metadata
-	// (blob, metaOff, nb, the shallow pointer) is usable, its doc ids are
+	// (blob, meta, nb, the shallow pointer) is usable, its doc ids are
 	// not decoded yet (doc() = efEnd) until open.
 	lazy bool
 }
@@ -807,8 +807,7 @@ func newSegSearch(vi int, v View, pl *plan, top *topK, cn *canceller) (*segSearc
 		if err := s.need(i, r); err != nil {
 			return nil, false, err
 		}
-		*c = cursor{seg: s, blob: s.post[r.off : r.off+uint64(r.blobLen)], blobAt: s.postOff + int64(r.off),
-			nb: int(r.nb), df: int(r.df), metaOff: int(r.efLen), tfBlock: -1, posIdx: -1, term: i, c: efCursor{val: efEnd}}
+		s.initCursor(c, i, r)
 		ub := termScore(t.w, r.maxTF, bm25Norm(r.minDL, pl.k1, pl.b, pl.avgdl), pl.k1)
 		tc := &pl.tcurs[qi]
 		*tc = tcur{cursor: c, rec: r, qi: qi, w: t.w, ub: ub, avgdl: pl.avgdl, lazy: true}

@@ -17,10 +17,13 @@ import (
 const (
 	segMagic    = "STRBM25\x00"
 	footerMagic = "SBMF"
-	// segVersion is the format written: 2 codes doc ids as partitioned
-	// Elias-Fano (pef.go). Readers also open version 1 (one Elias-Fano
-	// sequence per list, ef.go).
-	segVersion     = 2
+	// segVersion is the format written by default: 3 codes a list of at
+	// most BlockSize postings as one partitioned Elias-Fano partition
+	// with no block metadata (its record holds it) and a longer list as
+	// one Elias-Fano sequence (ef.go) with block metadata. Readers also
+	// open version 1 (every list one Elias-Fano sequence) and version 2
+	// (every list partitioned Elias-Fano, pef.go).
+	segVersion     = 3
 	segVersionMin  = 1
 	headerBytes    = 16
 	footerBytes    = 64
@@ -80,14 +83,19 @@ func (w *segWriter) addTerm(term []byte, docs, tfs, pos []uint32) error {
 	w.dict = append(w.dict, term...)
 	w.dictOffs = append(w.dictOffs, uint32(len(w.dict)))
 
-	if w.version == 1 {
+	// compact: a version-3 list of one block, whose block metadata the
+	// record carries (lastDoc in its last word; tf block right after the
+	// doc ids; positions right after the tf block).
+	compact := w.version >= 3 && len(docs) <= BlockSize
+	partitioned := w.version == 2 || compact
+	if !partitioned {
 		for len(w.post)%8 != 0 {
 			w.post = append(w.post, 0)
 		}
 	}
 	start := len(w.post)
 	var err error
-	if w.version == 1 {
+	if !partitioned {
 		w.post, err = appendEF(w.post, docs, uint32(len(w.docLens)))
 	} else {
 		if docs[len(docs)-1] >= uint32(len(w.docLens)) {
@@ -101,7 +109,9 @@ func (w *segWriter) addTerm(term []byte, docs, tfs, pos []uint32) error {
 	efLen := len(w.post) - start
 	nb := (len(docs) + BlockSize - 1) / BlockSize
 	metaAt := len(w.post)
-	w.post = append(w.post, make([]byte, nb*blockMetaBytes)...)
+	if !compact {
+		w.post = append(w.post, make([]byte, nb*blockMetaBytes)...)
+	}
 	var termMaxTF, termMinDL uint32 = 0, math.MaxUint32
 	for b := 0; b < nb; b++ {
 		lo, hi := b*BlockSize, min((b+1)*BlockSize, len(docs))
@@ -114,11 +124,13 @@ func (w *segWriter) addTerm(term []byte, docs, tfs, pos []uint32) error {
 			minDL = min(minDL, w.docLens[docs[i]])
 		}
 		termMaxTF, termMinDL = max(termMaxTF, maxTF), min(termMinDL, minDL)
-		m := w.post[metaAt+b*blockMetaBytes:]
-		binary.LittleEndian.PutUint32(m[0:], docs[hi-1])
-		binary.LittleEndian.PutUint32(m[4:], maxTF)
-		binary.LittleEndian.PutUint32(m[8:], minDL)
-		binary.LittleEndian.PutUint32(m[12:], uint32(len(w.post)-start))
+		if !compact {
+			m := w.post[metaAt+b*blockMetaBytes:]
+			binary.LittleEndian.PutUint32(m[0:], docs[hi-1])
+			binary.LittleEndian.PutUint32(m[4:], maxTF)
+			binary.LittleEndian.PutUint32(m[8:], minDL)
+			binary.LittleEndian.PutUint32(m[12:], uint32(len(w.post)-start))
+		}
 		w.scratch = w.scratch[:0]
 		for i := lo; i < hi; i++ {
 			w.scratch = append(w.scratch, tfs[i]-1)
@@ -129,8 +141,10 @@ func (w *segWriter) addTerm(term []byte, docs, tfs, pos []uint32) error {
 		k := 0
 		for b := 0; b < nb; b++ {
 			lo, hi := b*BlockSize, min((b+1)*BlockSize, len(docs))
-			m := w.post[metaAt+b*blockMetaBytes:]
-			binary.LittleEndian.PutUint32(m[16:], uint32(len(w.post)-start))
+			if !compact {
+				m := w.post[metaAt+b*blockMetaBytes:]
+				binary.LittleEndian.PutUint32(m[16:], uint32(len(w.post)-start))
+			}
 			for i := lo; i < hi; i++ {
 				prev := uint32(0)
 				for j := uint32(0); j < tfs[i]; j++ {
@@ -161,7 +175,11 @@ func (w *segWriter) addTerm(term []byte, docs, tfs, pos []uint32) error {
 	binary.LittleEndian.PutUint32(rec[16:], termMaxTF)
 	binary.LittleEndian.PutUint32(rec[20:], termMinDL)
 	binary.LittleEndian.PutUint32(rec[24:], uint32(efLen))
-	binary.LittleEndian.PutUint32(rec[28:], uint32(nb))
+	if w.version >= 3 {
+		binary.LittleEndian.PutUint32(rec[28:], docs[len(docs)-1])
+	} else {
+		binary.LittleEndian.PutUint32(rec[28:], uint32(nb))
+	}
 	w.terms = append(w.terms, rec[:]...)
 	return nil
 }
@@ -512,7 +530,8 @@ func open(data []byte, path string, checkCRC bool) (*Segment, error) {
 		recOff := int64(termsOff) + int64(i*termRecBytes)
 		if r.df == 0 || uint64(r.df) > nd || r.nb != (r.df+BlockSize-1)/BlockSize ||
 			r.off+uint64(r.blobLen) > uint64(len(s.post)) || r.efLen > r.blobLen ||
-			uint64(r.efLen)+uint64(r.nb)*blockMetaBytes > uint64(r.blobLen) {
+			uint64(r.efLen)+s.metaBytes(r) > uint64(r.blobLen) ||
+			(s.version >= 3 && uint64(r.last) >= nd) {
 			return nil, corruptf(path, recOff, "term record %d inconsistent (df %d, blocks %d, blob %d+%d)", i, r.df, r.nb, r.off, r.blobLen)
 		}
 	}
@@ -522,25 +541,54 @@ func open(data []byte, path string, checkCRC bool) (*Segment, error) {
 	return s, nil
 }
 
+// termRec is one term record. Versions 1 and 2 store nb in the last
+// word; version 3 stores the list's last doc id there (nb follows from
+// df).
 type termRec struct {
 	off          uint64
 	blobLen      uint32
 	df           uint32
 	maxTF, minDL uint32
 	efLen, nb    uint32
+	last         uint32 // version 3 only: the list's last doc id
 }
 
 func (s *Segment) rec(i int) termRec {
 	b := s.terms[i*termRecBytes:]
-	return termRec{
+	r := termRec{
 		off:     binary.LittleEndian.Uint64(b[0:]),
 		blobLen: binary.LittleEndian.Uint32(b[8:]),
 		df:      binary.LittleEndian.Uint32(b[12:]),
 		maxTF:   binary.LittleEndian.Uint32(b[16:]),
 		minDL:   binary.LittleEndian.Uint32(b[20:]),
 		efLen:   binary.LittleEndian.Uint32(b[24:]),
-		nb:      binary.LittleEndian.Uint32(b[28:]),
 	}
+	w := binary.LittleEndian.Uint32(b[28:])
+	if s.version >= 3 {
+		r.nb, r.last = uint32((uint64(r.df)+BlockSize-1)/BlockSize), w
+	} else {
+		r.nb = w
+	}
+	return r
+}
+
+// compact reports whether r is a version-3 single-block list: its doc ids
+// are one partitioned Elias-Fano partition, its block metadata is the
+// record's (lastDoc = r.last, maxTF, minDL), its tf block starts right
+// after the doc ids and its positions right after the tf block.
+func (s *Segment) compact(r termRec) bool { return s.version >= 3 && r.nb == 1 }
+
+// partitioned reports whether r's doc ids are partitioned Elias-Fano
+// (pef.go) rather than one Elias-Fano sequence (ef.go).
+func (s *Segment) partitioned(r termRec) bool { return s.version == 2 || s.compact(r) }
+
+// metaBytes returns the bytes r's blob holds after its doc ids at least:
+// the block metadata, or for a compact list the tf block's width byte.
+func (s *Segment) metaBytes(r termRec) uint64 {
+	if s.compact(r) {
+		return 1
+	}
+	return uint64(r.nb) * blockMetaBytes
 }
 
 // NumDocs returns the number of documents (including ones the caller has
