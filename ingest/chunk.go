@@ -7,6 +7,7 @@ import (
 	"go/token"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -298,6 +299,86 @@ func ChunkGo(src []byte, lines *Lines, o Options) (cs []Chunk, ok bool) {
 func ChunkGoFile(fset *token.FileSet, f *ast.File, lines *Lines, o Options) (cs []Chunk) {
 	// Physical lines: //line directives must not move spans.
 	line := func(p token.Pos) int { return fset.PositionFor(p, false).Line }
+	cs = chunkGoDecls(line, f, lines, o)
+	return appendGoComments(cs, line, f, lines, o)
+}
+
+// appendGoComments adds to cs (the declaration chunks of f, in line
+// order) the comments that no declaration holds: those between or after
+// top-level declarations (a note at the end of a file, a commented-out
+// declaration). Each run of such comments between two declarations is
+// cut by ChunkText into kind text chunks. Comments before the package
+// clause other than the package doc (copyright headers, build
+// constraints), comments inside import declarations, directive-only
+// comments (//go:…) and repeats of a floating comment already seen in
+// the file are not chunked. The result stays in line order.
+func appendGoComments(cs []Chunk, line func(token.Pos) int, f *ast.File, lines *Lines, o Options) []Chunk {
+	if len(f.Comments) == 0 {
+		return cs
+	}
+	// covered: the line spans that are chunks already or imports, in order.
+	type span struct{ lo, hi int }
+	covered := make([]span, 0, len(cs)+2)
+	for _, c := range cs {
+		covered = append(covered, span{c.StartLine, c.EndLine})
+	}
+	for _, d := range f.Decls {
+		if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.IMPORT {
+			covered = append(covered, span{line(g.Pos()), line(g.End())})
+		}
+	}
+	slices.SortFunc(covered, func(a, b span) int { return a.lo - b.lo })
+	pkgLine := line(f.Package)
+	var runs []span // floating comment runs, each between two covered spans
+	var seen map[string]bool
+	ci := 0
+	for _, g := range f.Comments {
+		lo, hi := line(g.Pos()), line(g.End())
+		if lo <= pkgLine || hi > lines.N() {
+			continue
+		}
+		for ci < len(covered) && covered[ci].hi < lo {
+			ci++
+		}
+		if ci < len(covered) && covered[ci].lo <= hi {
+			continue // inside (or on a line of) a declaration or import
+		}
+		// Directives only (//go:…, //line) say nothing to search for; a
+		// comment repeated in the file (a generator's banner before every
+		// function) is chunked once.
+		text := g.Text()
+		if text == "" || seen[text] {
+			continue
+		}
+		if seen == nil {
+			seen = map[string]bool{}
+		}
+		seen[text] = true
+		// Merge with the previous run when no covered span lies between.
+		if n := len(runs); n > 0 && (ci == 0 || covered[ci-1].hi < runs[n-1].lo) {
+			runs[n-1].hi = hi
+			continue
+		}
+		runs = append(runs, span{lo, hi})
+	}
+	if len(runs) == 0 {
+		return cs
+	}
+	out := make([]Chunk, 0, len(cs)+len(runs))
+	i := 0
+	for _, r := range runs {
+		for i < len(cs) && cs[i].StartLine < r.lo {
+			out = append(out, cs[i])
+			i++
+		}
+		out = append(out, ChunkText(lines, r.lo, r.hi, false, o)...)
+	}
+	return append(out, cs[i:]...)
+}
+
+// chunkGoDecls returns the package-doc and declaration chunks of
+// ChunkGoFile, in line order.
+func chunkGoDecls(line func(token.Pos) int, f *ast.File, lines *Lines, o Options) (cs []Chunk) {
 	if f.Doc != nil {
 		cs = append(cs, Chunk{StartLine: line(f.Doc.Pos()), EndLine: line(f.Name.End()), Kind: "package",
 			Symbol: f.Name.Name, Names: []string{f.Name.Name}})

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/stratasearch/strata/engine"
@@ -204,4 +205,70 @@ func FuzzLoadManifest(f *testing.F) {
 			t.Fatalf("reload: %v, %d files, want %d", err, len(m2.Files), len(m.Files))
 		}
 	})
+}
+
+// TestChunkGoFloatingComments: comments that belong to no declaration (a
+// note between two declarations, a commented-out function, a closing note
+// at the end of the file) are chunked as text, one run of them between two
+// declarations per chunk; the copyright header before the package clause,
+// comments inside an import declaration, directive-only comments, a
+// repeat of a floating comment, doc comments and trailing comments of
+// declarations are not chunked (again).
+func TestChunkGoFloatingComments(t *testing.T) {
+	o := Options{}
+	o.EnsureDefaults()
+	src := []byte(`// Copyright 2026 The Authors.
+
+//go:build linux
+
+// Package p is a demo.
+package p
+
+import (
+	"fmt" // for printing
+)
+
+// Doc of A.
+type A int
+
+// A free-floating note about the layout of this file.
+
+// func Old() { fmt.Println("removed") }
+
+var x = 1 // trailing comment of x
+
+func f() {
+	// inside f
+	fmt.Println(x)
+}
+
+// TODO(sweep): the quarterly reconciliation happens elsewhere.
+
+//go:linkname y runtime.y
+
+// TODO(sweep): the quarterly reconciliation happens elsewhere.
+
+func g() {}
+`)
+	got := ChunkFile("p.go", src, o)
+	want := []Chunk{
+		{5, 6, "package", "p", "", []string{"p"}},
+		{12, 13, "type", "A", "", []string{"A"}},
+		{15, 17, "text", "", "", nil},
+		{19, 19, "var", "x", "", []string{"x"}},
+		{21, 24, "func", "f", "", []string{"f"}},
+		{26, 26, "text", "", "", nil},
+		{32, 32, "func", "g", "", []string{"g"}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("chunks:\n got %+v\nwant %+v", got, want)
+	}
+	lines := NewLines(src)
+	if s := string(lines.Span(26, 26)); !strings.Contains(s, "quarterly reconciliation") {
+		t.Errorf("last chunk %q", s)
+	}
+	// The body-blanked parse gives the same chunks as a full parse.
+	if full, ok := chunkGoFull(src, o); !ok || !reflect.DeepEqual(full, got) {
+		t.Errorf("full parse:\n got %+v\nwant %+v", full, got)
+	}
 }

@@ -23,7 +23,11 @@
 // comment, and each top-level func, method, type, const and var
 // declaration (a parenthesised group is one chunk), from its doc comment
 // to its end, in physical lines (//line directives are ignored). Imports
-// are not chunks. A declaration over MaxDeclBytes (16 KiB) is cut into
+// are not chunks. Comments outside every declaration (between two, or
+// after the last) are text chunks, one run between two declarations cut
+// by ChunkText; not the file header before the package clause,
+// directive-only comments, or a repeat of one already chunked in the
+// file (a generator's banner). A declaration over MaxDeclBytes (16 KiB) is cut into
 // ChunkBytes pieces that keep its symbol. The parse sees the file with
 // the statements of its top-level function bodies blanked (offsets and
 // lines kept: a byte-level scan finds the bodies), which is where most

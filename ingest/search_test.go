@@ -216,3 +216,26 @@ func TestQualifierMatch(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchFloatingGoComment: a comment after the last declaration of a
+// Go file is searchable and its hit's span is the comment (ripgrep finds
+// it; the index must too).
+func TestSearchFloatingGoComment(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "ledger/ledger.go", "package ledger\n\n// Post posts.\nfunc Post() {}\n\n// The quarterly reconciliation runs in the batch service.\n")
+	col, mf := openTestCollection(t)
+	ctx := context.Background()
+	if _, err := Index(ctx, col, mf, root, Options{}, Progress{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Search(ctx, col, contract.Query{Text: "quarterly reconciliation", TopK: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Hits) == 0 || !strings.Contains(res.Hits[0].Content, "quarterly reconciliation") {
+		t.Fatalf("hits %+v", res.Hits)
+	}
+	if p, _ := res.Hits[0].Metadata[MetaPath].Str(); p != "ledger/ledger.go" {
+		t.Errorf("top hit path %q", p)
+	}
+}
