@@ -6,7 +6,8 @@ import (
 	"math/bits"
 )
 
-// Partitioned Elias-Fano doc ids (segment format version 2).
+// Partitioned Elias-Fano doc ids (segment format version 2: every list;
+// version 3: the lists of at most BlockSize postings).
 //
 // Ottaviano & Venturini, "Partitioned Elias-Fano indexes", SIGIR 2014,
 // in its simple uniform variant: the list is cut into partitions of

@@ -476,3 +476,65 @@ func TestCompactListBytes(t *testing.T) {
 	}
 	t.Logf("%d one-word documents: %d bytes, %.1f per document", n, buf.Len(), float64(buf.Len())/n)
 }
+
+// TestVerifyRecordAndBlobExact: Verify rejects, in every format version, a
+// term record whose maxTF / minDL understate the list (the bound the
+// pruned traversals trust, so BMM and BMW would then miss hits) and a
+// blob with a stray byte after its positions (blobLen grown by one).
+func TestVerifyRecordAndBlobExact(t *testing.T) {
+	for _, v := range []uint32{1, 2, 3} {
+		build := func() []byte {
+			b := NewBuilder(Options{formatVersion: v})
+			for i := 0; i < 400; i++ {
+				toks := []text.Token{{Term: "other", Pos: 0}}
+				if i < 200 {
+					toks = append(toks, text.Token{Term: "long", Pos: 1})
+				}
+				if i == 50 {
+					toks = append(toks, text.Token{Term: "long", Pos: 2}, text.Token{Term: "long", Pos: 3})
+				}
+				if _, err := b.Add(uint64(i), toks); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var buf bytes.Buffer
+			if _, err := b.WriteTo(&buf); err != nil {
+				t.Fatal(err)
+			}
+			return buf.Bytes()
+		}
+		fixCRC := func(data []byte) {
+			fo := len(data) - footerBytes
+			binary.LittleEndian.PutUint32(data[fo+56:], crcOf(data[:fo+56]))
+		}
+		termsOff := func(data []byte) int {
+			return int(binary.LittleEndian.Uint64(data[len(data)-footerBytes+16:]))
+		}
+		clean := build()
+		if s, err := Open(clean, "clean"); err != nil || s.Verify() != nil || s.Term(0) != "long" {
+			t.Fatalf("v%d clean segment: %v", v, err)
+		}
+		for name, corrupt := range map[string]func(data []byte){
+			"understated bounds": func(data []byte) { // term 0 = "long", df 200
+				ro := termsOff(data)
+				binary.LittleEndian.PutUint32(data[ro+16:], 1)    // maxTF (3)
+				binary.LittleEndian.PutUint32(data[ro+20:], 1000) // minDL (2)
+			},
+			"stray blob byte": func(data []byte) {
+				ro := termsOff(data)
+				binary.LittleEndian.PutUint32(data[ro+8:], binary.LittleEndian.Uint32(data[ro+8:])+1)
+			},
+		} {
+			data := build()
+			corrupt(data)
+			fixCRC(data)
+			s, err := Open(data, name)
+			if err != nil {
+				continue // caught at open: fine too
+			}
+			if err := s.Verify(); !errors.Is(err, ErrCorrupt) {
+				t.Errorf("v%d %s: Verify = %v, want ErrCorrupt", v, name, err)
+			}
+		}
+	}
+}

@@ -15,10 +15,10 @@ type cursor struct {
 	seg    *Segment
 	blob   []byte
 	blobAt int64      // file offset of blob
-	ef     efSeq      // version 1: the list's Elias-Fano sequence
-	pc     *pefCursor // version 2: &pcv (partitioned Elias-Fano, pef.go), else nil
+	ef     efSeq      // a list coded as one Elias-Fano sequence (ef.go)
+	pc     *pefCursor // a partitioned list: &pcv (pef.go), else nil
 	pcv    pefCursor
-	c      efCursor // current element (i, val), both versions
+	c      efCursor // current element (i, val), either coding
 	term   int      // term index in the segment
 	nb     int
 	df     int

@@ -41,7 +41,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // segWriter accumulates a segment in memory. Documents first, then terms in
 // strictly increasing byte order.
 type segWriter struct {
-	version   uint32 // format written: segVersion, or 1 (tests of old files)
+	version   uint32 // format written: segVersion, 2 (Options.PartitionedEF), or 1 (tests of old files)
 	positions bool
 	docLens   []uint32
 	ext       []uint64
@@ -820,8 +820,19 @@ func (s *Segment) postingsAt(i int) (docs, tfs, pos []uint32, err error) {
 
 // Verify decodes every posting list completely and checks it (doc ids
 // strictly increasing and < NumDocs, tf blocks, block-max metadata,
-// positions). O(len(data)).
+// positions), then encodes the decoded list again and checks that its
+// blob and term record are byte for byte the stored ones (no stray
+// bytes; the record's df, maxTF, minDL and lengths are the list's own).
+// O(len(data)).
 func (s *Segment) Verify() error {
+	// re encodes each decoded list again: the blob and record must be
+	// exactly what a writer produces for it (no stray bytes, every
+	// bound in the record the list's own).
+	re := &segWriter{version: s.version, positions: s.positions, docLens: make([]uint32, s.numDocs)}
+	for d := range re.docLens {
+		re.docLens[d] = s.DocLen(uint32(d))
+	}
+	var docs, tfs, allPos []uint32
 	for i := 0; i < s.numTerms; i++ {
 		r := s.rec(i)
 		blobAt := s.postOff + int64(r.off)
@@ -829,6 +840,7 @@ func (s *Segment) Verify() error {
 		if err != nil {
 			return err
 		}
+		docs, tfs, allPos = docs[:0], tfs[:0], allPos[:0]
 		if c.pc == nil {
 			if err := c.ef.verify(s.path, blobAt); err != nil {
 				return err
@@ -846,10 +858,13 @@ func (s *Segment) Verify() error {
 			}
 			prev = int64(d)
 			tf := c.tf()
-			pos := c.appendPositions(nil)
+			at := len(allPos)
+			allPos = c.appendPositions(allPos)
+			pos := allPos[at:]
 			if c.err != nil {
 				return c.err
 			}
+			docs, tfs = append(docs, d), append(tfs, tf)
 			if s.positions {
 				if len(pos) != int(tf) {
 					return corruptf(s.path, blobAt, "term %q: %d positions for tf %d", s.Term(i), len(pos), tf)
@@ -876,6 +891,18 @@ func (s *Segment) Verify() error {
 		}
 		if n != int(r.df) {
 			return corruptf(s.path, blobAt, "term %q: %d postings, df %d", s.Term(i), n, r.df)
+		}
+		re.post, re.terms, re.dict, re.dictOffs, re.nterms = re.post[:0], re.terms[:0], re.dict[:0], re.dictOffs[:0], 0
+		if err := re.addTerm(s.termBytes(i), docs, tfs, allPos); err != nil {
+			return corruptf(s.path, blobAt, "term %q: %v", s.Term(i), err)
+		}
+		blob := s.post[r.off : r.off+uint64(r.blobLen)]
+		if string(re.post) != string(blob) {
+			return corruptf(s.path, blobAt, "term %q: postings not as written (%d bytes, re-encoded %d)", s.Term(i), len(blob), len(re.post))
+		}
+		rb := s.terms[i*termRecBytes : (i+1)*termRecBytes]
+		if string(re.terms[8:termRecBytes]) != string(rb[8:]) {
+			return corruptf(s.path, s.postOff-int64(len(s.terms))+int64(i*termRecBytes), "term %q: record (df, bounds, lengths) not the list's own", s.Term(i))
 		}
 	}
 	return nil
