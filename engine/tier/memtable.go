@@ -156,9 +156,14 @@ func (m *memTable) apply(b *Batch, e uint64) {
 		m.chunks = append(m.chunks, vecChunk{vecs: b.slab, row0: len(m.rowVer)})
 		m.vecsRow0 = len(m.rowVer) + nv/m.dim
 	} else if free := cap(m.vecs) - len(m.vecs); nv > free {
-		// Grow the open slab once for the whole batch: append's 1.25×
-		// steps would copy a large batch's vectors about four more times.
-		m.vecs = slices.Grow(m.vecs, max(nv, len(m.vecs)))
+		// The open slab becomes a chunk and a new one, at least as large,
+		// takes this batch: nothing is copied (growing one slab would
+		// copy every row so far, and fault in and clear twice its size).
+		if len(m.vecs) > 0 {
+			m.chunks = append(m.chunks, vecChunk{vecs: m.vecs, row0: m.vecsRow0})
+		}
+		m.vecs = make([]float32, 0, max(nv, len(m.vecs)))
+		m.vecsRow0 = len(m.rowVer)
 	}
 	// The same for the version list (at least doubling, as append does).
 	if free := cap(m.versions) - len(m.versions); len(b.Ops) > free {
@@ -194,13 +199,15 @@ func (m *memTable) apply(b *Batch, e uint64) {
 			v.prev = prev
 		}
 		if doc.Vector != nil {
-			vec := doc.Vector
-			if m.metric == Cosine {
-				vec = base.UnitVector(nil, vec)
-			}
 			v.row = int32(len(m.rowVer))
-			if !keep {
-				m.vecs = append(m.vecs, vec...)
+			if !keep { // the slab has room for the batch's vectors (above)
+				n := len(m.vecs)
+				m.vecs = m.vecs[:n+len(doc.Vector)]
+				if m.metric == Cosine {
+					base.UnitVector(m.vecs[n:], doc.Vector)
+				} else {
+					copy(m.vecs[n:], doc.Vector)
+				}
 			}
 			m.rowVer = append(m.rowVer, int32(len(m.versions)))
 		}

@@ -64,10 +64,14 @@ func TestMemTableKeptSlabs(t *testing.T) {
 				sn.Close()
 			}
 			mem := s.currentView().mem
-			kept := 0
+			kept := 0 // chunks that stored vectors are views of
 			for _, c := range mem.chunks {
-				if len(c.vecs) >= keepSlabBytes/4 {
-					kept++
+				lo, hi := uintptr(unsafe.Pointer(&c.vecs[0])), uintptr(unsafe.Pointer(&c.vecs[len(c.vecs)-1]))
+				for r := c.row0; r < c.row0+len(c.vecs)/testDim; r++ {
+					if p := uintptr(unsafe.Pointer(&mem.versions[mem.rowVer[r]].doc.Vector[0])); p >= lo && p <= hi {
+						kept++
+						break
+					}
 				}
 			}
 			if want := map[Metric]int{L2: 3, IP: 3, Cosine: 0}[metric]; kept != want {
@@ -99,6 +103,59 @@ func TestMemTableKeptSlabs(t *testing.T) {
 					t.Fatalf("after replay: %s", d)
 				}
 			}
+		})
+	}
+}
+
+// TestMemTableOpenSlabNotCopied: when a batch's vectors do not fit the
+// open slab, the slab becomes a chunk as it is and a new one takes the
+// batch: rows already in the MemTable are never copied (so they stay at
+// their address), for every metric, and searches stay exact.
+func TestMemTableOpenSlabNotCopied(t *testing.T) {
+	for _, metric := range []Metric{L2, IP, Cosine} {
+		t.Run(metric.String(), func(t *testing.T) {
+			o := testOptions(vfs.NewCrashableMem())
+			o.Metric = metric
+			s := mustOpen(t, o)
+			defer s.Close()
+			m := model{}
+			rng := rand.New(rand.NewPCG(7, 8))
+			var first *float32
+			for i := uint64(1); i <= 40; i++ {
+				b := genBatch(33, i)
+				if _, err := s.Apply(b); err != nil {
+					t.Fatal(err)
+				}
+				m.apply(b)
+				v := s.currentView()
+				mem := v.mem
+				mem.mu.RLock()
+				var at *float32
+				switch {
+				case len(mem.chunks) > 0:
+					at = &mem.chunks[0].vecs[0]
+				case len(mem.vecs) > 0:
+					at = &mem.vecs[0]
+				}
+				mem.mu.RUnlock()
+				v.unref()
+				if first == nil {
+					first = at
+				} else if at != first {
+					t.Fatalf("after batch %d the first row moved: rows were copied", i)
+				}
+				sn := s.Snapshot()
+				if d := checkSearch(sn, m, metric, rng); d != "" {
+					sn.Close()
+					t.Fatalf("after batch %d: %s", i, d)
+				}
+				sn.Close()
+			}
+			v := s.currentView()
+			if len(v.mem.chunks) < 2 {
+				t.Errorf("%d chunks after 40 batches: the open slab never filled", len(v.mem.chunks))
+			}
+			v.unref()
 		})
 	}
 }
