@@ -199,7 +199,10 @@
 // postings as one partition and stores no block metadata for it (the
 // term record holds its lastDoc, maxTF and minDL; its tf block follows
 // the doc ids, its positions follow the tf block), and codes a longer list
-// as one Elias-Fano sequence with block metadata. Most terms are rare, so
+// as one Elias-Fano sequence with block metadata. Its term records are
+// bit-packed at the widths the segment's largest values need (about 60
+// bits a term instead of 32 bytes on a 50,000-term dictionary), read in
+// place by shifts. Most terms are rare, so
 // the fixed cost of a sequence and of block metadata dominated the short
 // lists; the long lists, where an OR query spends its time, keep the
 // sequence, whose cursor is a few per cent faster than the partitioned
@@ -225,10 +228,15 @@
 //	| dict:  term end offsets u32 × (numTerms+1) (first is 0)    |
 //	|        term bytes, strictly increasing, pad to 8           |
 //	+------------------------------------------------------------+
-//	| terms: record × numTerms, 32 B each:                       |
-//	|        blobOff u64 | blobLen u32 | df u32 | maxTF u32 |    |
-//	|        minDL u32 | efLen u32 | lastDoc u32 (v1, v2:       |
-//	|        numBlocks u32)                                      |
+//	| terms: v3: widths u8 × 7 | 0 u8, then numTerms records   |
+//	|        of Σwidths bits each, packed LSB-first, pad to 8:   |
+//	|        blobOff | blobLen | df | maxTF | minDL | efLen |    |
+//	|        lastDoc, each at its width (the bit length of its   |
+//	|        largest value in the segment; ≤ 64 for blobOff,     |
+//	|        ≤ 32 for the others)                                |
+//	|        v1, v2: record × numTerms, 32 B each: blobOff u64 | |
+//	|        blobLen u32 | df u32 | maxTF u32 | minDL u32 |      |
+//	|        efLen u32 | numBlocks u32                           |
 //	+------------------------------------------------------------+
 //	| postings: one blob per term (a sequence's 8-aligned):      |
 //	|   doc ids, efLen bytes: partitioned Elias-Fano (pef.go)    |
@@ -246,7 +254,7 @@
 //	+------------------------------------------------------------+
 //
 // The header and footer carry the same version (1, 2 or 3; the layouts
-// differ only in the blobs and the record's last word). The CRC32C
+// differ only in the blobs and the term records). The CRC32C
 // (Castagnoli) covers every byte before it. Readers open versions 1 to 3
 // and refuse newer ones with a clear error.
 package bm25

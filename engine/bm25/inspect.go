@@ -76,8 +76,19 @@ func Inspect(b []byte) (*inspect.Info, error) {
 	ok := docsOff == headerBytes &&
 		dictOff == docsOff+p8(4*nd)+8*nd &&
 		termsOff == dictOff+p8(4*(nt+1)+dictBytes) &&
-		postOff == termsOff+termRecBytes*nt &&
-		postOff <= uint64(fo)
+		postOff >= termsOff && postOff <= uint64(fo)
+	var recBits uint64
+	if ok && version >= 3 {
+		w, rb, err := readRecWidths(b[termsOff:postOff])
+		if err != nil {
+			in.Problemf(int64(termsOff), "term record widths: %v", err)
+			ok = false
+		} else {
+			recBits = rb
+			in.Add("termRecordBits", fmt.Sprintf("%d (widths %v: offset, length, df, maxTF, minDL, efLen, lastDoc)", rb, w), int64(termsOff))
+		}
+	}
+	ok = ok && postOff == termsOff+termsBytes(version, nt, recBits)
 	if !ok {
 		in.Problemf(fo, "section offsets inconsistent (docs %d dict %d terms %d post %d, %d docs, %d terms, %d dictionary bytes)",
 			docsOff, dictOff, termsOff, postOff, nd, nt, dictBytes)

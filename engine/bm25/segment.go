@@ -9,6 +9,7 @@ import (
 	"hash/maphash"
 	"io"
 	"math"
+	"math/bits"
 	"slices"
 	"sort"
 	"sync/atomic"
@@ -48,7 +49,7 @@ type segWriter struct {
 	sumDL     uint64
 	dictOffs  []uint32
 	dict      []byte
-	terms     []byte
+	recs      []termRec
 	post      []byte
 	last      []byte
 	nterms    int
@@ -168,20 +169,101 @@ func (w *segWriter) addTerm(term []byte, docs, tfs, pos []uint32) error {
 	if uint64(len(w.post)-start) > math.MaxUint32 {
 		return fmt.Errorf("bm25: term %q: postings exceed 4 GiB", term)
 	}
-	var rec [termRecBytes]byte
-	binary.LittleEndian.PutUint64(rec[0:], uint64(start))
-	binary.LittleEndian.PutUint32(rec[8:], uint32(len(w.post)-start))
-	binary.LittleEndian.PutUint32(rec[12:], uint32(len(docs)))
-	binary.LittleEndian.PutUint32(rec[16:], termMaxTF)
-	binary.LittleEndian.PutUint32(rec[20:], termMinDL)
-	binary.LittleEndian.PutUint32(rec[24:], uint32(efLen))
+	r := termRec{off: uint64(start), blobLen: uint32(len(w.post) - start), df: uint32(len(docs)),
+		maxTF: termMaxTF, minDL: termMinDL, efLen: uint32(efLen), nb: uint32(nb)}
 	if w.version >= 3 {
-		binary.LittleEndian.PutUint32(rec[28:], docs[len(docs)-1])
-	} else {
-		binary.LittleEndian.PutUint32(rec[28:], uint32(nb))
+		r.last = docs[len(docs)-1]
 	}
-	w.terms = append(w.terms, rec[:]...)
+	w.recs = append(w.recs, r)
 	return nil
+}
+
+// recFields is the number of fields of a version-3 term record, packed in
+// this order: blob offset, blob length, df, maxTF, minDL, efLen, lastDoc.
+const recFields = 7
+
+// recFieldMax is each field's largest width in bits.
+var recFieldMax = [recFields]uint8{64, 32, 32, 32, 32, 32, 32}
+
+func (r termRec) fields() [recFields]uint64 {
+	return [recFields]uint64{r.off, uint64(r.blobLen), uint64(r.df), uint64(r.maxTF), uint64(r.minDL), uint64(r.efLen), uint64(r.last)}
+}
+
+// recWidths returns the bits each field of recs needs (its largest value's
+// length) and their sum.
+func recWidths(recs []termRec) (w [recFields]uint8, sum uint64) {
+	var or [recFields]uint64
+	for _, r := range recs {
+		f := r.fields()
+		for k := range f {
+			or[k] |= f[k]
+		}
+	}
+	for k := range or {
+		w[k] = uint8(bits.Len64(or[k]))
+		sum += uint64(w[k])
+	}
+	return w, sum
+}
+
+// termsBytes returns the size of the terms section: version 3 packs n
+// records of recBits bits after an 8-byte width header, padded to 8
+// bytes; earlier versions store termRecBytes per record.
+func termsBytes(version uint32, n, recBits uint64) uint64 {
+	if version < 3 {
+		return termRecBytes * n
+	}
+	return 8 + (n*recBits+63)/64*8
+}
+
+// appendTerms appends the terms section.
+func (w *segWriter) appendTerms(dst []byte) []byte {
+	if w.version < 3 {
+		for _, r := range w.recs {
+			var rec [termRecBytes]byte
+			binary.LittleEndian.PutUint64(rec[0:], r.off)
+			binary.LittleEndian.PutUint32(rec[8:], r.blobLen)
+			binary.LittleEndian.PutUint32(rec[12:], r.df)
+			binary.LittleEndian.PutUint32(rec[16:], r.maxTF)
+			binary.LittleEndian.PutUint32(rec[20:], r.minDL)
+			binary.LittleEndian.PutUint32(rec[24:], r.efLen)
+			binary.LittleEndian.PutUint32(rec[28:], r.nb)
+			dst = append(dst, rec[:]...)
+		}
+		return dst
+	}
+	widths, recBits := recWidths(w.recs)
+	dst = append(dst, widths[:]...)
+	dst = append(dst, 0)
+	at := len(dst)
+	dst = append(dst, make([]byte, termsBytes(3, uint64(len(w.recs)), recBits)-8)...)
+	b := dst[at:]
+	bit := uint64(0)
+	for _, r := range w.recs {
+		f := r.fields()
+		for k, v := range f {
+			putBitsWide(b, bit, v, uint(widths[k]))
+			bit += uint64(widths[k])
+		}
+	}
+	return dst
+}
+
+// putBitsWide is putBits for widths up to 64.
+func putBitsWide(b []byte, off, v uint64, width uint) {
+	if width > 32 {
+		putBits(b, off, v&(1<<32-1), 32)
+		off, v, width = off+32, v>>32, width-32
+	}
+	putBits(b, off, v, width)
+}
+
+// getBitsWide is getBits for widths up to 64.
+func getBitsWide(b []byte, off uint64, width uint) uint64 {
+	if width > 32 {
+		return getBits(b, off, 32) | getBits(b, off+32, width-32)<<32
+	}
+	return getBits(b, off, width)
 }
 
 // appendPacked appends a width byte and vals bit-packed LSB-first at that
@@ -257,7 +339,8 @@ func (w *segWriter) size() int {
 	n := headerBytes + 4*len(w.docLens)
 	n = pad8(n) + 8*len(w.ext)
 	n += 4*len(w.dictOffs) + len(w.dict)
-	n = pad8(n) + len(w.terms) + len(w.post)
+	_, recBits := recWidths(w.recs)
+	n = pad8(n) + int(termsBytes(w.version, uint64(len(w.recs)), recBits)) + len(w.post)
 	return pad8(n) + footerBytes
 }
 
@@ -292,7 +375,7 @@ func (w *segWriter) appendTo(dst []byte) []byte {
 	dst = append(dst, w.dict...)
 	pad()
 	termsOff := len(dst) - base
-	dst = append(dst, w.terms...)
+	dst = w.appendTerms(dst)
 	postOff := len(dst) - base
 	dst = append(dst, w.post...)
 	pad()
@@ -327,7 +410,9 @@ type Segment struct {
 	ext       []byte // numDocs uint64
 	dictOffs  []byte // numTerms+1 uint32
 	dict      []byte
-	terms     []byte // numTerms records
+	terms     []byte // numTerms records (version 3: packed, recW bits each field)
+	recW      [recFields]uint8
+	recBits   uint64
 	post      []byte
 	postOff   int64
 
@@ -491,16 +576,27 @@ func open(data []byte, path string, checkCRC bool) (*Segment, error) {
 	if docsOff != headerBytes ||
 		dictOff != docsOff+p8(4*nd)+8*nd ||
 		termsOff != dictOff+p8(4*(nt+1)+dictBytes) ||
-		postOff != termsOff+termRecBytes*nt ||
-		postOff > uint64(fo) {
+		postOff < termsOff || postOff > uint64(fo) {
 		return nil, corruptf(path, int64(fo), "section offsets inconsistent (docs %d dict %d terms %d post %d, %d docs, %d terms)", docsOff, dictOff, termsOff, postOff, nd, nt)
+	}
+	recsOff := termsOff
+	if version >= 3 {
+		w, recBits, err := readRecWidths(data[termsOff:postOff])
+		if err != nil {
+			return nil, corruptf(path, int64(termsOff), "term record widths: %v", err)
+		}
+		s.recW, s.recBits = w, recBits
+		recsOff += 8
+	}
+	if postOff != termsOff+termsBytes(version, nt, s.recBits) {
+		return nil, corruptf(path, int64(fo), "section offsets inconsistent (terms %d post %d, %d terms)", termsOff, postOff, nt)
 	}
 	s.numDocs, s.numTerms = int(nd), int(nt)
 	s.lens = data[docsOff : docsOff+4*nd]
 	s.ext = data[docsOff+p8(4*nd) : dictOff]
 	s.dictOffs = data[dictOff : dictOff+4*(nt+1)]
 	s.dict = data[dictOff+4*(nt+1) : dictOff+4*(nt+1)+dictBytes]
-	s.terms = data[termsOff:postOff]
+	s.terms = data[recsOff:postOff]
 	s.post = data[postOff:fo]
 	s.postOff = int64(postOff)
 
@@ -527,7 +623,7 @@ func open(data []byte, path string, checkCRC bool) (*Segment, error) {
 		}
 		prevTerm, prevEnd = t, end
 		r := s.rec(i)
-		recOff := int64(termsOff) + int64(i*termRecBytes)
+		recOff := int64(recsOff) + s.recByteOff(i)
 		if r.df == 0 || uint64(r.df) > nd || r.nb != (r.df+BlockSize-1)/BlockSize ||
 			r.off+uint64(r.blobLen) > uint64(len(s.post)) || r.efLen > r.blobLen ||
 			uint64(r.efLen)+s.metaBytes(r) > uint64(r.blobLen) ||
@@ -553,7 +649,43 @@ type termRec struct {
 	last         uint32 // version 3 only: the list's last doc id
 }
 
+// readRecWidths reads a version-3 terms section's width header.
+func readRecWidths(b []byte) (w [recFields]uint8, recBits uint64, err error) {
+	if len(b) < 8 {
+		return w, 0, fmt.Errorf("section of %d bytes has no width header", len(b))
+	}
+	if b[recFields] != 0 {
+		return w, 0, fmt.Errorf("header byte %d is %d, not 0", recFields, b[recFields])
+	}
+	for k := range w {
+		if w[k] = b[k]; w[k] > recFieldMax[k] {
+			return w, 0, fmt.Errorf("field %d is %d bits wide, at most %d", k, w[k], recFieldMax[k])
+		}
+		recBits += uint64(w[k])
+	}
+	return w, recBits, nil
+}
+
+// recByteOff returns the byte offset of term record i in the terms
+// section's records (for error messages).
+func (s *Segment) recByteOff(i int) int64 {
+	if s.version >= 3 {
+		return int64(uint64(i) * s.recBits / 8)
+	}
+	return int64(i * termRecBytes)
+}
+
 func (s *Segment) rec(i int) termRec {
+	if s.version >= 3 {
+		bit := uint64(i) * s.recBits
+		var f [recFields]uint64
+		for k, w := range s.recW {
+			f[k] = getBitsWide(s.terms, bit, uint(w))
+			bit += uint64(w)
+		}
+		return termRec{off: f[0], blobLen: uint32(f[1]), df: uint32(f[2]), maxTF: uint32(f[3]), minDL: uint32(f[4]),
+			efLen: uint32(f[5]), last: uint32(f[6]), nb: uint32((f[2] + BlockSize - 1) / BlockSize)}
+	}
 	b := s.terms[i*termRecBytes:]
 	r := termRec{
 		off:     binary.LittleEndian.Uint64(b[0:]),
@@ -563,12 +695,7 @@ func (s *Segment) rec(i int) termRec {
 		minDL:   binary.LittleEndian.Uint32(b[20:]),
 		efLen:   binary.LittleEndian.Uint32(b[24:]),
 	}
-	w := binary.LittleEndian.Uint32(b[28:])
-	if s.version >= 3 {
-		r.nb, r.last = uint32((uint64(r.df)+BlockSize-1)/BlockSize), w
-	} else {
-		r.nb = w
-	}
+	r.nb = binary.LittleEndian.Uint32(b[28:])
 	return r
 }
 
@@ -892,7 +1019,7 @@ func (s *Segment) Verify() error {
 		if n != int(r.df) {
 			return corruptf(s.path, blobAt, "term %q: %d postings, df %d", s.Term(i), n, r.df)
 		}
-		re.post, re.terms, re.dict, re.dictOffs, re.nterms = re.post[:0], re.terms[:0], re.dict[:0], re.dictOffs[:0], 0
+		re.post, re.recs, re.dict, re.dictOffs, re.nterms = re.post[:0], re.recs[:0], re.dict[:0], re.dictOffs[:0], 0
 		if err := re.addTerm(s.termBytes(i), docs, tfs, allPos); err != nil {
 			return corruptf(s.path, blobAt, "term %q: %v", s.Term(i), err)
 		}
@@ -900,9 +1027,10 @@ func (s *Segment) Verify() error {
 		if string(re.post) != string(blob) {
 			return corruptf(s.path, blobAt, "term %q: postings not as written (%d bytes, re-encoded %d)", s.Term(i), len(blob), len(re.post))
 		}
-		rb := s.terms[i*termRecBytes : (i+1)*termRecBytes]
-		if string(re.terms[8:termRecBytes]) != string(rb[8:]) {
-			return corruptf(s.path, s.postOff-int64(len(s.terms))+int64(i*termRecBytes), "term %q: record (df, bounds, lengths) not the list's own", s.Term(i))
+		want := re.recs[0]
+		want.off = r.off
+		if want != r {
+			return corruptf(s.path, s.postOff-int64(len(s.terms))+s.recByteOff(i), "term %q: record %+v, the list's own %+v", s.Term(i), r, want)
 		}
 	}
 	return nil
