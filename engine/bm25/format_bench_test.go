@@ -90,7 +90,7 @@ func BenchmarkSegmentFormat(b *testing.B) {
 	for _, st := range loadFormatSets(b) {
 		ops := []string{"or", "and", "nextgeq"}
 		if st.name == "gostdlib" {
-			ops = append(ops, "or3") // the 3-word OR queries only
+			ops = append(ops, "or1", "or3") // the 1-word, 3-word OR queries only
 		}
 		for _, op := range ops {
 			for _, v := range []uint32{1, 2, 3} {
@@ -121,10 +121,10 @@ func BenchmarkSegmentFormat(b *testing.B) {
 						views := []View{{Seg: s}}
 						p := DefaultSearchParams()
 						qs := st.qs
-						if op == "or3" {
+						if op == "or1" || op == "or3" {
 							qs = nil
 							for _, q := range st.qs {
-								if len(q) == 3 {
+								if len(q) == int(op[2]-'0') {
 									qs = append(qs, q)
 								}
 							}
