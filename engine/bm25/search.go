@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2"
 
@@ -565,6 +566,7 @@ func searchWith(ctx context.Context, cn *canceller, views []View, q Query, p Sea
 	if pl.empty {
 		return nil, 0, nil
 	}
+	defer putCursors(pl) // nothing of pl outlives the search
 	if err := prefetch(views, pl); err != nil {
 		return nil, 0, err
 	}
@@ -593,6 +595,32 @@ func searchWith(ctx context.Context, cn *canceller, views []View, q Query, p Sea
 		return top.sorted(), top.offered, ctx.Err()
 	}
 	return top.sorted(), top.offered, nil
+}
+
+// cursorPool recycles the per-term cursors of finished searches (about
+// 800 bytes each, most of what a query allocates), as *[]cursor.
+var cursorPool sync.Pool
+
+// getCursors returns n zeroed cursors, recycled when the pool has enough.
+func getCursors(n int) []cursor {
+	if p, _ := cursorPool.Get().(*[]cursor); p != nil && cap(*p) >= n {
+		return (*p)[:n]
+	}
+	return make([]cursor, n)
+}
+
+// putCursors gives pl's cursors back to the pool, cleared so that they
+// hold no segment; pl must not use them again.
+func putCursors(pl *plan) {
+	cs := pl.cursors
+	pl.cursors, pl.tcurs, pl.curs = nil, nil, nil
+	if cap(cs) == 0 || cap(cs) > 64 {
+		return
+	}
+	cs = cs[:cap(cs)]
+	clear(cs)
+	cs = cs[:0]
+	cursorPool.Put(&cs)
 }
 
 // cancelCheck is how many traversal steps a search takes between two
@@ -781,7 +809,7 @@ type segSearch struct {
 func newSegSearch(vi int, v View, pl *plan, top *topK, cn *canceller) (*segSearch, bool, error) {
 	if pl.tcurs == nil {
 		pl.tcurs = make([]tcur, len(pl.terms))
-		pl.cursors = make([]cursor, len(pl.terms))
+		pl.cursors = getCursors(len(pl.terms))
 		pl.curs = make([]*tcur, len(pl.terms))
 		pl.contrib = make([]float64, len(pl.terms))
 	}

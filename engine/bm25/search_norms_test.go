@@ -3,8 +3,10 @@ package bm25
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"testing"
+	"unsafe"
 )
 
 // TestNormTable checks the cached BM25 length normalisations: bit-equal to
@@ -88,5 +90,37 @@ func TestSearchConcurrentParams(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// TestSearchRecyclesCursors: a search's per-term cursors (most of what a
+// query allocates) go back to a pool when it ends, so repeated searches
+// allocate less than a cursor per term each, and give the same hits.
+func TestSearchRecyclesCursors(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops items at random under the race detector")
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	segs := buildSegs(t, synthCorpus(r, 400, 40), nil, Options{})
+	views := []View{{Seg: segs[0]}}
+	q := Query{Should: []string{segs[0].Term(1), segs[0].Term(5), segs[0].Term(9)}}
+	want, err := Search(views, q, DefaultSearchParams(), nil)
+	if err != nil || len(want) == 0 {
+		t.Fatalf("hits %v, err %v", want, err)
+	}
+	const n = 200
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := 0; i < n; i++ {
+		got, err := Search(views, q, DefaultSearchParams(), nil)
+		if err != nil || len(got) != len(want) || got[0] != want[0] {
+			t.Fatalf("search %d: %v, %v", i, got, err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	per := float64(after.TotalAlloc-before.TotalAlloc) / n
+	if cur := float64(unsafe.Sizeof(cursor{})); per > 3*cur {
+		t.Errorf("%.0f bytes allocated a search for a 3-term query, more than its 3 cursors (%.0f bytes each)", per, cur)
 	}
 }
