@@ -78,17 +78,24 @@ func Inspect(b []byte) (*inspect.Info, error) {
 		termsOff == dictOff+p8(4*(nt+1)+dictBytes) &&
 		postOff >= termsOff && postOff <= uint64(fo)
 	var recBits uint64
+	widthsOK := true
 	if ok && version >= 3 {
 		w, rb, err := readRecWidths(b[termsOff:postOff])
 		if err != nil {
 			in.Problemf(int64(termsOff), "term record widths: %v", err)
-			ok = false
+			widthsOK = false
 		} else {
 			recBits = rb
 			in.Add("termRecordBits", fmt.Sprintf("%d (widths %v: offset, length, df, maxTF, minDL, efLen, lastDoc)", rb, w), int64(termsOff))
 		}
 	}
-	ok = ok && postOff == termsOff+termsBytes(version, nt, recBits)
+	if ok && widthsOK && postOff != termsOff+termsBytes(version, nt, recBits) {
+		if version >= 3 {
+			in.Problemf(int64(termsOff), "terms section is %d bytes; %d records of %d bits need %d", postOff-termsOff, nt, recBits, termsBytes(version, nt, recBits))
+		} else {
+			ok = false
+		}
+	}
 	if !ok {
 		in.Problemf(fo, "section offsets inconsistent (docs %d dict %d terms %d post %d, %d docs, %d terms, %d dictionary bytes)",
 			docsOff, dictOff, termsOff, postOff, nd, nt, dictBytes)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/bits"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/stratasearch/strata/engine/text"
@@ -559,5 +560,126 @@ func TestVerifyRecordAndBlobExact(t *testing.T) {
 				t.Errorf("v%d %s: Verify = %v, want ErrCorrupt", v, name, err)
 			}
 		}
+	}
+}
+
+// TestRecordOffsetWrap: a term record whose blob offset plus length wraps
+// past 2^64 (a 64-bit offset field in format 3, the u64 field in 1 and 2)
+// is refused by Open as corrupt instead of panicking on the first read.
+func TestRecordOffsetWrap(t *testing.T) {
+	for _, v := range []uint32{1, 2, 3} {
+		b := NewBuilder(Options{formatVersion: v})
+		if _, err := b.Add(1, []text.Token{{Term: "x", Pos: 0}}); err != nil {
+			t.Fatal(err)
+		}
+		sw, err := b.seal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sw.recs[0].off = -uint64(sw.recs[0].blobLen) // off + blobLen == 0 (mod 2^64)
+		data := sw.appendTo(nil)
+		s, err := Open(data, "wrap")
+		if !errors.Is(err, ErrCorrupt) {
+			var hits []uint32
+			if err == nil {
+				hits, _, _, _ = s.Postings("x")
+			}
+			t.Errorf("v%d: Open = %v (postings %v), want ErrCorrupt", v, err, hits)
+		}
+		if in, err := Inspect(data); err != nil || in == nil {
+			t.Errorf("v%d: Inspect: %v", v, err)
+		}
+	}
+}
+
+// TestVerifyRecordWidthsExact: in format 3, Verify requires the record
+// widths to be the least the values need and the padding after the last
+// record to be zero (Open accepts both: the values still decode), and
+// Inspect reports a bad width header as that one problem.
+func TestVerifyRecordWidthsExact(t *testing.T) {
+	build := func(widen int, padBit bool) []byte {
+		b := NewBuilder(Options{})
+		r := rand.New(rand.NewPCG(4, 4))
+		for _, d := range synthCorpus(r, 50, 12) {
+			if _, err := b.Add(d.ext, d.toks); err != nil {
+				t.Fatal(err)
+			}
+		}
+		data, err := b.AppendTo(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if widen < 0 && !padBit {
+			return data
+		}
+		s, err := Open(data, "x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sw, err := b.seal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Re-pack the same records with field widen one bit wider.
+		w, _ := recWidths(sw.recs)
+		if widen >= 0 {
+			w[widen]++
+		}
+		var sum uint64
+		for _, x := range w {
+			sum += uint64(x)
+		}
+		termsOff := s.postOff - int64(len(s.terms)) - 8
+		sec := make([]byte, termsBytes(3, uint64(len(sw.recs)), sum))
+		copy(sec, w[:])
+		bit := uint64(0)
+		for _, rec := range sw.recs {
+			for k, v := range rec.fields() {
+				putBitsWide(sec[8:], bit, v, uint(w[k]))
+				bit += uint64(w[k])
+			}
+		}
+		if padBit {
+			if bit >= 8*uint64(len(sec)-8) {
+				t.Fatal("no padding to set a bit in")
+			}
+			sec[8+bit>>3] |= 1 << (bit & 7)
+		}
+		out := append(append(append([]byte(nil), data[:termsOff]...), sec...), data[s.postOff:]...)
+		shift := int64(len(sec)) - (s.postOff - termsOff)
+		fo := len(out) - footerBytes
+		binary.LittleEndian.PutUint64(out[fo+24:], uint64(s.postOff+shift))
+		fixSegCRC(out)
+		return out
+	}
+	if s, err := Open(build(-1, false), "clean"); err != nil || s.Verify() != nil {
+		t.Fatalf("clean: %v", err)
+	}
+	cases := map[string][]byte{"padding bit": build(-1, true)}
+	for k := 0; k < recFields; k++ {
+		cases[fmt.Sprintf("field %d one bit wider", k)] = build(k, false)
+	}
+	for name, data := range cases {
+		s, err := Open(data, name)
+		if err != nil {
+			t.Errorf("%s: Open: %v", name, err)
+			continue
+		}
+		if err := s.Verify(); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: Verify = %v, want ErrCorrupt", name, err)
+		}
+	}
+	// A width over its maximum: one clear problem, sections still listed.
+	data := build(-1, false)
+	s, _ := Open(data, "x")
+	termsOff := s.postOff - int64(len(s.terms)) - 8
+	data[termsOff+2] = 33 // df field
+	fixSegCRC(data)
+	in, err := Inspect(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(in.Problems) != 1 || !strings.Contains(in.Problems[0].Reason, "field 2 is 33 bits wide") {
+		t.Errorf("problems %+v", in.Problems)
 	}
 }

@@ -625,7 +625,7 @@ func open(data []byte, path string, checkCRC bool) (*Segment, error) {
 		r := s.rec(i)
 		recOff := int64(recsOff) + s.recByteOff(i)
 		if r.df == 0 || uint64(r.df) > nd || r.nb != (r.df+BlockSize-1)/BlockSize ||
-			r.off+uint64(r.blobLen) > uint64(len(s.post)) || r.efLen > r.blobLen ||
+			r.off > uint64(len(s.post)) || uint64(r.blobLen) > uint64(len(s.post))-r.off || r.efLen > r.blobLen ||
 			uint64(r.efLen)+s.metaBytes(r) > uint64(r.blobLen) ||
 			(s.version >= 3 && uint64(r.last) >= nd) {
 			return nil, corruptf(path, recOff, "term record %d inconsistent (df %d, blocks %d, blob %d+%d)", i, r.df, r.nb, r.off, r.blobLen)
@@ -948,9 +948,11 @@ func (s *Segment) postingsAt(i int) (docs, tfs, pos []uint32, err error) {
 // Verify decodes every posting list completely and checks it (doc ids
 // strictly increasing and < NumDocs, tf blocks, block-max metadata,
 // positions), then encodes the decoded list again and checks that its
-// blob and term record are byte for byte the stored ones (no stray
-// bytes; the record's df, maxTF, minDL and lengths are the list's own).
-// O(len(data)).
+// blob is byte for byte the stored one (no stray bytes) and its term
+// record the stored one (df, maxTF, minDL and lengths the list's own);
+// in version 3 also that the record widths are the least the values need
+// and the padding after the records is zero, so the terms section too is
+// exactly what the writer produces. O(len(data)).
 func (s *Segment) Verify() error {
 	// re encodes each decoded list again: the blob and record must be
 	// exactly what a writer produces for it (no stray bytes, every
@@ -1031,6 +1033,21 @@ func (s *Segment) Verify() error {
 		want.off = r.off
 		if want != r {
 			return corruptf(s.path, s.postOff-int64(len(s.terms))+s.recByteOff(i), "term %q: record %+v, the list's own %+v", s.Term(i), r, want)
+		}
+	}
+	if s.version >= 3 {
+		recs := make([]termRec, s.numTerms)
+		for i := range recs {
+			recs[i] = s.rec(i)
+		}
+		recsOff := s.postOff - int64(len(s.terms))
+		if w, _ := recWidths(recs); w != s.recW {
+			return corruptf(s.path, recsOff-8, "term record widths %v, the values need %v", s.recW, w)
+		}
+		for bit := uint64(s.numTerms) * s.recBits; bit < 8*uint64(len(s.terms)); bit++ {
+			if s.terms[bit>>3]&(1<<(bit&7)) != 0 {
+				return corruptf(s.path, recsOff+int64(bit>>3), "nonzero padding after the term records")
+			}
 		}
 	}
 	return nil
