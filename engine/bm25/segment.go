@@ -85,8 +85,8 @@ func (w *segWriter) addTerm(term []byte, docs, tfs, pos []uint32) error {
 	w.dictOffs = append(w.dictOffs, uint32(len(w.dict)))
 
 	// compact: a version-3 list of one block, whose block metadata the
-	// record carries (lastDoc in its last word; tf block right after the
-	// doc ids; positions right after the tf block).
+	// record carries (its lastDoc field; tf block right after the doc
+	// ids; positions right after the tf block).
 	compact := w.version >= 3 && len(docs) <= BlockSize
 	partitioned := w.version == 2 || compact
 	if !partitioned {
@@ -637,9 +637,9 @@ func open(data []byte, path string, checkCRC bool) (*Segment, error) {
 	return s, nil
 }
 
-// termRec is one term record. Versions 1 and 2 store nb in the last
-// word; version 3 stores the list's last doc id there (nb follows from
-// df).
+// termRec is one decoded term record. Versions 1 and 2 store nb in the
+// record's last 32-bit word; version 3 stores the list's last doc id
+// instead (nb follows from df) among its bit-packed fields.
 type termRec struct {
 	off          uint64
 	blobLen      uint32
@@ -954,7 +954,7 @@ func (s *Segment) postingsAt(i int) (docs, tfs, pos []uint32, err error) {
 // and the padding after the records is zero, so the terms section too is
 // exactly what the writer produces. O(len(data)).
 func (s *Segment) Verify() error {
-	// re encodes each decoded list again: the blob and record must be
+	// re re-encodes each decoded list: the blob and record must be
 	// exactly what a writer produces for it (no stray bytes, every
 	// bound in the record the list's own).
 	re := &segWriter{version: s.version, positions: s.positions, docLens: make([]uint32, s.numDocs)}
