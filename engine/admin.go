@@ -186,8 +186,13 @@ func (c *Collection) listPage(ctx context.Context, sn *tier.Snapshot, p *contrac
 		if !ok || (p != nil && !p.CanRead(d.Namespace, d.ACL)) {
 			return true
 		}
+		var hash [32]byte
+		if hash, err = d.Hash(); err != nil {
+			err = fmt.Errorf("engine: document %q: %w", d.ID, err)
+			return false
+		}
 		out = append(out, ListedDocument{ID: d.ID, Namespace: d.Namespace, SourceURI: d.SourceURI,
-			VersionHash: hex.EncodeToString(d.VersionHash[:]), Timestamp: time.Unix(0, d.UpdatedUnixNano).UTC(),
+			VersionHash: hex.EncodeToString(hash[:]), Timestamp: time.Unix(0, d.UpdatedUnixNano).UTC(),
 			Trust: trustFromTier(d.Trust)})
 		return len(out) < limit
 	})

@@ -46,11 +46,15 @@ func (c *Collection) Fetch(ctx context.Context, q contract.Query, ids []string) 
 		if err != nil {
 			return contract.Result{}, fmt.Errorf("engine: document %q: %w", id, err)
 		}
+		hash, err := d.Hash()
+		if err != nil {
+			return contract.Result{}, fmt.Errorf("engine: document %q: %w", id, err)
+		}
 		hits = append(hits, contract.Envelope{
 			DocID:       d.ID,
 			Content:     text,
 			SourceURI:   d.SourceURI,
-			VersionHash: hexHash(d.VersionHash),
+			VersionHash: hexHash(hash),
 			Timestamp:   time.Unix(0, d.UpdatedUnixNano).UTC(),
 			Trust:       trustFromTier(d.Trust),
 			Namespace:   d.Namespace,

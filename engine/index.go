@@ -406,6 +406,10 @@ func fromTier(td *tier.Document, meta map[string]contract.Value) (contract.Docum
 	if err != nil {
 		return contract.Document{}, fmt.Errorf("engine: document %q: %w", td.ID, err)
 	}
+	hash, err := td.Hash()
+	if err != nil {
+		return contract.Document{}, fmt.Errorf("engine: document %q: %w", td.ID, err)
+	}
 	d := contract.Document{
 		ID:          td.ID,
 		Content:     text,
@@ -413,7 +417,7 @@ func fromTier(td *tier.Document, meta map[string]contract.Value) (contract.Docum
 		Metadata:    meta,
 		Namespace:   td.Namespace,
 		Trust:       trustFromTier(td.Trust),
-		VersionHash: hex.EncodeToString(td.VersionHash[:]),
+		VersionHash: hex.EncodeToString(hash[:]),
 		Timestamp:   time.Unix(0, td.UpdatedUnixNano).UTC(),
 	}
 	if td.Vector != nil {

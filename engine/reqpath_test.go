@@ -124,7 +124,7 @@ func TestSearchCachedPathsMatchReference(t *testing.T) {
 			sn := c.store.Snapshot()
 			for _, h := range r.Hits {
 				d, _, ok := sn.Get(h.DocID)
-				if !ok || hexHash(d.VersionHash) != h.VersionHash || d.Content != h.Content {
+				if !ok || storedHash(d) != h.VersionHash || d.Content != h.Content {
 					sn.Close()
 					t.Fatalf("step %d query %d: hit %s is not the live version", si, qi, h.DocID)
 				}
@@ -148,7 +148,7 @@ func TestSearchCachedPathsMatchReference(t *testing.T) {
 			rsn := ref.store.Snapshot() // ref still holds the retained epoch's state
 			for _, h := range r2.Hits {
 				d, _, ok := rsn.Get(h.DocID)
-				if !ok || hexHash(d.VersionHash) != h.VersionHash {
+				if !ok || storedHash(d) != h.VersionHash {
 					rsn.Close()
 					t.Fatalf("query %d page two: hit %s is not the version live at the cursor's epoch", qi, h.DocID)
 				}

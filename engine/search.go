@@ -486,11 +486,15 @@ func envelopeOf(infos []verInfo, v uint32) (contract.Envelope, error) {
 	if err != nil {
 		return contract.Envelope{}, fmt.Errorf("engine: hit %q: %w", d.ID, err)
 	}
+	hash, err := d.Hash()
+	if err != nil {
+		return contract.Envelope{}, fmt.Errorf("engine: hit %q: %w", d.ID, err)
+	}
 	return contract.Envelope{
 		DocID:       d.ID,
 		Content:     text,
 		SourceURI:   d.SourceURI,
-		VersionHash: hexHash(d.VersionHash),
+		VersionHash: hexHash(hash),
 		Timestamp:   time.Unix(0, d.UpdatedUnixNano).UTC(),
 		Trust:       trustFromTier(d.Trust),
 		Namespace:   d.Namespace,
@@ -664,7 +668,7 @@ func (c *Collection) verifyHits(q *contract.Query, hits []contract.Envelope) ([]
 		// A document q may not see (VerifyHits takes envelopes from its
 		// caller) gets the same answer, so the outcome does not tell
 		// whether it exists.
-		if d, _, found := sn.Get(h.DocID); !found || hexHash(d.VersionHash) != h.VersionHash || d.SourceURI != h.SourceURI ||
+		if d, _, found := sn.Get(h.DocID); !found || storedHash(d) != h.VersionHash || d.SourceURI != h.SourceURI ||
 			!strings.HasPrefix(d.Namespace, q.Scope.Namespace) || !strings.HasPrefix(d.SourceURI, q.Scope.URIPrefix) ||
 			(q.Principal != nil && !q.Principal.CanRead(d.Namespace, d.ACL)) {
 			dropped = append(dropped, contract.Dropped{DocID: h.DocID, Reason: contract.DropStale,
@@ -699,6 +703,17 @@ func (c *Collection) verifyHits(q *contract.Query, hits []contract.Envelope) ([]
 		dropped = append(dropped, contract.Dropped{DocID: h.DocID, Reason: contract.DropStale, Detail: detail})
 	}
 	return kept, dropped
+}
+
+// storedHash is d's version hash in hex (tier.Document.Hash), or "" when
+// it cannot be had (its content could not be loaded): callers comparing
+// it with an envelope's hash then see a mismatch.
+func storedHash(d *tier.Document) string {
+	h, err := d.Hash()
+	if err != nil {
+		return ""
+	}
+	return hexHash(h)
 }
 
 func hexHash(h [32]byte) string {

@@ -118,7 +118,13 @@ func visibleVersion(sn *tier.Snapshot, p *contract.Principal, id string) (hash s
 	if p != nil && !p.CanRead(d.Namespace, d.ACL) {
 		return "", true
 	}
-	return hex.EncodeToString(d.VersionHash[:]), false
+	h, err := d.Hash()
+	if err != nil {
+		// Never equal to an expectation (those are "" or 64 hex
+		// digits): the write fails with a ConflictError naming this.
+		return "unreadable: " + err.Error(), false
+	}
+	return hex.EncodeToString(h[:]), false
 }
 
 // checkIfMatch compares every expectation with what the writer sees in

@@ -102,7 +102,7 @@ func (c *Collection) SourcePermitted(ns, uri string) bool {
 // directory keeps its hits unverified unless a root covers it.
 func (c *Collection) sourcePath(sn *tier.Snapshot, h *contract.Envelope, path string) (string, bool) {
 	if d, _, found := sn.Get(h.DocID); found && d.Metadata[metaVerifiable] != "" &&
-		hexHash(d.VersionHash) == h.VersionHash && d.SourceURI == h.SourceURI {
+		storedHash(d) == h.VersionHash && d.SourceURI == h.SourceURI {
 		if clean := filepath.Clean(path); filepath.IsAbs(clean) && !throughLink(clean) {
 			return clean, true // gone or not regular: verification finds it stale
 		}

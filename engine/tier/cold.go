@@ -374,8 +374,12 @@ func buildArchive(w io.Writer, rows []segRow, dim int, metric Metric, o ArchiveO
 		if err != nil {
 			return err
 		}
+		hash, err := d.Hash()
+		if err != nil {
+			return err
+		}
 		cr := coldRow{ID: d.ID, Content: text, Metadata: meta, Namespace: d.Namespace, SourceURI: d.SourceURI,
-			Trust: uint8(d.Trust), ACL: d.ACL, EBirth: r.birth, EDeath: epochLive, VersionHash: d.VersionHash,
+			Trust: uint8(d.Trust), ACL: d.ACL, EBirth: r.birth, EDeath: epochLive, VersionHash: hash,
 			Committed: d.UpdatedUnixNano}
 		if d.Vector != nil {
 			var c [ivfpq.ColdCodeSize]byte

@@ -230,18 +230,20 @@
 //	         version_hash [32]byte | varint updated_unix_nano
 //	str    = uvarint length | bytes
 //
-// # Warm segment file (seg-<id>.sst, format version 1 to 4, little-endian)
+// # Warm segment file (seg-<id>.sst, format version 1 to 5, little-endian)
 //
-// This build writes versions 3 and 4 (earlier builds read neither) and
-// reads all four. Earlier builds wrote HNSW segments as version 1 and
-// IVF-PQ and flat segments as version 2. A segment with a vector has
-// exactly one of the sections hnsw, ivfpq, flat; versions 1 and 4 only
-// hnsw. Versions 3 and 4 store every row's content in the text section
-// instead of the doc store (whose rows then have empty content), and are
-// the only versions with the textIndex and text sections; text is the
-// last section. Version 4 is written for HNSW segments: its doc store
-// also stores each vector once, in the hnsw section, and holds a
-// reference to it (below); version 3 for the others.
+// This build writes version 5 (earlier builds do not read it) and reads
+// all five. Earlier builds wrote HNSW segments as version 1 and IVF-PQ
+// and flat segments as version 2, then versions 3 and 4. A segment with
+// a vector has exactly one of the sections hnsw, ivfpq, flat; versions 1
+// and 4 only hnsw. Versions 3 to 5 store every row's content in the text
+// section instead of the doc store (whose rows then have empty content,
+// none at all in version 5), and are the only versions with the
+// textIndex and text sections; text is the last section. Version 4 was
+// written for HNSW segments: its doc store also stores each vector once,
+// in the hnsw section, and holds a reference to it (below); version 3
+// for the others. Version 5 is either, vectors by reference exactly when
+// there is an hnsw section, with compact rows (below).
 //
 //	+---------------------------------------------------------------+
 //	| "STRATSEG" (8) | format version u32 | flags u32 (0)            |  header, 16 B
@@ -257,7 +259,7 @@
 //
 // The footer CRC32C (Castagnoli) covers every byte before it; each section
 // also carries its own CRC32C; tablecrc is the section table's CRC32C in
-// versions 3 and 4 (0 before). Sections:
+// versions 3 to 5 (0 before). Sections:
 //
 //	1 meta  uvarint dim | metric u8 | uvarint rows | uvarint minEpoch |
 //	        uvarint maxEpoch | uvarint docStoreRawBytes
@@ -271,7 +273,15 @@
 //	        f32 bits}; the vector is rebuilt from the r-th hnsw vector u
 //	        (r: its ordinal among the rows with one) as float32(u_i·norm)
 //	        (cosine) or u_i, with the e listed components replaced: bit
-//	        for bit the vector written (vecref.go)
+//	        for bit the vector written (vecref.go). Version 5: per row
+//	        uvarint e_birth | str id | source uri, namespace, trust, acl,
+//	        metadata, vector (as in the body; count 0 with an hnsw
+//	        section) | version hash code u8: 0 = the hash is BLAKE3-256
+//	        of the row's content and is not stored (computed when first
+//	        asked, Document.Hash), 1 = 32 bytes follow | varint timestamp
+//	        minus the previous row's (0 before the first) | with an hnsw
+//	        section, the vector reference, whose Cosine norm is a code u8
+//	        (0: 1, 1: float32 bits follow, 2: float64 bits follow)
 //	3 hnsw  engine/hnsw WriteTo bytes over the rows that have a vector, in
 //	        row order, label = row number (absent when no row has a vector)
 //	5 ivfpq (version 2) engine/ivfpq WriteTo bytes (its own header, CRC,
@@ -284,10 +294,10 @@
 //	        (Options.LexicalSegments; the engine writes an engine/bm25
 //	        segment, local doc id = row). The tier only stores it and hands
 //	        it back mapped (Snapshot.WarmSegments); the hook validates it.
-//	7 textIndex (versions 3, 4) u32 rows | u32 rowsPerBlock | u32 blocks, then
+//	7 textIndex (versions 3-5) u32 rows | u32 rowsPerBlock | u32 blocks, then
 //	        per block u64 file offset | u32 length | u32 decoded length |
 //	        u32 crc32c of the block's bytes
-//	8 text  (versions 3, 4) the blocks: block i is one zstd frame of rows
+//	8 text  (versions 3-5) the blocks: block i is one zstd frame of rows
 //	        [i·rowsPerBlock, …) (the last may hold fewer), each row's
 //	        content as str; blocks aim at 16 KiB decoded (lazytext.go)
 //
@@ -300,7 +310,7 @@
 // the file and byte offset. The
 // file is mmapped under vfs.Default (HNSW used in place) and read into
 // memory under other file systems; the doc store is decoded into memory at
-// open, and so are the text blocks of versions 3 and 4 (each checked against its
+// open, and so are the text blocks of versions 3 to 5 (each checked against its
 // CRC32C) unless the store has a RangeFetcher (Options.Fetch): then the
 // whole-file CRC32C is not computed (tablecrc and every other section's
 // CRC32C are), and a row's block is fetched, checked and decoded when

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/zeebo/blake3"
 )
 
 // Trust is a document's provenance class (DESIGN.md "Data model").
@@ -54,6 +57,43 @@ type Document struct {
 	// text block holding the content (row lazyRow of it); see Text.
 	lazy    *textBlock
 	lazyRow int32
+	// derived, for a row of a format version 5 segment that does not
+	// store its version hash (it is BLAKE3-256 of the content), is where
+	// Hash keeps the hash once computed; VersionHash is then zero.
+	derived *atomic.Pointer[[32]byte]
+}
+
+// Hash returns the document's version hash. For most documents that is
+// VersionHash. A row of a segment that does not store it (doc.go
+// "Warm segment file", format version 5: the hash is BLAKE3-256 of the
+// content) has it computed from Text on the first call and kept; the
+// error is then Text's. Readers of stored documents use Hash, never
+// VersionHash.
+func (d *Document) Hash() ([32]byte, error) {
+	p := d.derived
+	if p == nil {
+		return d.VersionHash, nil
+	}
+	if h := p.Load(); h != nil {
+		return *h, nil
+	}
+	text, err := d.Text()
+	if err != nil {
+		return [32]byte{}, err
+	}
+	h := contentHash(text)
+	p.CompareAndSwap(nil, &h)
+	return h, nil
+}
+
+// HashDerived reports whether d's version hash is BLAKE3-256 of its
+// content by construction (a row that does not store it), without
+// computing anything.
+func (d *Document) HashDerived() bool { return d.derived != nil }
+
+// contentHash is BLAKE3-256 of s.
+func contentHash(s string) [32]byte {
+	return blake3.Sum256(unsafe.Slice(unsafe.StringData(s), len(s)))
 }
 
 // OpKind is the kind of one batch operation.
@@ -152,6 +192,20 @@ func opSizeBound(kind OpKind, d *Document) int {
 // stamping a zero timestamp with stamp.
 func appendDocBody(dst []byte, d *Document, stamp int64) []byte {
 	dst = putStr(dst, d.Content)
+	dst = appendDocFields(dst, d)
+	dst = append(dst, d.VersionHash[:]...)
+	ts := d.UpdatedUnixNano
+	if ts == 0 {
+		ts = stamp
+	}
+	dst = binary.AppendVarint(dst, ts)
+	return dst
+}
+
+// appendDocFields appends the part of an upsert body between the content
+// and the version hash: source uri, namespace, trust, acl, metadata,
+// vector.
+func appendDocFields(dst []byte, d *Document) []byte {
 	dst = putStr(dst, d.SourceURI)
 	dst = putStr(dst, d.Namespace)
 	dst = append(dst, byte(d.Trust))
@@ -171,12 +225,6 @@ func appendDocBody(dst []byte, d *Document, stamp int64) []byte {
 	for _, v := range d.Vector {
 		dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(v))
 	}
-	dst = append(dst, d.VersionHash[:]...)
-	ts := d.UpdatedUnixNano
-	if ts == 0 {
-		ts = stamp
-	}
-	dst = binary.AppendVarint(dst, ts)
 	return dst
 }
 
@@ -282,6 +330,13 @@ func (d *decoder) count(minBytes int, what string) int {
 // docBody reads an upsert body (the inverse of appendDocBody) into doc.
 func (d *decoder) docBody(doc *Document) {
 	doc.Content = d.str("content")
+	d.docFields(doc)
+	copy(doc.VersionHash[:], d.bytes(32, "version hash"))
+	doc.UpdatedUnixNano = d.varint("timestamp")
+}
+
+// docFields reads what appendDocFields wrote into doc.
+func (d *decoder) docFields(doc *Document) {
 	doc.SourceURI = d.str("source uri")
 	doc.Namespace = d.str("namespace")
 	doc.Trust = Trust(d.byte1("trust"))
@@ -311,8 +366,6 @@ func (d *decoder) docBody(doc *Document) {
 			}
 		}
 	}
-	copy(doc.VersionHash[:], d.bytes(32, "version hash"))
-	doc.UpdatedUnixNano = d.varint("timestamp")
 }
 
 // decodeBatch parses an encoded batch. Errors wrap errBatch.

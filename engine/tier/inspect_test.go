@@ -158,7 +158,7 @@ func TestInspectSegment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !in.OK() || len(in.Warnings) != 0 || in.Format != "STRATSEG" || in.Version != segVersionTextRef {
+	if !in.OK() || len(in.Warnings) != 0 || in.Format != "STRATSEG" || in.Version != segVersionCompact {
 		t.Fatalf("fresh segment: problems %v warnings %v", in.Problems, in.Warnings)
 	}
 	for name, want := range map[string]any{"rows": uint64(120), "dim": uint64(testDim), "metric": "l2",

@@ -12,7 +12,7 @@ import (
 	"github.com/stratasearch/strata/engine/bm25"
 )
 
-// Text blocks (segment format versions 3 and 4). The text section holds the
+// Text blocks (segment format versions 3 to 5). The text section holds the
 // documents' content in blocks of rowsPerBlock consecutive rows (the
 // last block may hold fewer), each block one zstd frame of the rows'
 // contents, each a uvarint length and its bytes. The text index section
@@ -22,7 +22,8 @@ import (
 //	blocks × { u64 file offset | u32 compressed length | u32 decoded length | u32 CRC32C of the compressed bytes }
 //
 // Block offsets are absolute file offsets inside the text section. The
-// doc store of a version 3 or 4 segment stores every row with empty content.
+// doc store of a version 3 or 4 segment stores every row with empty
+// content; version 5 rows have no content field.
 
 // textBlockBytes is the decoded text a block aims at: small enough that a
 // query's hits fetch little, large enough for zstd to compress well.
@@ -87,7 +88,7 @@ type SpanPresence interface {
 }
 
 // PostingsSection returns the byte range of the BM25 posting blobs of a
-// format version 3 or 4 segment file (b the whole file), the other part
+// format version 3 to 5 segment file (b the whole file), the other part
 // a reader may fetch on demand (SpanFetcher); ok is false for other files
 // and versions, and for segments without a BM25 section. b is not
 // checked beyond what locating the range needs.
@@ -103,7 +104,7 @@ func PostingsSection(b []byte) (off, n int64, ok bool) {
 	return so + po, pn, true
 }
 
-// section locates the section of kind in a format version 3 or 4 segment
+// section locates the section of kind in a format version 3 to 5 segment
 // file b.
 func section(b []byte, kind uint32) (off, n int64, ok bool) {
 	size := int64(len(b))
@@ -129,10 +130,10 @@ func section(b []byte, kind uint32) (off, n int64, ok bool) {
 }
 
 // textVersion reports whether segment format version v has the text
-// sections (versions 3 and 4).
-func textVersion(v uint32) bool { return v == segVersionText || v == segVersionTextRef }
+// sections (versions 3 to 5).
+func textVersion(v uint32) bool { return v >= segVersionText && v <= segVersionCompact }
 
-// TextSection returns the byte range of a format version 3 or 4 segment
+// TextSection returns the byte range of a format version 3 to 5 segment
 // file's text section (b the whole file), the part a reader may fetch
 // on demand; ok is false for other files and versions. b is not checked
 // beyond what locating the section needs.
@@ -372,7 +373,7 @@ func LoadTexts(docs []*Document) error {
 	return errors.Join(errs...)
 }
 
-// openText sets up the text blocks of a version 3 or 4 segment: with a
+// openText sets up the text blocks of a version 3 to 5 segment: with a
 // fetcher each row's document points at its block (loaded on demand);
 // without, every block is checked and decoded now into Content.
 func (w *warmSegment) openText(ib []byte, ibOff int64, textOff, textLen int64) error {

@@ -34,12 +34,18 @@ const (
 	// text of the rows a query returns only. Version 4 files are HNSW
 	// segments with the text section of version 3 whose doc store also
 	// holds each vector by reference to the HNSW section's copy
-	// (vecref.go). This build writes versions 3 and 4 and reads 1 to 4.
-	segFormatVersion  = 4
+	// (vecref.go). Version 5 files are versions 3 and 4 with compact
+	// doc-store rows: no content field, a version hash stored only when
+	// it is not BLAKE3-256 of the content, timestamps as deltas, and a
+	// Cosine vector reference's norm only as wide as it needs; their
+	// vectors are by reference exactly when there is an hnsw section.
+	// This build writes version 5 and reads 1 to 5.
+	segFormatVersion  = 5
 	segVersionHNSW    = 1
 	segVersionIVF     = 2
 	segVersionText    = 3
 	segVersionTextRef = 4
+	segVersionCompact = 5
 	segHeaderSize     = 16
 	segFooterSize     = 32
 	segTableEntry     = 32
@@ -51,15 +57,19 @@ const (
 	secBM25  = 4 // LexicalSegmentBuilder output (engine/bm25 segment), optional
 	secIVFPQ = 5 // engine/ivfpq WriteTo bytes (format version 2)
 	secFlat  = 6 // uvarint vector count: exact scan, no index (format version 2)
-	// Format versions 3 and 4: the text blocks and their index.
+	// Format versions 3 to 5: the text blocks and their index.
 	secTextIndex = 7 // textIndex encoding (lazytext.go)
 	secText      = 8 // the text blocks, each one zstd frame; always the last section
 )
 
-// segWriteText makes buildSegment write format versions 3 and 4 (text blocks).
+// segWriteText makes buildSegment write format versions 3 to 5 (text blocks).
 // Off, it writes versions 1 and 2 as earlier builds did (tests of the
 // older formats).
 var segWriteText = true
+
+// segWriteCompact makes buildSegment write format version 5 rather than
+// 3 or 4 (tests of those formats turn it off).
+var segWriteCompact = true
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
@@ -149,22 +159,60 @@ func buildSegmentParts(rows []segRow, o segBuildOptions) ([][]byte, error) {
 	var raw []byte
 	raw = binary.AppendUvarint(raw, uint64(len(rows)))
 	byRef := ix != nil && tb != nil
+	compact := tb != nil && segWriteCompact
 	var ref vecRefEncoder
 	if byRef {
 		ref = vecRefEncoder{ix: ix, metric: o.metric, u: make([]float32, o.dim)}
 	}
+	var prevTS int64
 	for _, r := range rows {
 		raw = binary.AppendUvarint(raw, r.birth)
 		raw = putStr(raw, r.doc.ID)
-		doc := r.doc
-		if tb != nil {
+		if compact {
+			// Version 5: fields | hash code (0: BLAKE3-256 of the
+			// content, 1: the hash follows) | timestamp delta | the
+			// vector reference when by reference.
 			text, err := r.doc.Text()
 			if err != nil {
 				return nil, err
 			}
 			tb.add(text)
+			body := *r.doc
+			if byRef {
+				body.Vector = nil
+			}
+			raw = appendDocFields(raw, &body)
+			if r.doc.derived != nil || contentHash(text) == r.doc.VersionHash {
+				raw = append(raw, 0)
+			} else {
+				raw = append(raw, 1)
+				raw = append(raw, r.doc.VersionHash[:]...)
+			}
+			raw = binary.AppendVarint(raw, r.doc.UpdatedUnixNano-prevTS)
+			prevTS = r.doc.UpdatedUnixNano
+			if byRef {
+				if raw, err = ref.appendRef(raw, r.doc.Vector, true); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
+		doc := r.doc
+		if tb != nil || doc.derived != nil {
 			d := *r.doc
-			d.Content = ""
+			if tb != nil {
+				text, err := r.doc.Text()
+				if err != nil {
+					return nil, err
+				}
+				tb.add(text)
+				d.Content = ""
+			}
+			h, err := r.doc.Hash()
+			if err != nil {
+				return nil, err
+			}
+			d.VersionHash, d.derived = h, nil
 			doc = &d
 		}
 		if !byRef {
@@ -252,6 +300,9 @@ func buildSegmentParts(rows []segRow, o segBuildOptions) ([][]byte, error) {
 		if byRef {
 			version = segVersionTextRef
 		}
+		if compact {
+			version = segVersionCompact
+		}
 		// The index is written once the text section's offset is known;
 		// its size does not depend on that offset (fixed-width fields).
 		secs = append(secs, struct {
@@ -334,9 +385,12 @@ type warmSegment struct {
 	dim    int
 	metric Metric
 
-	docs  []*Document
-	birth []uint64
-	death []atomic.Uint64 // epochLive until a tombstone ends the row
+	docs []*Document
+	// hashes holds the version hashes of the rows that do not store one
+	// (format version 5), computed on first use (Document.Hash).
+	hashes []atomic.Pointer[[32]byte]
+	birth  []uint64
+	death  []atomic.Uint64 // epochLive until a tombstone ends the row
 	// dead lists the rows with a finite death, in the order they died
 	// (appended under the store's apply lock, read under deadMu).
 	deadMu sync.RWMutex
@@ -367,7 +421,7 @@ type warmSegment struct {
 	lexSpan   SpanFetcher // opened lazily: makes ranges of lex present
 	hid       []int32     // row → hnsw id, or -1
 
-	// Format version 3 or 4 opened with a RangeFetcher: the file bytes, the
+	// Format version 3 to 5 opened with a RangeFetcher: the file bytes, the
 	// text blocks (loaded on demand, lazytext.go), their decoded size,
 	// and textClosed, set under textMu when the file is released.
 	data       []byte
@@ -414,7 +468,7 @@ func openSegment(data []byte, path string, wantDim int, wantMetric Metric, index
 }
 
 // openSegmentFetch is openSegment for a file whose text section (format
-// versions 3 and 4) may be absent until fetch makes it present (RangeFetcher);
+// versions 3 to 5) may be absent until fetch makes it present (RangeFetcher);
 // nil fetch: every byte is present and checked now.
 func openSegmentFetch(data []byte, path string, wantDim int, wantMetric Metric, fetch RangeFetcher, indexed ...string) (*warmSegment, error) {
 	n := int64(len(data))
@@ -480,6 +534,13 @@ func openSegmentFetch(data []byte, path string, wantDim int, wantMetric Metric, 
 			return nil, segCorrupt(path, int64(tableOff), "missing section %d", k)
 		}
 	}
+	// The version decides how the doc store reads: check it against the
+	// sections first.
+	_, hasIVF := secs[secIVFPQ]
+	_, hasFlat := secs[secFlat]
+	if (version == segVersionHNSW || version == segVersionTextRef) && (hasIVF || hasFlat) {
+		return nil, segCorrupt(path, 8, "format version %d segment with an ivfpq or flat section", version)
+	}
 	md := &decoder{b: secs[secMeta]}
 	dim := md.uvarint("dim")
 	metric := Metric(md.byte1("metric"))
@@ -523,21 +584,41 @@ func openSegmentFetch(data []byte, path string, wantDim int, wantMetric Metric, 
 		docs: make([]*Document, rows), birth: make([]uint64, rows), death: make([]atomic.Uint64, rows),
 		ids: make(map[string][]uint32, rows), hid: make([]int32, rows), kfactor: 4}
 	nvec := 0
-	byRef := version == segVersionTextRef
-	var refs []vecRef // version 4: per row with a vector, its reference
+	compact := version == segVersionCompact
+	_, hasHNSW := secs[secHNSW]
+	byRef := version == segVersionTextRef || compact && hasHNSW
+	var refs []vecRef // versions 4 and 5: per row with a vector, its reference
 	var refExcs []refExc
+	var prevTS int64
 	for r := uint64(0); r < rows && d.err == nil; r++ {
 		w.birth[r] = d.uvarint("birth")
 		doc := &Document{ID: d.str("id")}
-		d.docBody(doc)
+		if !compact {
+			d.docBody(doc)
+		} else {
+			d.docFields(doc)
+			switch d.byte1("version hash code") {
+			case 0:
+				if w.hashes == nil {
+					w.hashes = make([]atomic.Pointer[[32]byte], rows)
+				}
+				doc.derived = &w.hashes[r]
+			case 1:
+				copy(doc.VersionHash[:], d.bytes(32, "version hash"))
+			default:
+				d.fail("version hash code is neither 0 nor 1")
+			}
+			doc.UpdatedUnixNano = prevTS + d.varint("timestamp")
+			prevTS = doc.UpdatedUnixNano
+		}
 		if d.err != nil {
 			break
 		}
 		if byRef {
 			if doc.Vector != nil {
-				return nil, segCorrupt(path, secOff[secDocs], "row %d holds its vector in a format version 4 doc store", r)
+				return nil, segCorrupt(path, secOff[secDocs], "row %d holds its vector in a format version %d doc store", r, version)
 			}
-			ref, ok := d.vectorRef(wantDim, wantMetric, &refExcs)
+			ref, ok := d.vectorRef(wantDim, wantMetric, compact, &refExcs)
 			if d.err != nil {
 				break
 			}
@@ -591,8 +672,8 @@ func openSegmentFetch(data []byte, path string, wantDim int, wantMetric Metric, 
 		}
 	}
 	hb, hasIndex := secs[secHNSW]
-	ib, hasIVF := secs[secIVFPQ]
-	fb, hasFlat := secs[secFlat]
+	ib := secs[secIVFPQ]
+	fb := secs[secFlat]
 	nIdx := 0
 	for _, has := range []bool{hasIndex, hasIVF, hasFlat} {
 		if has {
@@ -601,9 +682,6 @@ func openSegmentFetch(data []byte, path string, wantDim int, wantMetric Metric, 
 	}
 	if (nvec > 0) != (nIdx == 1) || nIdx > 1 {
 		return nil, segCorrupt(path, int64(tableOff), "%d vectors but hnsw/ivfpq/flat sections present=%v/%v/%v", nvec, hasIndex, hasIVF, hasFlat)
-	}
-	if (version == segVersionHNSW || version == segVersionTextRef) && (hasIVF || hasFlat) {
-		return nil, segCorrupt(path, 8, "format version %d segment with an ivfpq or flat section", version)
 	}
 	if hasFlat {
 		fd := &decoder{b: fb}

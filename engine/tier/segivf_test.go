@@ -950,7 +950,7 @@ func TestInspectIVFSegment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !in.OK() || in.Version != segVersionText || tierField(t, in, "vectorIndex") != string(SegmentIndexIVFPQ) {
+	if !in.OK() || in.Version != segVersionCompact || tierField(t, in, "vectorIndex") != string(SegmentIndexIVFPQ) {
 		t.Fatalf("problems %v, version %d", in.Problems, in.Version)
 	}
 	sec := sectionNamed(t, in, "ivfpq")

@@ -42,12 +42,27 @@ func vecRefRows(seed uint64, n int) []segRow {
 	return rows
 }
 
-// TestVectorsByReference: an HNSW segment (format version 3) stores each
-// vector once, in the hnsw section: its doc store holds no vector floats,
-// and the opened rows' vectors equal the written ones bit for bit, for
-// every metric, including vectors whose rebuild needs exceptions.
+// TestVectorsByReference: an HNSW segment (format versions 4 and 5)
+// stores each vector once, in the hnsw section: its doc store holds no
+// vector floats, and the opened rows' vectors equal the written ones bit
+// for bit, for every metric, including vectors whose rebuild needs
+// exceptions.
 func TestVectorsByReference(t *testing.T) {
+	for _, compact := range []bool{false, true} {
+		t.Run(fmt.Sprintf("compact=%v", compact), func(t *testing.T) {
+			defer func(old bool) { segWriteCompact = old }(segWriteCompact)
+			segWriteCompact = compact
+			testVectorsByReference(t, compact)
+		})
+	}
+}
+
+func testVectorsByReference(t *testing.T, compact bool) {
 	const n = 300
+	wantVersion := segVersionTextRef
+	if compact {
+		wantVersion = segVersionCompact
+	}
 	for _, m := range []Metric{Cosine, L2, IP} {
 		rows := vecRefRows(uint64(m)+1, n)
 		data, err := buildSegment(rows, segBuildOptions{dim: testDim, metric: m, m: 8, efConstruction: 32, threads: 1})
@@ -75,7 +90,7 @@ func TestVectorsByReference(t *testing.T) {
 		}
 		// The raw doc store is far smaller than the vectors alone.
 		in, err := Inspect(data)
-		if err != nil || !in.OK() || in.Version != segVersionTextRef {
+		if err != nil || !in.OK() || in.Version != wantVersion {
 			t.Fatalf("%v: inspect: %v %v version %d", m, err, in.Problems, in.Version)
 		}
 		// The raw doc store is the version 1 one minus the vectors, plus
@@ -129,15 +144,43 @@ func TestVectorsByReferenceCorrupt(t *testing.T) {
 		"truncated":       append([]byte{testDim}, 0, 0, 0),
 	} {
 		d := &decoder{b: b}
-		d.vectorRef(testDim, Cosine, &exc)
+		d.vectorRef(testDim, Cosine, false, &exc)
 		if d.err == nil || !errors.Is(d.err, errBatch) {
 			t.Errorf("%s: %v", name, d.err)
 		}
 	}
 	d := &decoder{b: append([]byte{testDim}, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 1, 3, 0, 0, 0x80, 0x3f)}
-	ref, ok := d.vectorRef(testDim, Cosine, &exc)
+	ref, ok := d.vectorRef(testDim, Cosine, false, &exc)
 	if d.err != nil || !ok || ref.norm != 1 || ref.to-ref.from != 1 || exc[ref.from] != (refExc{3, 0x3f800000}) {
 		t.Fatalf("valid reference: %+v %v %v %v", ref, ok, d.err, exc)
+	}
+	// Format version 5: a norm code, then as many bytes as it says.
+	for name, b := range map[string][]byte{
+		"norm code":        {testDim, 3, 0},
+		"norm32 truncated": {testDim, norm32, 0, 0},
+		"norm32 NaN":       {testDim, norm32, 0, 0, 0xc0, 0x7f, 0},
+		"norm64 truncated": {testDim, norm64, 0, 0, 0, 0},
+		"no norm code":     {testDim},
+	} {
+		d := &decoder{b: b}
+		d.vectorRef(testDim, Cosine, true, &exc)
+		if d.err == nil || !errors.Is(d.err, errBatch) {
+			t.Errorf("compact %s: %v", name, d.err)
+		}
+	}
+	for _, c := range []struct {
+		b    []byte
+		norm float64
+	}{
+		{[]byte{testDim, normOne, 0}, 1},
+		{[]byte{testDim, norm32, 0, 0, 0x40, 0x40, 0}, 3},
+		{[]byte{testDim, norm64, 0, 0, 0, 0, 0, 0, 0x14, 0x40, 0}, 5},
+	} {
+		d := &decoder{b: c.b}
+		ref, ok := d.vectorRef(testDim, Cosine, true, &exc)
+		if d.err != nil || !ok || ref.norm != c.norm || ref.to != ref.from || len(d.b) != 0 {
+			t.Errorf("compact %x: %+v %v %v", c.b, ref, ok, d.err)
+		}
 	}
 }
 
@@ -177,14 +220,16 @@ func FuzzVectorRef(f *testing.F) {
 	f.Add([]byte{testDim, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 0})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		for _, m := range []Metric{Cosine, L2} {
-			var exc []refExc
-			d := &decoder{b: b}
-			ref, ok := d.vectorRef(testDim, m, &exc)
-			if d.err != nil || !ok {
-				continue
+			for _, compact := range []bool{false, true} {
+				var exc []refExc
+				d := &decoder{b: b}
+				ref, ok := d.vectorRef(testDim, m, compact, &exc)
+				if d.err != nil || !ok {
+					continue
+				}
+				v := make([]float32, testDim)
+				ref.rebuild(v, make([]float32, testDim), m, exc)
 			}
-			v := make([]float32, testDim)
-			ref.rebuild(v, make([]float32, testDim), m, exc)
 		}
 	})
 }
