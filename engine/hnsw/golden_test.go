@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -52,9 +53,8 @@ func sameUpToTies(a, b []Result) bool {
 	return true
 }
 
-// TestGoldenFileV1: a version 1 file (written by the previous format,
-// fixed-width link rows) still opens and searches like the version 2 file
-// of the same index.
+// TestGoldenFileV1: a version 1 file (fixed-width link rows) still opens
+// and searches like the current file of the same index.
 func TestGoldenFileV1(t *testing.T) {
 	v1, err := os.ReadFile(filepath.Join("testdata", "golden-v1.hnsw"))
 	if err != nil {
@@ -72,20 +72,52 @@ func TestGoldenFileV1(t *testing.T) {
 		a, err1 := old.Search(q, 10, SearchParams{EfSearch: 40})
 		b, err2 := cur.Search(q, 10, SearchParams{EfSearch: 40})
 		if err1 != nil || err2 != nil || !sameUpToTies(a, b) {
-			t.Fatalf("v1 %v (%v) vs v2 %v (%v)", a, err1, b, err2)
+			t.Fatalf("v1 %v (%v) vs current %v (%v)", a, err1, b, err2)
 		}
 	}
-	// Rewritten, the version 1 index gives the version 2 bytes.
+	// Rewritten, the version 1 index gives the current bytes.
 	if !bytes.Equal(serialize(t, old), serialize(t, goldenIndex(t))) {
-		t.Fatal("a v1 index rewritten differs from the v2 file of the same index")
+		t.Fatal("a v1 index rewritten differs from the current file of the same index")
 	}
 }
 
-// TestGoldenFile pins format version 2 byte for byte (run with -update
+// TestGoldenFileV2: a version 2 file (levels as n bytes, labels always
+// as deltas) still opens and searches like the version 3 file of the same
+// index, and rewritten gives the version 3 bytes, smaller.
+func TestGoldenFileV2(t *testing.T) {
+	v2, err := os.ReadFile(filepath.Join("testdata", "golden-v2.hnsw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := Open(v2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, err := Open(serialize(t, goldenIndex(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range [][]float32{{1, 2, 3, 4}, {0, 0, 0, 0}, {7, 7, 7, 7}, {3, 1, 4, 1}} {
+		a, err1 := old.Search(q, 10, SearchParams{EfSearch: 40})
+		b, err2 := cur.Search(q, 10, SearchParams{EfSearch: 40})
+		if err1 != nil || err2 != nil || !slices.Equal(a, b) {
+			t.Fatalf("v2 %v (%v) vs v3 %v (%v)", a, err1, b, err2)
+		}
+	}
+	v3 := serialize(t, old)
+	if !bytes.Equal(v3, serialize(t, goldenIndex(t))) {
+		t.Fatal("a v2 index rewritten differs from the v3 file of the same index")
+	}
+	if len(v3) > len(v2) {
+		t.Fatalf("v3 file %d bytes, v2 %d", len(v3), len(v2))
+	}
+}
+
+// TestGoldenFile pins format version 3 byte for byte (run with -update
 // after an intentional format change, and bump fileVersion).
 func TestGoldenFile(t *testing.T) {
 	data := serialize(t, goldenIndex(t))
-	path := filepath.Join("testdata", "golden-v2.hnsw")
+	path := filepath.Join("testdata", "golden-v3.hnsw")
 	if *update {
 		if err := os.MkdirAll("testdata", 0o755); err != nil {
 			t.Fatal(err)

@@ -39,9 +39,9 @@ func TestInspect(t *testing.T) {
 			t.Errorf("%s = %v (%T), want %v (%T)", name, got, got, want, want)
 		}
 	}
-	// level0 and upper are packed (pack.go); labels 1000+i take 2 bytes,
-	// then one byte per delta of 1.
-	wantLen := map[string]int64{"vectors": 40 * 12 * 4, "levels": 40, "upperOff": 0,
+	// level0, upper and levels are packed (pack.go); labels 1000+i take
+	// 2 bytes, then one byte per delta of 1.
+	wantLen := map[string]int64{"vectors": 40 * 12 * 4, "levels": int64(len(appendLevels(nil, ix.levels[:40]))), "upperOff": 0,
 		"labels": 41, "present": 8, "deleted": 8, "codes": 0, "sq8": 0}
 	if len(in.Sections) != numSections {
 		t.Fatalf("%d sections", len(in.Sections))
@@ -94,8 +94,8 @@ func TestInspect(t *testing.T) {
 	// A section length that disagrees with the header (CRC fixed up).
 	bad = slices.Clone(data)
 	tableOff := int64(binary.LittleEndian.Uint64(bad[len(bad)-16:]))
-	at := tableOff + 4 + int64(secLevels-1)*24 + 16
-	binary.LittleEndian.PutUint64(bad[at:], 8)
+	at := tableOff + 4 + int64(secPresent-1)*24 + 16
+	binary.LittleEndian.PutUint64(bad[at:], 4)
 	fixCRC(bad)
 	bin, _ = Inspect(bad)
 	if len(bin.Problems) != 1 || bin.Problems[0].Offset != at || !bin.ChecksumsOK() {

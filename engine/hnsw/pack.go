@@ -181,3 +181,80 @@ func readLabels(dst []uint64, b []byte) int {
 	}
 	return -1
 }
+
+// appendLabelsOrIdentity is the labels section of version 3: empty when
+// labels[i] = i for every i, else appendLabels.
+func appendLabelsOrIdentity(labels []uint64) []byte {
+	identity := true
+	for i, l := range labels {
+		if l != uint64(i) {
+			identity = false
+			break
+		}
+	}
+	if identity {
+		return nil
+	}
+	return appendLabels(make([]byte, 0, len(labels)+8), labels)
+}
+
+// appendLevels appends the levels section of version 3: the count of
+// nodes whose level is above 0, then for each, ascending, the gap from
+// the previous one (its id minus the previous listed id + 1; the first:
+// its id) and its level.
+func appendLevels(dst []byte, levels []uint8) []byte {
+	count := 0
+	for _, l := range levels {
+		if l > 0 {
+			count++
+		}
+	}
+	dst = binary.AppendUvarint(dst, uint64(count))
+	next := 0
+	for id, l := range levels {
+		if l > 0 {
+			dst = binary.AppendUvarint(dst, uint64(id-next))
+			dst = append(dst, l)
+			next = id + 1
+		}
+	}
+	return dst
+}
+
+// readLevels decodes a version 3 levels section into dst (len n, zero on
+// entry); it returns the offset and a description of the first problem
+// (a bad varint, a node id past n, a level of 0, bytes left over), or -1.
+func readLevels(dst []uint8, b []byte) (int, string) {
+	count, pos := binary.Uvarint(b)
+	if pos <= 0 {
+		return 0, "bad or missing count"
+	}
+	if count > uint64(len(dst)) {
+		return 0, fmt.Sprintf("%d nodes above level 0, more than the %d nodes", count, len(dst))
+	}
+	next := uint64(0)
+	for range count {
+		gap, k := binary.Uvarint(b[pos:])
+		if k <= 0 {
+			return pos, "bad or missing gap"
+		}
+		id := next + gap
+		if gap >= uint64(len(dst)) || id >= uint64(len(dst)) {
+			return pos, fmt.Sprintf("node id %d past the %d nodes", id, len(dst))
+		}
+		pos += k
+		if pos >= len(b) {
+			return pos, "missing level"
+		}
+		if b[pos] == 0 {
+			return pos, fmt.Sprintf("node %d listed with level 0", id)
+		}
+		dst[id] = b[pos]
+		pos++
+		next = id + 1
+	}
+	if pos != len(b) {
+		return pos, fmt.Sprintf("%d bytes after the last entry", len(b)-pos)
+	}
+	return -1, ""
+}

@@ -267,6 +267,12 @@ func FuzzOpen(f *testing.F) {
 	empty, _ := New(Options{Dim: 2})
 	f.Add(serialize(f, empty), true)
 	f.Add([]byte("STRHNSW\x00"), false)
+	// Labels 0…n−1: the empty labels section of version 3.
+	ident, _ := New(Options{Dim: 3, M: 4, EfConstruction: 8})
+	if _, err := ident.AddBatch([]uint64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, make([]float32, 30), 1); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(serialize(f, ident), true)
 	f.Fuzz(func(t *testing.T, b []byte, fix bool) {
 		b = slices.Clone(b)
 		if fix {
