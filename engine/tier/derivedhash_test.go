@@ -17,7 +17,8 @@ import (
 
 // derivedRows are seeded rows of which every third stores a version hash
 // that is not BLAKE3-256 of its content (as a client may give); the
-// others have exactly that hash, empty content included.
+// others have exactly that hash, empty content included, and are derived
+// unless their content is over derivedHashMaxContent.
 func derivedRows(n int) (rows []segRow, derived int) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	for i := range n {
@@ -29,11 +30,16 @@ func derivedRows(n int) (rows []segRow, derived int) {
 		for k := range d.Vector {
 			d.Vector[k] = float32(rng.NormFloat64())
 		}
-		if i%3 == 2 {
+		switch {
+		case i%3 == 2:
 			for k := range d.VersionHash {
 				d.VersionHash[k] = byte(rng.Uint32())
 			}
-		} else {
+		case i%10 == 7:
+			// Over derivedHashMaxContent: the hash is stored.
+			d.Content = strings.Repeat("long ", derivedHashMaxContent/5) + d.Content
+			d.VersionHash = blake3.Sum256([]byte(d.Content))
+		default:
 			d.VersionHash = blake3.Sum256([]byte(d.Content))
 			derived++
 		}

@@ -278,7 +278,8 @@
 //	        metadata, vector (as in the body; count 0 with an hnsw
 //	        section) | version hash code u8: 0 = the hash is BLAKE3-256
 //	        of the row's content and is not stored (computed when first
-//	        asked, Document.Hash), 1 = 32 bytes follow | varint timestamp
+//	        asked, Document.Hash; written only for contents of at most
+//	        1 KiB), 1 = 32 bytes follow | varint timestamp
 //	        minus the previous row's (0 before the first) | with an hnsw
 //	        section, the vector reference, whose Cosine norm is a code u8
 //	        (0: 1, 1: float32 bits follow, 2: float64 bits follow)

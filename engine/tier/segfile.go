@@ -36,7 +36,8 @@ const (
 	// holds each vector by reference to the HNSW section's copy
 	// (vecref.go). Version 5 files are versions 3 and 4 with compact
 	// doc-store rows: no content field, a version hash stored only when
-	// it is not BLAKE3-256 of the content, timestamps as deltas, and a
+	// it is not BLAKE3-256 of a content of at most 1 KiB
+	// (derivedHashMaxContent), timestamps as deltas, and a
 	// Cosine vector reference's norm only as wide as it needs; their
 	// vectors are by reference exactly when there is an hnsw section.
 	// This build writes version 5 and reads 1 to 5.
@@ -66,6 +67,13 @@ const (
 // Off, it writes versions 1 and 2 as earlier builds did (tests of the
 // older formats).
 var segWriteText = true
+
+// derivedHashMaxContent is the longest content whose version hash a
+// format version 5 segment may leave out (when it is BLAKE3-256 of the
+// content): one BLAKE3 chunk. Longer rows store it, 32 bytes that are
+// then at most 3% of the row, and the writer does not hash their content
+// to find out (a flush of large chunks costs no more than before).
+const derivedHashMaxContent = 1024
 
 // segWriteCompact makes buildSegment write format version 5 rather than
 // 3 or 4 (tests of those formats turn it off).
@@ -182,7 +190,7 @@ func buildSegmentParts(rows []segRow, o segBuildOptions) ([][]byte, error) {
 				body.Vector = nil
 			}
 			raw = appendDocFields(raw, &body)
-			if r.doc.derived != nil || contentHash(text) == r.doc.VersionHash {
+			if r.doc.derived != nil || len(text) <= derivedHashMaxContent && contentHash(text) == r.doc.VersionHash {
 				raw = append(raw, 0)
 			} else {
 				raw = append(raw, 1)
