@@ -162,7 +162,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 
 // Run opens the DB in o.DataDir, serves on ln until ctx is done (Serve),
 // and closes the DB (which syncs every WAL). setup functions run before
-// serving (e.g. RegisterJobKind). This is `searchd serve`.
+// serving (e.g. RegisterJobKind). While it starts serving it prewarms
+// the collections (engine.DB.Prewarm, logged with its duration). This is
+// `searchd serve`.
 func Run(ctx context.Context, ln net.Listener, o Options, setup ...func(*Server) error) error {
 	o.EnsureDefaults()
 	eo := o.Engine
@@ -188,7 +190,22 @@ func Run(ctx context.Context, ln net.Listener, o Options, setup ...func(*Server)
 		o.Logger.Warn("server: OPEN MODE: no --api-keys file; every caller is trusted (loopback only)", "addr", ln.Addr().String())
 	}
 	o.Logger.Info("server: listening", "addr", ln.Addr().String(), "data", o.DataDir)
+	// Build the collections' lexical catalogs while the listener starts,
+	// so that the first queries do not each wait for them.
+	warmCtx, stopWarm := context.WithCancel(ctx)
+	warmed := make(chan struct{})
+	go func() {
+		defer close(warmed)
+		t0 := time.Now()
+		if err := db.Prewarm(warmCtx); err != nil && warmCtx.Err() == nil {
+			o.Logger.Warn("server: prewarm", "err", err)
+			return
+		}
+		o.Logger.Info("server: collections prewarmed", "took", time.Since(t0).Round(time.Millisecond))
+	}()
 	serr := s.Serve(ctx, ln)
+	stopWarm()
+	<-warmed
 	cerr := db.Close()
 	if cerr != nil {
 		cerr = fmt.Errorf("server: closing the store: %w", cerr)
