@@ -222,6 +222,34 @@ func (c *Collection) newPlan(ctx context.Context, q contract.Query, pin *pinnedS
 				ls.Only[p] = roaring.AddOffset64(filterBM, -int64(b))
 			}
 		}
+		// Tenancy as bitmaps: a query whose row test is only its
+		// namespace scope and principal (and an indexed filter) selects
+		// each warm segment's rows from its access classes (one test per
+		// class, catalog.AccessIndex) instead of calling keep on every
+		// live row.
+		if tenancy != nil && q.Scope.URIPrefix == "" && (q.Filter == nil || filterBM != nil) && !testNoAccessIndex {
+			for p := 0; p < nWarmSegs; p++ {
+				ai := wc.Access[p]
+				if ai == nil {
+					continue
+				}
+				if ls.Only == nil {
+					ls.Only = make([]*roaring.Bitmap, len(bases))
+				}
+				if ls.Final == nil {
+					ls.Final = make([]bool, len(bases))
+				}
+				ten := roaring.And(sn.WarmLive(p), ai.Allowed(q.Scope.Namespace, q.Principal))
+				if statsAllow != nil {
+					statsAllow[p] = ten
+				}
+				rows := ten
+				if filterBM != nil {
+					rows = roaring.And(ten, roaring.AddOffset64(filterBM, -int64(bases[p])))
+				}
+				ls.Only[p], ls.Final[p] = rows, true
+			}
+		}
 		views, err = sn.LexicalViews(ls, keep)
 		if err != nil {
 			return nil, err
@@ -458,3 +486,7 @@ func filterRows(filterBM, live *roaring.Bitmap, base, n uint32) *roaring.Bitmap 
 	}
 	return out
 }
+
+// testNoAccessIndex makes every query test tenancy row by row (the
+// reference the access-index path is compared with). Tests only.
+var testNoAccessIndex bool

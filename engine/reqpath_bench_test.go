@@ -101,15 +101,19 @@ func BenchmarkStoreRequestPath(b *testing.B) {
 			i++
 		}
 	})
+	// search_principal: as a server with API keys searches, with a
+	// principal that may read every namespace.
+	everyone := &contract.Principal{Name: "bench", Namespaces: []string{"*"}}
 	for _, m := range []struct {
 		name   string
 		verify bool
-	}{{"search", false}, {"search_verify", true}} {
+		p      *contract.Principal
+	}{{"search", false, nil}, {"search_verify", true, nil}, {"search_principal", false, everyone}} {
 		b.Run(m.name, func(b *testing.B) {
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
-				if _, err := c.Search(ctx, contract.Query{Text: qs[i%len(qs)], Mode: contract.Lexical, TopK: 10, Verify: m.verify}); err != nil {
+				if _, err := c.Search(ctx, contract.Query{Text: qs[i%len(qs)], Mode: contract.Lexical, TopK: 10, Verify: m.verify, Principal: m.p}); err != nil {
 					b.Fatal(err)
 				}
 				i++

@@ -152,10 +152,18 @@ func tenantStats(views []bm25.View, allow []*roaring.Bitmap, terms []string) *bm
 		if a == nil || a.IsEmpty() {
 			continue
 		}
-		st.N += int64(a.GetCardinality())
-		it := a.Iterator()
-		for it.HasNext() {
-			st.SumDL += int64(v.Seg.DocLen(it.Next()))
+		n := a.GetCardinality()
+		st.N += int64(n)
+		// Every row of the segment (a tenant who may read them all): its
+		// own totals.
+		all := n == uint64(v.Seg.NumDocs()) && (n == 0 || uint64(a.Maximum()) == n-1)
+		if all {
+			st.SumDL += int64(v.Seg.SumDocLen())
+		} else {
+			it := a.Iterator()
+			for it.HasNext() {
+				st.SumDL += int64(v.Seg.DocLen(it.Next()))
+			}
 		}
 		clear(seen)
 		for _, t := range terms {
@@ -163,7 +171,11 @@ func tenantStats(views []bm25.View, allow []*roaring.Bitmap, terms []string) *bm
 				continue
 			}
 			seen[t] = true
-			st.DF[t] += allowedDF(v.Seg, a, t, false)
+			if all {
+				st.DF[t] += int64(v.Seg.DocFreq(t))
+			} else {
+				st.DF[t] += allowedDF(v.Seg, a, t, false)
+			}
 		}
 	}
 	return st

@@ -33,6 +33,9 @@ type Warm struct {
 	Rows   []Row
 	ByDoc  map[*tier.Document]uint32
 	Fields *PartFields // over the keys
+	// Access[i] is segment i's access index in its own rows, or nil when
+	// its rows have too many access classes (NewAccessIndex).
+	Access []*AccessIndex
 }
 
 // WarmCache keeps the catalogs of the most recent warm segment sets of one
@@ -54,6 +57,7 @@ type WarmCache struct {
 // row numbers.
 type warmPart struct {
 	seg    *bm25.Segment
+	access *AccessIndex
 	rows   []Row
 	fields *FieldIndex
 	first  *tier.Document // the segment's row 0 (identity check), nil when empty
@@ -140,6 +144,7 @@ func (wcache *WarmCache) get(ws []tier.WarmSegment) (*Warm, error) {
 			wc.ByDoc[p.rows[r].Doc] = base + uint32(r)
 		}
 		wc.Fields.parts = append(wc.Fields.parts, p.fields)
+		wc.Access = append(wc.Access, p.access)
 	}
 	wc.Bases = append(wc.Bases, uint32(len(wc.Rows)))
 	wc.Fields.bases = wc.Bases
@@ -208,7 +213,8 @@ func (p *warmPart) matches(w tier.WarmSegment) bool {
 }
 
 // buildPart opens w's BM25 section in place (or builds one in memory from
-// its documents when it has none) and decodes its rows' metadata.
+// its documents when it has none), decodes its rows' metadata and indexes
+// their access classes.
 func (wcache *WarmCache) buildPart(w tier.WarmSegment) (*warmPart, error) {
 	data, off := w.Lexical, w.LexicalOffset
 	if data == nil {
@@ -232,7 +238,7 @@ func (wcache *WarmCache) buildPart(w tier.WarmSegment) (*warmPart, error) {
 		return nil, fmt.Errorf("%w: engine: segment %s: BM25 section at byte offset %d has %d docs, segment %d rows",
 			tier.ErrCorrupt, w.Path, off, seg.NumDocs(), len(w.Docs))
 	}
-	p := &warmPart{seg: seg, rows: make([]Row, len(w.Docs)), fields: NewFieldIndex(wcache.fields)}
+	p := &warmPart{seg: seg, rows: make([]Row, len(w.Docs)), fields: NewFieldIndex(wcache.fields), access: NewAccessIndex(w.Docs)}
 	if len(w.Docs) > 0 {
 		p.first = w.Docs[0]
 	}

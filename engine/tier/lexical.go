@@ -30,6 +30,10 @@ type LexicalSets struct {
 	// the rows an indexed filter already selected (O(|live ∩ Only[i]|)
 	// plus a container-wise bitmap AND).
 	Only []*roaring.Bitmap
+	// Final, when Final[i] is true (and Only[i] is non-nil), makes view
+	// i's Allow exactly its live rows in Only[i]: keep is not called for
+	// them (the caller has already applied its row test as a bitmap).
+	Final []bool
 }
 
 // LexicalViews returns one bm25.View per segment of ls, Warm first, then
@@ -60,7 +64,7 @@ func (sn *Snapshot) LexicalViews(ls LexicalSets, keep func(view int, row uint32)
 			if !allow.IsEmpty() && uint64(allow.Maximum()) >= n {
 				allow.RemoveRange(n, uint64(allow.Maximum())+1)
 			}
-			if keep != nil {
+			if keep != nil && !(i < len(ls.Final) && ls.Final[i]) {
 				kept := roaring.New()
 				it := allow.Iterator()
 				for it.HasNext() {
@@ -119,6 +123,11 @@ func (sn *Snapshot) LexicalViews(ls LexicalSets, keep func(view int, row uint32)
 	}
 	return views, nil
 }
+
+// WarmLive returns the rows of warm segment i (WarmSegments()[i]) live
+// at the snapshot's epoch: cached per segment for the last epoch asked,
+// shared, not to be modified.
+func (sn *Snapshot) WarmLive(i int) *roaring.Bitmap { return sn.v.segs[i].liveRows(sn.epoch) }
 
 // SearchLexical returns the top p.K documents of views (LexicalViews
 // output, possibly joined by the caller's own) for q, best first: one
