@@ -8,6 +8,9 @@
 //	    --cpuprofile /tmp/rp/server-cpu.prof --memprofile /tmp/rp/server-mem.prof 2>/dev/null &
 //	STRATA_QUERIES=q.txt wrk -t2 -c8 -d20s --latency -s bench/load/search.lua http://127.0.0.1:17790
 //
+// With --api-keys FILE (searchd serve's format) every request needs a key
+// (STRATA_API_KEY for search.lua) and searches carry its principal.
+//
 // The CPU profile covers --duration from start (the server is up within
 // its first second); the allocation profile is written at the end. The
 // server shuts down gracefully after --duration.
@@ -40,6 +43,7 @@ func run() error {
 	dur := flag.Duration("duration", 25*time.Second, "how long to serve (and profile)")
 	cpu := flag.String("cpuprofile", "", "CPU profile output file")
 	mem := flag.String("memprofile", "", "allocation profile output file")
+	keys := flag.String("api-keys", "", "API keys file, as searchd serve --api-keys (every search then has a principal)")
 	flag.Parse()
 	if *data == "" {
 		return fmt.Errorf("--data is required")
@@ -63,7 +67,13 @@ func run() error {
 	defer cancel()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	fmt.Fprintf(os.Stdout, "serving %s on %s for %v (GOMAXPROCS %d)\n", *data, ln.Addr(), *dur, runtime.GOMAXPROCS(0))
-	if err := server.Run(ctx, ln, server.Options{DataDir: *data, Logger: logger}); err != nil {
+	o := server.Options{DataDir: *data, Logger: logger}
+	if *keys != "" {
+		if o.APIKeys, err = server.LoadAPIKeys(*keys); err != nil {
+			return err
+		}
+	}
+	if err := server.Run(ctx, ln, o); err != nil {
 		return err
 	}
 	if *mem != "" {
