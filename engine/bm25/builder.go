@@ -32,6 +32,9 @@ type Options struct {
 	// formatVersion is the segment format WriteTo writes when not 0;
 	// tests set it to produce a given format.
 	formatVersion uint32
+	// unpacked writes format 3 without flagPacked (u32 length and
+	// dictionary offset arrays), as earlier builds did; tests only.
+	unpacked bool
 }
 
 // Validate reports every problem in o (there are none possible today; it
@@ -246,6 +249,7 @@ func (b *Builder) seal() (*segWriter, error) {
 	if b.opts.formatVersion != 0 {
 		sw.version = b.opts.formatVersion
 	}
+	sw.unpacked = b.opts.unpacked
 	for i, l := range b.docLens {
 		sw.addDoc(b.ext[i], l)
 	}

@@ -221,11 +221,14 @@
 //	+------------------------------------------------------------+
 //	| header: magic "STRBM25\0" (8) | version u32 | flags u32     |  16 B
 //	|         flags bit 0 = positions stored                     |
+//	|         flags bit 1 = packed |D| and term offsets          |
 //	+------------------------------------------------------------+
-//	| docs:  |D| u32 × numDocs, pad to 8                         |
+//	| docs:  |D| × numDocs: packed array (flag bit 1), else u32  |
+//	|        each, pad to 8                                      |
 //	|        external id u64 × numDocs                           |
 //	+------------------------------------------------------------+
-//	| dict:  term end offsets u32 × (numTerms+1) (first is 0)    |
+//	| dict:  term end offsets × (numTerms+1) (first is 0):       |
+//	|        packed array (flag bit 1), else u32 each            |
 //	|        term bytes, strictly increasing, pad to 8           |
 //	+------------------------------------------------------------+
 //	| terms: v3: widths u8 × 7 | 0 u8, then numTerms records   |
@@ -252,6 +255,12 @@
 //	|   postOff u64 | ΣDL u64 | numDocs u32 | numTerms u32 |      |
 //	|   dictBytes u32 | version u32 | CRC32C u32 | "SBMF"          |
 //	+------------------------------------------------------------+
+//
+// A packed array (packed.go) is a width byte and 7 zero bytes, then the
+// values at that width (the bit length of the largest), LSB-first, zero
+// bits up to a multiple of 8 bytes, then 8 zero bytes so that any value
+// loads with one unaligned 8-byte read. The writer sets flag bit 1 on
+// every version 3 file; files without it are read as before.
 //
 // The header and footer carry the same version (1, 2 or 3; the layouts
 // differ only in the blobs and the term records). The CRC32C

@@ -32,7 +32,7 @@ func Inspect(b []byte) (*inspect.Info, error) {
 	version, flags := u32(8), u32(12)
 	in.Version = int(version)
 	in.Add("version", version, 8)
-	in.Add("flags", fmt.Sprintf("%#x (positions=%v)", flags, flags&flagPositions != 0), 12)
+	in.Add("flags", fmt.Sprintf("%#x (positions=%v, packed=%v)", flags, flags&flagPositions != 0, flags&flagPacked != 0), 12)
 	if version < segVersionMin || version > segVersion {
 		if version > segVersion {
 			in.Problemf(8, "format version %d is newer than this reader (%d)", version, segVersion)
@@ -41,8 +41,9 @@ func Inspect(b []byte) (*inspect.Info, error) {
 		}
 		return in, nil
 	}
-	if flags&^flagPositions != 0 {
-		in.Problemf(12, "unknown flags %#x", flags)
+	packed := flags&flagPacked != 0
+	if flags&^(flagPositions|flagPacked) != 0 || packed && version < 3 {
+		in.Problemf(12, "unknown flags %#x for format version %d", flags, version)
 	}
 	if size < headerBytes+footerBytes {
 		in.Problemf(size, "truncated: %d bytes, shorter than header and footer (%d)", size, headerBytes+footerBytes)
@@ -73,9 +74,34 @@ func Inspect(b []byte) (*inspect.Info, error) {
 	}
 	in.AddSection("header", 0, headerBytes, nil)
 	p8 := func(x uint64) uint64 { return (x + 7) &^ 7 }
+	lensBytes, offsBytes := p8(4*nd), 4*(nt+1)
+	lensAt, lenW := int64(docsOff), uint8(32)
+	if packed {
+		// Packed arrays (packed.go): a width byte, then the values.
+		widthAt := func(at uint64, what string) (uint8, bool) {
+			if at > uint64(fo)-packedHeaderBytes {
+				return 0, false
+			}
+			w := b[at]
+			in.Add(what+"Width", w, int64(at))
+			if w > 32 || u64(int64(at))>>8 != 0 {
+				in.Problemf(int64(at), "%s: packed array width %d (or its padding) invalid", what, w)
+				return 0, false
+			}
+			return w, true
+		}
+		lw, ok1 := widthAt(docsOff, "docLen")
+		ow, ok2 := widthAt(dictOff, "dictOffset")
+		if !ok1 || !ok2 {
+			in.AddSection("footer", fo, footerBytes, nil)
+			return in, nil
+		}
+		lensBytes, offsBytes = uint64(packedBytes(int(nd), lw)), uint64(packedBytes(int(nt+1), ow))
+		lensAt, lenW = int64(docsOff)+packedHeaderBytes, lw
+	}
 	ok := docsOff == headerBytes &&
-		dictOff == docsOff+p8(4*nd)+8*nd &&
-		termsOff == dictOff+p8(4*(nt+1)+dictBytes) &&
+		dictOff == docsOff+lensBytes+8*nd &&
+		termsOff == dictOff+p8(offsBytes+dictBytes) &&
 		postOff >= termsOff && postOff <= uint64(fo)
 	var recBits uint64
 	widthsOK := true
@@ -107,9 +133,17 @@ func Inspect(b []byte) (*inspect.Info, error) {
 	in.AddSection("terms", int64(termsOff), int64(postOff-termsOff), nil)
 	in.AddSection("postings", int64(postOff), fo-int64(postOff), nil)
 	in.AddSection("footer", fo, footerBytes, nil)
+	if packed {
+		if !packedTailClean(b[lensAt:int64(docsOff+lensBytes)], int(nd), lenW) {
+			in.Problemf(lensAt, "document lengths: nonzero padding")
+		}
+		if oat := int64(dictOff) + packedHeaderBytes; !packedTailClean(b[oat:int64(dictOff+offsBytes)], int(nt+1), b[dictOff]) {
+			in.Problemf(oat, "dictionary offsets: nonzero padding")
+		}
+	}
 	var sum uint64
 	for i := uint64(0); i < nd; i++ {
-		sum += uint64(u32(int64(docsOff + 4*i)))
+		sum += uint64(packedArrayGet(b[lensAt:], lenW, int(i)))
 	}
 	if sum != sumDL {
 		in.Problemf(fo+32, "sum of document lengths %d, footer says %d", sum, sumDL)

@@ -255,6 +255,41 @@ func TestReadVersion1(t *testing.T) {
 	if v := NewBuilder(Options{}).opts.formatVersion; v != 0 {
 		t.Fatalf("default builder format %d", v)
 	}
+	// Version 3 without flagPacked (u32 length and offset arrays), as
+	// earlier builds wrote it: read, and answering as the others.
+	ub := NewBuilder(Options{formatVersion: 3, unpacked: true})
+	for _, d := range docs {
+		if _, err := ub.Add(d.ext, d.toks); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ubuf bytes.Buffer
+	if _, err := ub.WriteTo(&ubuf); err != nil {
+		t.Fatal(err)
+	}
+	unpacked, err := Open(ubuf.Bytes(), "v3-unpacked")
+	if err != nil || unpacked.packed || !segs[3].packed {
+		t.Fatalf("unpacked v3: %v (packed %v; default packed %v)", err, unpacked != nil && unpacked.packed, segs[3].packed)
+	}
+	if err := unpacked.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	if in, err := Inspect(ubuf.Bytes()); err != nil || !in.OK() {
+		t.Fatalf("inspect unpacked v3: %v %+v", err, in)
+	}
+	if ubuf.Len() <= size[3] {
+		t.Errorf("packed v3 %d bytes, unpacked %d", size[3], ubuf.Len())
+	}
+	for d := 0; d < unpacked.NumDocs(); d++ {
+		if unpacked.DocLen(uint32(d)) != segs[3].DocLen(uint32(d)) || unpacked.ExtID(uint32(d)) != segs[3].ExtID(uint32(d)) {
+			t.Fatalf("doc %d differs packed / unpacked", d)
+		}
+	}
+	for i := 0; i < unpacked.NumTerms(); i++ {
+		if unpacked.Term(i) != segs[3].Term(i) {
+			t.Fatalf("term %d differs packed / unpacked", i)
+		}
+	}
 	var compact, long int
 	for i := 0; i < segs[3].NumTerms(); i++ {
 		if segs[3].compact(segs[3].rec(i)) {
@@ -323,7 +358,7 @@ func TestReadVersion1(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, s := range []*Segment{segs[2], segs[3], m} {
+			for _, s := range []*Segment{segs[2], segs[3], m, unpacked} {
 				got, err := Search([]View{{Seg: s}}, q, p, nil)
 				if err != nil {
 					t.Fatal(err)

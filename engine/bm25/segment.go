@@ -35,6 +35,9 @@ const (
 	BlockSize = 128
 
 	flagPositions = 1
+	// flagPacked (format version 3): the |D| array and the dictionary
+	// offsets are packed arrays (packed.go) instead of u32 arrays.
+	flagPacked = 2
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -44,6 +47,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 type segWriter struct {
 	version   uint32 // format written: segVersion, 2 (Options.PartitionedEF), or 1 (tests of old files)
 	positions bool
+	unpacked  bool // version 3 without flagPacked (tests of older files)
 	docLens   []uint32
 	ext       []uint64
 	sumDL     uint64
@@ -333,12 +337,21 @@ func (w *segWriter) writeTo(out io.Writer) (int64, error) {
 	return int64(n), err
 }
 
+// packed reports whether w writes flagPacked.
+func (w *segWriter) packed() bool { return w.version >= 3 && !w.unpacked }
+
 // size returns the number of bytes appendTo appends.
 func (w *segWriter) size() int {
 	pad8 := func(n int) int { return (n + 7) &^ 7 }
-	n := headerBytes + 4*len(w.docLens)
-	n = pad8(n) + 8*len(w.ext)
-	n += 4*len(w.dictOffs) + len(w.dict)
+	var n int
+	if w.packed() {
+		n = headerBytes + packedBytes(len(w.docLens), packedWidth(w.docLens)) + 8*len(w.ext)
+		n += packedBytes(len(w.dictOffs), packedWidth(w.dictOffs)) + len(w.dict)
+	} else {
+		n = headerBytes + 4*len(w.docLens)
+		n = pad8(n) + 8*len(w.ext)
+		n += 4*len(w.dictOffs) + len(w.dict)
+	}
 	_, recBits := recWidths(w.recs)
 	n = pad8(n) + int(termsBytes(w.version, uint64(len(w.recs)), recBits)) + len(w.post)
 	return pad8(n) + footerBytes
@@ -356,21 +369,34 @@ func (w *segWriter) appendTo(dst []byte) []byte {
 	var hdr [headerBytes]byte
 	copy(hdr[:], segMagic)
 	binary.LittleEndian.PutUint32(hdr[8:], w.version)
+	var flags uint32
 	if w.positions {
-		binary.LittleEndian.PutUint32(hdr[12:], flagPositions)
+		flags |= flagPositions
 	}
+	if w.packed() {
+		flags |= flagPacked
+	}
+	binary.LittleEndian.PutUint32(hdr[12:], flags)
 	dst = append(dst, hdr[:]...)
 	docsOff := len(dst) - base
-	for _, l := range w.docLens {
-		dst = binary.LittleEndian.AppendUint32(dst, l)
+	if w.packed() {
+		dst = appendPackedArray(dst, w.docLens, packedWidth(w.docLens))
+	} else {
+		for _, l := range w.docLens {
+			dst = binary.LittleEndian.AppendUint32(dst, l)
+		}
+		pad()
 	}
-	pad()
 	for _, e := range w.ext {
 		dst = binary.LittleEndian.AppendUint64(dst, e)
 	}
 	dictOff := len(dst) - base
-	for _, o := range w.dictOffs {
-		dst = binary.LittleEndian.AppendUint32(dst, o)
+	if w.packed() {
+		dst = appendPackedArray(dst, w.dictOffs, packedWidth(w.dictOffs))
+	} else {
+		for _, o := range w.dictOffs {
+			dst = binary.LittleEndian.AppendUint32(dst, o)
+		}
 	}
 	dst = append(dst, w.dict...)
 	pad()
@@ -406,15 +432,22 @@ type Segment struct {
 	numDocs   int
 	numTerms  int
 	sumDL     uint64
-	lens      []byte // numDocs uint32
-	ext       []byte // numDocs uint64
-	dictOffs  []byte // numTerms+1 uint32
-	dict      []byte
-	terms     []byte // numTerms records (version 3: packed, recW bits each field)
-	recW      [recFields]uint8
-	recBits   uint64
-	post      []byte
-	postOff   int64
+	// lens holds numDocs lengths and dictOffs numTerms+1 term end
+	// offsets, each read by packedArrayGet at lenW / offW bits (packed
+	// arrays with flagPacked, else u32 arrays read at width 32); both
+	// slices extend at least 8 bytes past their last value.
+	lens     []byte
+	lenW     uint8
+	ext      []byte // numDocs uint64
+	dictOffs []byte
+	offW     uint8
+	dict     []byte
+	packed   bool
+	terms    []byte // numTerms records (version 3: packed, recW bits each field)
+	recW     [recFields]uint8
+	recBits  uint64
+	post     []byte
+	postOff  int64
 
 	// norms caches one table of BM25 length normalisations (see
 	// normTable), shared by concurrent queries; replaced, never mutated.
@@ -547,8 +580,8 @@ func open(data []byte, path string, checkCRC bool) (*Segment, error) {
 		return nil, corruptf(path, 8, "unknown format version %d", version)
 	}
 	flags := binary.LittleEndian.Uint32(data[12:])
-	if flags&^flagPositions != 0 {
-		return nil, corruptf(path, 12, "unknown flags %#x", flags)
+	if flags&^(flagPositions|flagPacked) != 0 || flags&flagPacked != 0 && version < 3 {
+		return nil, corruptf(path, 12, "unknown flags %#x for format version %d", flags, version)
 	}
 	fo := len(data) - footerBytes
 	f := data[fo:]
@@ -560,7 +593,7 @@ func open(data []byte, path string, checkCRC bool) (*Segment, error) {
 			return nil, corruptf(path, int64(fo+56), "CRC32C mismatch: computed %#08x, stored %#08x", got, want)
 		}
 	}
-	s := &Segment{path: path, data: data, version: version, positions: flags&flagPositions != 0}
+	s := &Segment{path: path, data: data, version: version, positions: flags&flagPositions != 0, packed: flags&flagPacked != 0}
 	docsOff := binary.LittleEndian.Uint64(f[0:])
 	dictOff := binary.LittleEndian.Uint64(f[8:])
 	termsOff := binary.LittleEndian.Uint64(f[16:])
@@ -573,9 +606,23 @@ func open(data []byte, path string, checkCRC bool) (*Segment, error) {
 		return nil, corruptf(path, int64(fo+52), "footer version %d", v)
 	}
 	p8 := func(x uint64) uint64 { return (x + 7) &^ 7 }
+	lensBytes, offsBytes := p8(4*nd), 4*(nt+1) // u32 arrays
+	if s.packed {
+		// The widths, each checked against the file before it is used.
+		for _, at := range []uint64{docsOff, dictOff} {
+			if at > uint64(fo)-packedHeaderBytes {
+				return nil, corruptf(path, int64(fo), "section offsets inconsistent (docs %d dict %d)", docsOff, dictOff)
+			}
+			if data[at] > 32 || binary.LittleEndian.Uint64(data[at:])>>8 != 0 {
+				return nil, corruptf(path, int64(at), "packed array width %d (or its padding) invalid", data[at])
+			}
+		}
+		s.lenW, s.offW = data[docsOff], data[dictOff]
+		lensBytes, offsBytes = uint64(packedBytes(int(nd), s.lenW)), uint64(packedBytes(int(nt+1), s.offW))
+	}
 	if docsOff != headerBytes ||
-		dictOff != docsOff+p8(4*nd)+8*nd ||
-		termsOff != dictOff+p8(4*(nt+1)+dictBytes) ||
+		dictOff != docsOff+lensBytes+8*nd ||
+		termsOff != dictOff+p8(offsBytes+dictBytes) ||
 		postOff < termsOff || postOff > uint64(fo) {
 		return nil, corruptf(path, int64(fo), "section offsets inconsistent (docs %d dict %d terms %d post %d, %d docs, %d terms)", docsOff, dictOff, termsOff, postOff, nd, nt)
 	}
@@ -592,34 +639,51 @@ func open(data []byte, path string, checkCRC bool) (*Segment, error) {
 		return nil, corruptf(path, int64(fo), "section offsets inconsistent (terms %d post %d, %d terms)", termsOff, postOff, nt)
 	}
 	s.numDocs, s.numTerms = int(nd), int(nt)
-	s.lens = data[docsOff : docsOff+4*nd]
-	s.ext = data[docsOff+p8(4*nd) : dictOff]
-	s.dictOffs = data[dictOff : dictOff+4*(nt+1)]
-	s.dict = data[dictOff+4*(nt+1) : dictOff+4*(nt+1)+dictBytes]
+	// lensAt / offsAt: the file offsets of the arrays' values (errors).
+	lensAt, offsAt := docsOff, dictOff
+	if s.packed {
+		lensAt, offsAt = docsOff+packedHeaderBytes, dictOff+packedHeaderBytes
+		s.lens = data[lensAt : docsOff+lensBytes]
+		s.dictOffs = data[offsAt : dictOff+offsBytes]
+		if !packedTailClean(s.lens, int(nd), s.lenW) {
+			return nil, corruptf(path, int64(lensAt), "document lengths: nonzero padding")
+		}
+		if !packedTailClean(s.dictOffs, int(nt+1), s.offW) {
+			return nil, corruptf(path, int64(offsAt), "dictionary offsets: nonzero padding")
+		}
+	} else {
+		// u32 arrays, read 8 bytes at a time: the slices run on to
+		// the footer (at least 8 bytes past the last value).
+		s.lenW, s.offW = 32, 32
+		s.lens = data[docsOff:fo]
+		s.dictOffs = data[dictOff:fo]
+	}
+	s.ext = data[docsOff+lensBytes : dictOff]
+	s.dict = data[dictOff+offsBytes : dictOff+offsBytes+dictBytes]
 	s.terms = data[recsOff:postOff]
 	s.post = data[postOff:fo]
 	s.postOff = int64(postOff)
 
 	var sum uint64
 	for i := 0; i < s.numDocs; i++ {
-		sum += uint64(binary.LittleEndian.Uint32(s.lens[4*i:]))
+		sum += uint64(s.DocLen(uint32(i)))
 	}
 	if sum != s.sumDL {
 		return nil, corruptf(path, int64(fo+32), "sum of document lengths %d, footer says %d", sum, s.sumDL)
 	}
 	prevEnd := uint32(0)
-	if binary.LittleEndian.Uint32(s.dictOffs) != 0 {
-		return nil, corruptf(path, int64(dictOff), "first dictionary offset not 0")
+	if packedArrayGet(s.dictOffs, s.offW, 0) != 0 {
+		return nil, corruptf(path, int64(offsAt), "first dictionary offset not 0")
 	}
 	var prevTerm []byte
 	for i := 0; i < s.numTerms; i++ {
-		end := binary.LittleEndian.Uint32(s.dictOffs[4*(i+1):])
+		end := packedArrayGet(s.dictOffs, s.offW, i+1)
 		if end <= prevEnd || uint64(end) > dictBytes {
-			return nil, corruptf(path, int64(dictOff)+int64(4*(i+1)), "dictionary offset %d of term %d out of order or range", end, i)
+			return nil, corruptf(path, int64(offsAt)+int64((i+1)*int(s.offW)/8), "dictionary offset %d of term %d out of order or range", end, i)
 		}
 		t := s.dict[prevEnd:end]
 		if i > 0 && bytes.Compare(prevTerm, t) >= 0 {
-			return nil, corruptf(path, int64(dictOff)+int64(4*(s.numTerms+1))+int64(prevEnd), "term %d not in strictly increasing order", i)
+			return nil, corruptf(path, int64(dictOff+offsBytes)+int64(prevEnd), "term %d not in strictly increasing order", i)
 		}
 		prevTerm, prevEnd = t, end
 		r := s.rec(i)
@@ -744,7 +808,7 @@ func (s *Segment) ExtID(doc uint32) uint64 {
 
 // DocLen returns |D| of local document doc (0 <= doc < NumDocs).
 func (s *Segment) DocLen(doc uint32) uint32 {
-	return binary.LittleEndian.Uint32(s.lens[4*int(doc):])
+	return packedArrayGet(s.lens, s.lenW, int(doc))
 }
 
 // Term returns the i-th term in byte order (0 <= i < NumTerms).
@@ -753,8 +817,8 @@ func (s *Segment) Term(i int) string {
 }
 
 func (s *Segment) termBytes(i int) []byte {
-	a := binary.LittleEndian.Uint32(s.dictOffs[4*i:])
-	b := binary.LittleEndian.Uint32(s.dictOffs[4*(i+1):])
+	a := packedArrayGet(s.dictOffs, s.offW, i)
+	b := packedArrayGet(s.dictOffs, s.offW, i+1)
 	return s.dict[a:b]
 }
 
@@ -960,6 +1024,17 @@ func (s *Segment) Verify() error {
 	re := &segWriter{version: s.version, positions: s.positions, docLens: make([]uint32, s.numDocs)}
 	for d := range re.docLens {
 		re.docLens[d] = s.DocLen(uint32(d))
+	}
+	// Packed arrays are at the least width their values need, as a
+	// writer writes them.
+	if s.packed {
+		f := s.data[len(s.data)-footerBytes:]
+		if w := packedWidth(re.docLens); w != s.lenW {
+			return corruptf(s.path, int64(binary.LittleEndian.Uint64(f[0:])), "document lengths packed at width %d, their largest needs %d", s.lenW, w)
+		}
+		if w := uint8(bits.Len32(uint32(len(s.dict)))); w != s.offW {
+			return corruptf(s.path, int64(binary.LittleEndian.Uint64(f[8:])), "dictionary offsets packed at width %d, the largest needs %d", s.offW, w)
+		}
 	}
 	var docs, tfs, allPos []uint32
 	for i := 0; i < s.numTerms; i++ {
