@@ -258,6 +258,7 @@ func (b *Builder) seal() (*segWriter, error) {
 		b.sorted = mergeSorted(b.sorted, b.added)
 		b.added = nil
 	}
+	sw.reserve(b.sorted, b.terms)
 	var scratch []uint32 // for the terms whose positions span pages
 	for _, k := range b.sorted {
 		p := b.terms[k]

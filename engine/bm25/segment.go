@@ -70,6 +70,27 @@ func (w *segWriter) addDoc(ext uint64, length uint32) {
 	w.sumDL += uint64(length)
 }
 
+// reserve sizes the writer's term lists for terms (in the order they will
+// be added) so that addTerm does not grow them step by step: the
+// dictionary and its offsets exactly, the records exactly, and the
+// postings by an estimate (about 1.5 bytes a posting and 1 a position
+// for text; a list beyond it grows as append does).
+func (w *segWriter) reserve(terms []string, lists map[string]*memPosting) {
+	dict, postings, positions := 0, 0, 0
+	for _, t := range terms {
+		dict += len(t)
+		p := lists[t]
+		postings += len(p.docs)
+		if w.positions {
+			positions += p.positions()
+		}
+	}
+	w.dict = slices.Grow(w.dict, dict)
+	w.dictOffs = slices.Grow(w.dictOffs, len(terms))
+	w.recs = slices.Grow(w.recs, len(terms))
+	w.post = slices.Grow(w.post, postings+postings/2+positions+16*len(terms))
+}
+
 // addTerm adds one term's postings: docs strictly increasing local ids,
 // tfs[i] >= 1, and (when positions are kept) pos holding tfs[i] strictly
 // increasing positions per doc, concatenated.

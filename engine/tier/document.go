@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -227,6 +228,29 @@ func appendDocFields(dst []byte, d *Document) []byte {
 	}
 	return dst
 }
+
+// docFieldsSize is the number of bytes appendDocFields appends for d.
+func docFieldsSize(d *Document) int {
+	n := strSize(d.SourceURI) + strSize(d.Namespace) + 1 + uvarintSize(uint64(len(d.ACL)))
+	for _, a := range d.ACL {
+		n += strSize(a)
+	}
+	if d.EncodedMetadata != nil {
+		n += len(d.EncodedMetadata)
+	} else {
+		n += uvarintSize(uint64(len(d.Metadata)))
+		for k, v := range d.Metadata {
+			n += strSize(k) + strSize(v)
+		}
+	}
+	return n + uvarintSize(uint64(len(d.Vector))) + 4*len(d.Vector)
+}
+
+// strSize is the number of bytes putStr appends for s.
+func strSize(s string) int { return uvarintSize(uint64(len(s))) + len(s) }
+
+// uvarintSize is the length of v's uvarint encoding.
+func uvarintSize(v uint64) int { return (bits.Len64(v|1) + 6) / 7 }
 
 // AppendMetadataCount appends the metadata count n of an upsert body
 // (Document.EncodedMetadata starts with it).
