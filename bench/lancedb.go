@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -464,6 +465,13 @@ func runLanceDB(ctx context.Context, cfg Config, work string, f lanceFiles, k in
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	// LanceDB logs a deprecation warning per query at WARN level.
 	cmd.Env = append(os.Environ(), "RUST_LOG=error")
+	if os.Getenv("LANCE_CPU_THREADS") == "" && runtime.NumCPU() < 4 {
+		// With its CPU pool at the default (one thread a core), LanceDB
+		// 0.31.0 stalled on 2 cores while building the FTS index of the
+		// 331,479 GloVe rows: every thread parked, no CPU used for minutes
+		// (two runs). With 4 threads it completes.
+		cmd.Env = append(cmd.Env, "LANCE_CPU_THREADS=4")
+	}
 	errb := &syncBuffer{}
 	cmd.Stderr = errb
 	out, err := cmd.Output()

@@ -541,16 +541,17 @@ func prepare(f File, old *FileEntry, absRoot string, o Options, pre *ParsedGo) p
 		if !valid {
 			content = strings.ToValidUTF8(content, "\uFFFD") // the hash stays on the raw bytes
 		}
+		vh := engine.VersionHash(span)
 		r.docs = append(r.docs, contract.Document{
 			ID:          ChunkID(f.Path, frag),
 			Content:     content,
 			SourceURI:   uri + "#" + frag,
 			Metadata:    meta,
 			Trust:       contract.Authoritative,
-			VersionHash: engine.VersionHash(span),
+			VersionHash: vh,
 		})
 		r.frags = append(r.frags, frag)
-		r.sums = append(r.sums, chunkSum(lang, r.gen, content))
+		r.sums = append(r.sums, chunkSum(lang, r.gen, header, vh))
 		if o.Embedder != nil {
 			r.texts = append(r.texts, EmbedText(rel, c, span, o.EmbedTextBytes))
 		}
@@ -559,16 +560,19 @@ func prepare(f File, old *FileEntry, absRoot string, o Options, pre *ParsedGo) p
 }
 
 // chunkSum identifies a chunk document's content for the manifest: 64
-// bits of its BLAKE3 over the language, the generated flag and the
-// content (header and source). Two chunks of a file with the same id and
-// sum are the same document except for MetaMTime, which therefore is the
-// file's modification time when the chunk's text was last written.
-func chunkSum(lang string, gen bool, content string) string {
+// bits of the BLAKE3 over the language, the generated flag, the header
+// Index prepends and spanHash, the version hash of the chunk's source
+// bytes (the content is the header and those bytes, made valid UTF-8, so
+// it is a function of the two and the source is hashed once). Two chunks
+// of a file with the same id and sum are the same document except for
+// MetaMTime, which therefore is the file's modification time when the
+// chunk's text was last written.
+func chunkSum(lang string, gen bool, header, spanHash string) string {
 	g := "0"
 	if gen {
 		g = "1"
 	}
-	return engine.VersionHash([]byte(lang + "\x00" + g + "\x00" + content))[:16]
+	return engine.VersionHash([]byte(lang + "\x00" + g + "\x00" + header + "\x00" + spanHash))[:16]
 }
 
 // Snippet returns a hit's source text without the header Index prepends

@@ -234,3 +234,36 @@ func BenchmarkGoStdlibIndex(b *testing.B) {
 		b.ReportMetric(float64(buf.Len()), "index-bytes")
 	}
 }
+
+// BenchmarkBuilderAdd times Builder.Add alone over the Go stdlib cut into
+// chunks of about 2 KiB at line ends and analysed as code
+// (text.CodeOptions: identifiers split), the shape of a code ingest; the
+// tokens are analysed once, before the timer.
+func BenchmarkBuilderAdd(b *testing.B) {
+	if testing.Short() {
+		b.Skip("analyses the whole Go stdlib")
+	}
+	loadGoCorpus(b)
+	a := text.MustNew(text.CodeOptions())
+	var docs [][]text.Token
+	var n int64
+	for _, f := range goCorpus.files {
+		for len(f) > 0 {
+			cut := min(len(f), 2048)
+			if i := bytes.LastIndexByte(f[:cut], '\n'); i > 0 && cut < len(f) {
+				cut = i + 1
+			}
+			docs = append(docs, a.Analyze(string(f[:cut])))
+			n += int64(cut)
+			f = f[cut:]
+		}
+	}
+	b.SetBytes(n)
+	b.ReportAllocs()
+	for b.Loop() {
+		bl := NewBuilder(Options{})
+		for i, d := range docs {
+			bl.Add(uint64(i), d)
+		}
+	}
+}

@@ -164,9 +164,19 @@ func newTextBuilder(rows []segRow) *textBuilder {
 	if total > 0 {
 		rpb = max(1, textBlockBytes/max(1, total/len(rows)))
 	}
-	enc, _ := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
-	return &textBuilder{rpb: rpb, enc: enc}
+	return &textBuilder{rpb: rpb, enc: zstdEncoders.Get().(*zstd.Encoder)}
 }
+
+// zstdEncoders holds the encoders of the doc store and the text blocks
+// (default level, one goroutine each): an encoder's history buffers are
+// allocated once and kept, not per segment.
+var zstdEncoders = sync.Pool{New: func() any {
+	e, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		panic(err) // only for invalid options, and these are fixed
+	}
+	return e
+}}
 
 func (t *textBuilder) add(text string) {
 	t.cur = putStr(t.cur, text)
@@ -190,7 +200,8 @@ func (t *textBuilder) finish() []byte {
 	if t.nrows%t.rpb != 0 {
 		t.flush()
 	}
-	t.enc.Close()
+	zstdEncoders.Put(t.enc)
+	t.enc = nil
 	return t.out
 }
 

@@ -253,14 +253,11 @@ func buildSegmentParts(rows []segRow, o segBuildOptions) ([][]byte, error) {
 			return nil, err
 		}
 	}
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
-	if err != nil {
-		return nil, fmt.Errorf("tier: zstd: %w", err)
-	}
 	// The doc store compresses 6-17x on source text; a larger one grows
 	// the destination as append does.
+	enc := zstdEncoders.Get().(*zstd.Encoder)
 	docs := enc.EncodeAll(raw, make([]byte, 0, len(raw)/8))
-	enc.Close()
+	zstdEncoders.Put(enc)
 
 	var meta []byte
 	meta = binary.AppendUvarint(meta, uint64(o.dim))

@@ -107,7 +107,8 @@ async function main() {
   const nq = qs.length;
   const out = {
     engine: "lancedb", version, n: docs.length, nq, d, ingest_s: ingestS, index_s: indexS, bytes,
-    index_desc: `IVF_PQ(partitions=${partitions}, sub_vectors=${subVectors}, cosine) + FTS(text) + BITMAP(tag)`,
+    index_desc: `IVF_PQ(partitions=${partitions}, sub_vectors=${subVectors}, cosine) + FTS(text) + BITMAP(tag)` +
+      (process.env.LANCE_CPU_THREADS ? `; LANCE_CPU_THREADS=${process.env.LANCE_CPU_THREADS}` : ""),
   };
   out.fts = await timed(nq, (i) => tbl.query().fullTextSearch(qs[i].text).select(["id"]).limit(k).toArray());
   out.vector = [];
