@@ -300,8 +300,15 @@ func (s *Store) buildOptions() segBuildOptions {
 // (their writes are still in the WAL) and the store writable: the next
 // Flush builds them together with anything written since. A failed
 // manifest edit makes the store read-only (ErrReadOnly) until reopened.
-// Nothing to flush is not an error.
+// Nothing to flush is not an error. The vector index is built with
+// max(Options.BuildThreads, GOMAXPROCS) goroutines: the caller is waiting.
 func (s *Store) Flush(ctx context.Context) error {
+	return s.flush(ctx, max(s.o.BuildThreads, runtime.GOMAXPROCS(0)))
+}
+
+// flush is Flush with the segment's vector index built by threads
+// goroutines.
+func (s *Store) flush(ctx context.Context, threads int) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
@@ -353,6 +360,8 @@ func (s *Store) Flush(ctx context.Context) error {
 		}
 	}
 	bo := s.buildOptions()
+	bo.threads = threads
+	bo.boost = func() bool { slow, _, _ := s.pressure(); return slow }
 	var lexDone chan struct{} // closed once the lexical section is built
 	if len(frozen) == 1 && bo.lexical != nil && len(rows) > 0 {
 		if lf, ok := frozen[0].lexical.(LexicalFlusher); ok {
@@ -503,7 +512,10 @@ func (s *Store) background() {
 			return
 		case <-s.bgKick:
 		}
-		if err := s.Flush(context.Background()); err != nil && !errors.Is(err, ErrClosed) {
+		// One build goroutine (BuildThreads) leaves the other cores to
+		// reads and writes; while writes are being slowed or stopped, the
+		// build takes them all (segBuildOptions.boost).
+		if err := s.flush(context.Background(), s.o.BuildThreads); err != nil && !errors.Is(err, ErrClosed) {
 			s.o.Logger.Warn("tier: background flush failed", "err", err)
 			continue
 		}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -88,6 +89,10 @@ type segRow struct {
 	ver   int32 // MemTable version index (flush only)
 }
 
+// buildStep is the number of vectors a segment's HNSW build inserts
+// between checks of segBuildOptions.boost.
+const buildStep = 8192
+
 // segBuildOptions are the index parameters of a segment build.
 type segBuildOptions struct {
 	dim            int
@@ -95,6 +100,10 @@ type segBuildOptions struct {
 	m              int
 	efConstruction int
 	threads        int
+	// boost, if non-nil, reports whether the HNSW build should use every
+	// core from its next step on (writes are waiting for this build); it
+	// is asked every buildStep vectors.
+	boost func() bool
 	// index is SegmentIndexHNSW or SegmentIndexIVFPQ ("" = HNSW).
 	index   SegmentIndexType
 	ivf     ivfBuildParams
@@ -178,8 +187,20 @@ func buildSegmentParts(rows []segRow, o segBuildOptions) ([][]byte, error) {
 			return nil, fmt.Errorf("tier: segment hnsw: %w", err)
 		}
 		defer ix.Close()
-		if _, err := ix.AddBatch(labels, vecs, max(1, o.threads)); err != nil {
-			return nil, fmt.Errorf("tier: segment hnsw: %w", err)
+		// In steps of buildStep vectors, so that a build that started
+		// with one goroutine takes every core once writes wait for it.
+		// Levels are drawn and nodes inserted in order either way: with
+		// one goroutine throughout, the graph is the one a single
+		// AddBatch builds.
+		for start := 0; start < len(labels); start += buildStep {
+			end := min(start+buildStep, len(labels))
+			threads := max(1, o.threads)
+			if o.boost != nil && o.boost() {
+				threads = max(threads, runtime.GOMAXPROCS(0))
+			}
+			if _, err := ix.AddBatch(labels[start:end], vecs[start*o.dim:end*o.dim], threads); err != nil {
+				return nil, fmt.Errorf("tier: segment hnsw: %w", err)
+			}
 		}
 	}
 	// Doc store: per row uvarint birth | str id | upsert body, zstd.

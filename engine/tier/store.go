@@ -124,8 +124,13 @@ type Options struct {
 	SegmentM              int
 	SegmentEfConstruction int
 	SegmentEfSearch       int
-	// BuildThreads is the number of goroutines a segment build uses.
-	// Default 1.
+	// BuildThreads is the number of goroutines that build a segment's
+	// vector index in a background flush or compaction. Default 1. A
+	// background flush that starts while writes are being slowed or
+	// stopped (SlowdownSegments, StopSegments, the MemTable bounds) and an
+	// explicit Flush use max(BuildThreads, GOMAXPROCS); those segments'
+	// HNSW graphs then depend on scheduling (a one-goroutine build is
+	// reproducible).
 	BuildThreads int
 	// CompactDeadFraction is θ_compact: a segment whose dead-row fraction
 	// ρ_dead exceeds it is rewritten by compaction. Default 0.2.

@@ -1,0 +1,123 @@
+package tier
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stratasearch/strata/engine/hnsw"
+)
+
+// buildStepRows returns n rows with random testDim vectors (fixed seed).
+func buildStepRows(n int) []segRow {
+	r := rand.New(rand.NewPCG(11, 29))
+	rows := make([]segRow, n)
+	for i := range rows {
+		v := make([]float32, testDim)
+		for j := range v {
+			v[j] = float32(r.NormFloat64())
+		}
+		rows[i] = segRow{doc: &Document{ID: fmt.Sprintf("d%05d", i), Content: "x", Vector: v}, birth: 1}
+	}
+	return rows
+}
+
+// TestSegmentBuildSteps: the HNSW build asks boost once per buildStep
+// vectors; with one goroutine throughout the stepped build writes the
+// same bytes every time (boost nil or false alike); with boost true it
+// builds on every core and the graph still finds nearly every row's own
+// vector and near-exact top 10s.
+func TestSegmentBuildSteps(t *testing.T) {
+	n := buildStep + buildStep/2
+	rows := buildStepRows(n)
+	o := segBuildOptions{dim: testDim, metric: L2, m: 16, efConstruction: 64, threads: 1}
+	a, err := buildSegment(rows, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	o.boost = func() bool { calls++; return false }
+	b, err := buildSegment(rows, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (n + buildStep - 1) / buildStep; calls != want {
+		t.Fatalf("boost asked %d times for %d vectors, want %d", calls, n, want)
+	}
+	if !bytes.Equal(a, b) {
+		t.Fatal("two one-goroutine builds of the same rows differ")
+	}
+
+	o.boost = func() bool { return true }
+	c, err := buildSegment(rows, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := openSegment(slices.Clone(c), "boost.sst", testDim, L2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.free()
+	if w.index == nil || w.index.Len() != n {
+		t.Fatalf("boosted segment index: %v", w.index)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	found, hits := 0, 0
+	const queries, k = 200, 10
+	for qi := 0; qi < queries; qi++ {
+		row := r.IntN(n)
+		q := rows[row].doc.Vector
+		res, err := w.index.Search(q, k, hnsw.SearchParams{EfSearch: 64})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := exactTopK(rows, q, k)
+		for _, h := range res {
+			if int(w.vecRow[h.ID]) == row {
+				found++
+			}
+			if want[int(w.vecRow[h.ID])] {
+				hits++
+			}
+		}
+	}
+	if found < queries*98/100 {
+		t.Errorf("a row's own vector was among its hits for %d of %d queries, want >= 98%%", found, queries)
+	}
+	if recall := float64(hits) / (queries * k); recall < 0.95 {
+		t.Errorf("recall@10 %.3f of the boosted build, want >= 0.95", recall)
+	}
+}
+
+// exactTopK returns the rows of the k vectors nearest q (L2), by brute
+// force.
+func exactTopK(rows []segRow, q []float32, k int) map[int]bool {
+	type hit struct {
+		row int
+		d   float32
+	}
+	hs := make([]hit, len(rows))
+	for i, r := range rows {
+		var d float32
+		for j, x := range r.doc.Vector {
+			d += (x - q[j]) * (x - q[j])
+		}
+		hs[i] = hit{i, d}
+	}
+	slices.SortFunc(hs, func(a, b hit) int {
+		if a.d < b.d {
+			return -1
+		}
+		if a.d > b.d {
+			return 1
+		}
+		return a.row - b.row
+	})
+	out := map[int]bool{}
+	for _, h := range hs[:k] {
+		out[h.row] = true
+	}
+	return out
+}
