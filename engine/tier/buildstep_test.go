@@ -49,6 +49,36 @@ func TestSegmentBuildSteps(t *testing.T) {
 	if !bytes.Equal(a, b) {
 		t.Fatal("two one-goroutine builds of the same rows differ")
 	}
+	// The stepped one-goroutine graph is the one a single AddBatch builds.
+	ref, err := hnsw.New(hnsw.Options{Dim: testDim, Metric: L2, M: 16, EfConstruction: 64, InitialCapacity: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	labels := make([]uint64, n)
+	vecs := make([]float32, 0, n*testDim)
+	for i, r := range rows {
+		labels[i] = uint64(i)
+		vecs = append(vecs, r.doc.Vector...)
+	}
+	if _, err := ref.AddBatch(labels, vecs, 1); err != nil {
+		t.Fatal(err)
+	}
+	wa, err := openSegment(slices.Clone(a), "steps.sst", testDim, L2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wa.free()
+	var refBytes, segBytes bytes.Buffer
+	if _, err := ref.WriteTo(&refBytes); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wa.index.WriteTo(&segBytes); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(refBytes.Bytes(), segBytes.Bytes()) {
+		t.Fatalf("stepped segment graph (%d bytes) differs from one AddBatch's (%d bytes)", segBytes.Len(), refBytes.Len())
+	}
 
 	o.boost = func() bool { return true }
 	c, err := buildSegment(rows, o)

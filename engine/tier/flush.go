@@ -513,8 +513,9 @@ func (s *Store) background() {
 		case <-s.bgKick:
 		}
 		// One build goroutine (BuildThreads) leaves the other cores to
-		// reads and writes; while writes are being slowed or stopped, the
-		// build takes them all (segBuildOptions.boost).
+		// reads and writes; each 8,192-vector step of the HNSW build that
+		// starts while writes are being slowed or stopped takes them all
+		// (segBuildOptions.boost).
 		if err := s.flush(context.Background(), s.o.BuildThreads); err != nil && !errors.Is(err, ErrClosed) {
 			s.o.Logger.Warn("tier: background flush failed", "err", err)
 			continue

@@ -200,9 +200,16 @@ func (t *textBuilder) finish() []byte {
 	if t.nrows%t.rpb != 0 {
 		t.flush()
 	}
-	zstdEncoders.Put(t.enc)
-	t.enc = nil
+	t.release()
 	return t.out
+}
+
+// release returns the encoder to the pool if finish has not.
+func (t *textBuilder) release() {
+	if t.enc != nil {
+		zstdEncoders.Put(t.enc)
+		t.enc = nil
+	}
 }
 
 // index returns the text index section for a text section at file offset

@@ -100,9 +100,9 @@ type segBuildOptions struct {
 	m              int
 	efConstruction int
 	threads        int
-	// boost, if non-nil, reports whether the HNSW build should use every
-	// core from its next step on (writes are waiting for this build); it
-	// is asked every buildStep vectors.
+	// boost, if non-nil, is asked before each step of buildStep vectors
+	// of the HNSW build whether that step should use every core (writes
+	// are waiting for this build).
 	boost func() bool
 	// index is SegmentIndexHNSW or SegmentIndexIVFPQ ("" = HNSW).
 	index   SegmentIndexType
@@ -137,8 +137,9 @@ func buildSegment(rows []segRow, o segBuildOptions) ([]byte, error) {
 // docStoreSizeHint is the size of the uncompressed doc store that
 // buildSegmentParts writes for rows: exact for the fields of a compact
 // (version 5) store, with room for a stored hash and a timestamp per row,
-// and an estimate (content and vector included) for the older layouts.
-func docStoreSizeHint(rows []segRow, compact, byRef bool) int {
+// and an estimate for the older layouts (with the content when it is
+// stored inline, without text blocks).
+func docStoreSizeHint(rows []segRow, compact, byRef, inlineText bool) int {
 	n := binary.MaxVarintLen64
 	for _, r := range rows {
 		d := r.doc
@@ -148,7 +149,7 @@ func docStoreSizeHint(rows []segRow, compact, byRef bool) int {
 			// code and a few exceptions.
 			n += 16 - 4*len(d.Vector)
 		}
-		if !compact {
+		if inlineText {
 			n += strSize(d.Content)
 		}
 	}
@@ -165,6 +166,7 @@ func buildSegmentParts(rows []segRow, o segBuildOptions) ([][]byte, error) {
 	var tb *textBuilder
 	if segWriteText {
 		tb = newTextBuilder(rows)
+		defer tb.release() // its encoder, on the error returns before finish
 	}
 	for i, r := range rows {
 		minE, maxE = min(minE, r.birth), max(maxE, r.birth)
@@ -208,7 +210,7 @@ func buildSegmentParts(rows []segRow, o segBuildOptions) ([][]byte, error) {
 	// blocks); version 4: also without the vector, then its reference.
 	byRef := ix != nil && tb != nil
 	compact := tb != nil && segWriteCompact
-	raw := make([]byte, 0, docStoreSizeHint(rows, compact, byRef))
+	raw := make([]byte, 0, docStoreSizeHint(rows, compact, byRef, tb == nil))
 	raw = binary.AppendUvarint(raw, uint64(len(rows)))
 	var ref vecRefEncoder
 	if byRef {
@@ -274,10 +276,15 @@ func buildSegmentParts(rows []segRow, o segBuildOptions) ([][]byte, error) {
 			return nil, err
 		}
 	}
-	// The doc store compresses 6-17x on source text; a larger one grows
+	// Without inline vectors the doc store compresses 6-17x (source
+	// text); vectors stored in it barely compress. A larger output grows
 	// the destination as append does.
+	dstCap := len(raw) / 8
+	if len(labels) > 0 && !byRef {
+		dstCap = len(raw)
+	}
 	enc := zstdEncoders.Get().(*zstd.Encoder)
-	docs := enc.EncodeAll(raw, make([]byte, 0, len(raw)/8))
+	docs := enc.EncodeAll(raw, make([]byte, 0, dstCap))
 	zstdEncoders.Put(enc)
 
 	var meta []byte

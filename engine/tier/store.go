@@ -125,12 +125,13 @@ type Options struct {
 	SegmentEfConstruction int
 	SegmentEfSearch       int
 	// BuildThreads is the number of goroutines that build a segment's
-	// vector index in a background flush or compaction. Default 1. A
-	// background flush that starts while writes are being slowed or
-	// stopped (SlowdownSegments, StopSegments, the MemTable bounds) and an
-	// explicit Flush use max(BuildThreads, GOMAXPROCS); those segments'
-	// HNSW graphs then depend on scheduling (a one-goroutine build is
-	// reproducible).
+	// vector index in a background flush or compaction. Default 1. An
+	// explicit Flush uses max(BuildThreads, GOMAXPROCS) throughout; a
+	// background flush builds its HNSW graph in steps of 8,192 vectors,
+	// each of which uses max(BuildThreads, GOMAXPROCS) while writes are
+	// being slowed or stopped (SlowdownSegments, StopSegments, the
+	// MemTable bounds). Such graphs depend on scheduling; a graph built
+	// by one goroutine throughout is reproducible.
 	BuildThreads int
 	// CompactDeadFraction is θ_compact: a segment whose dead-row fraction
 	// ρ_dead exceeds it is rewritten by compaction. Default 0.2.
