@@ -10,16 +10,16 @@ import (
 	"github.com/stratasearch/strata/engine/hnsw"
 )
 
-// buildStepRows returns n rows with random testDim vectors (fixed seed).
-func buildStepRows(n int) []segRow {
-	r := rand.New(rand.NewPCG(11, 29))
+// vectorRows returns n rows (ids r00000, r00001, ...) with d-dimensional
+// standard normal vectors drawn from rng, each with content.
+func vectorRows(rng *rand.Rand, n, d int, content string) []segRow {
 	rows := make([]segRow, n)
 	for i := range rows {
-		v := make([]float32, testDim)
+		v := make([]float32, d)
 		for j := range v {
-			v[j] = float32(r.NormFloat64())
+			v[j] = float32(rng.NormFloat64())
 		}
-		rows[i] = segRow{doc: &Document{ID: fmt.Sprintf("d%05d", i), Content: "x", Vector: v}, birth: 1}
+		rows[i] = segRow{doc: &Document{ID: fmt.Sprintf("r%05d", i), Content: content, Vector: v}, birth: 1}
 	}
 	return rows
 }
@@ -31,7 +31,7 @@ func buildStepRows(n int) []segRow {
 // vector and near-exact top 10s.
 func TestSegmentBuildSteps(t *testing.T) {
 	n := buildStep + buildStep/2
-	rows := buildStepRows(n)
+	rows := vectorRows(rand.New(rand.NewPCG(11, 29)), n, testDim, "x")
 	o := segBuildOptions{dim: testDim, metric: L2, m: 16, efConstruction: 64, threads: 1}
 	a, err := buildSegment(rows, o)
 	if err != nil {

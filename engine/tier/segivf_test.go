@@ -1198,14 +1198,7 @@ func TestIVFSectionIDsBeyondVectors(t *testing.T) {
 func TestIVFFullKDefaults(t *testing.T) {
 	const n, d = 1500, 16
 	rng := rand.New(rand.NewPCG(11, 12))
-	rows := make([]segRow, n)
-	for i := range rows {
-		v := make([]float32, d)
-		for j := range v {
-			v[j] = float32(rng.NormFloat64())
-		}
-		rows[i] = segRow{doc: &Document{ID: fmt.Sprintf("r%04d", i), Vector: v}, birth: 1}
-	}
+	rows := vectorRows(rng, n, d, "")
 	for _, metric := range []Metric{L2, IP, Cosine} {
 		data, err := buildSegment(rows, segBuildOptions{dim: d, metric: metric, threads: 1, index: SegmentIndexIVFPQ,
 			ivf: ivfBuildParams{nbits: 8, minRows: 1024}})
