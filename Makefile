@@ -10,6 +10,7 @@ all: build
 build:
 	./scripts/ensure-apt.sh gcc libc6-dev
 	$(GO) build $(PKGS)
+	$(GO) build -o bin/searchd ./cmd/searchd
 
 ## test: the suite CI runs (.ci/run): full default build + -race and noasm with -short, and asm/ under qemu (AVX2 dispatch on AVX-512 hosts, arm64 NEON).
 test:
