@@ -24,15 +24,20 @@ func vectorRows(rng *rand.Rand, n, d int, content string) []segRow {
 	return rows
 }
 
-// TestSegmentBuildSteps: the HNSW build asks boost once per buildStep
-// vectors; with one goroutine throughout the stepped build writes the
-// same bytes every time (boost nil or false alike); with boost true it
-// builds on every core and the graph still finds nearly every row's own
-// vector and near-exact top 10s.
+// TestSegmentBuildSteps: the HNSW build asks boost once per step of
+// vectors (buildStep; 512 under -short); with one goroutine throughout
+// the stepped build writes the same bytes every time (boost nil or false
+// alike) and the graph one AddBatch builds; with boost true it builds on
+// every core and the graph still finds nearly every row's own vector and
+// near-exact top 10s.
 func TestSegmentBuildSteps(t *testing.T) {
-	n := buildStep + buildStep/2
+	step := buildStep
+	if testing.Short() {
+		step = 512 // several steps, small enough for -race
+	}
+	n := step + step/2
 	rows := vectorRows(rand.New(rand.NewPCG(11, 29)), n, testDim, "x")
-	o := segBuildOptions{dim: testDim, metric: L2, m: 16, efConstruction: 64, threads: 1}
+	o := segBuildOptions{dim: testDim, metric: L2, m: 16, efConstruction: 64, threads: 1, step: step}
 	a, err := buildSegment(rows, o)
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +48,7 @@ func TestSegmentBuildSteps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (n + buildStep - 1) / buildStep; calls != want {
+	if want := (n + step - 1) / step; calls != want {
 		t.Fatalf("boost asked %d times for %d vectors, want %d", calls, n, want)
 	}
 	if !bytes.Equal(a, b) {

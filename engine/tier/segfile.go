@@ -100,10 +100,11 @@ type segBuildOptions struct {
 	m              int
 	efConstruction int
 	threads        int
-	// boost, if non-nil, is asked before each step of buildStep vectors
-	// of the HNSW build whether that step should use every core (writes
-	// are waiting for this build).
+	// boost, if non-nil, is asked before each step of the HNSW build
+	// (step vectors; 0 means buildStep) whether that step should use
+	// every core (writes are waiting for this build).
 	boost func() bool
+	step  int
 	// index is SegmentIndexHNSW or SegmentIndexIVFPQ ("" = HNSW).
 	index   SegmentIndexType
 	ivf     ivfBuildParams
@@ -194,8 +195,12 @@ func buildSegmentParts(rows []segRow, o segBuildOptions) ([][]byte, error) {
 		// Levels are drawn and nodes inserted in order either way: with
 		// one goroutine throughout, the graph is the one a single
 		// AddBatch builds.
-		for start := 0; start < len(labels); start += buildStep {
-			end := min(start+buildStep, len(labels))
+		step := o.step
+		if step <= 0 {
+			step = buildStep
+		}
+		for start := 0; start < len(labels); start += step {
+			end := min(start+step, len(labels))
 			threads := max(1, o.threads)
 			if o.boost != nil && o.boost() {
 				threads = max(threads, runtime.GOMAXPROCS(0))
