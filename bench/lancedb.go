@@ -466,10 +466,9 @@ func runLanceDB(ctx context.Context, cfg Config, work string, f lanceFiles, k in
 	// LanceDB logs a deprecation warning per query at WARN level.
 	cmd.Env = append(os.Environ(), "RUST_LOG=error")
 	if os.Getenv("LANCE_CPU_THREADS") == "" && runtime.NumCPU() < 4 {
-		// With its CPU pool at the default (one thread a core), LanceDB
-		// 0.31.0 stalled on 2 cores while building the FTS index of the
-		// 331,479 GloVe rows: every thread parked, no CPU used for minutes
-		// (two runs). With 4 threads it completes.
+		// LanceDB 0.31.0's CPU pool at its default (one thread a core)
+		// can stall for good on 2 cores while building an FTS index
+		// (bench/results/notes/peers.md, full GloVe); 4 threads avoid it.
 		cmd.Env = append(cmd.Env, "LANCE_CPU_THREADS=4")
 	}
 	errb := &syncBuffer{}
