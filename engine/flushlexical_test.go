@@ -51,15 +51,15 @@ func mergeReference(t testing.TB, h *hotIndex, versions []uint32) []byte {
 		del.Remove(v)
 	}
 	var buf bytes.Buffer
-	if _, err := bm25.Merge(&buf, []*bm25.Segment{seg}, []*roaring.Bitmap{del}); err != nil {
+	if _, err := bm25.MergeWith(&buf, []*bm25.Segment{seg}, []*roaring.Bitmap{del}, bm25.MergeOptions{OmitExtIDs: true}); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
 }
 
 // TestFlushLexicalMatchesMerge: the section FlushLexical returns is
-// byte for byte the bm25.Merge of the builder's segment without the
-// unlisted versions, both when every version is flushed (no merge
+// byte for byte the bm25.MergeWith (without external ids) of the
+// builder's segment without the unlisted versions, both when every version is flushed (no merge
 // needed) and when some are dropped.
 func TestFlushLexicalMatchesMerge(t *testing.T) {
 	const n = 500

@@ -58,7 +58,9 @@ type hotIndex struct {
 }
 
 func newHotIndex(an *text.Analyzer, fields map[string]FieldType) *hotIndex {
-	return &hotIndex{an: an, b: bm25.NewBuilder(bm25.Options{}), byDoc: map[*tier.Document]uint32{},
+	// The flushed section stores no external ids: the warm catalog
+	// derives them from the segment's document ids when it opens it.
+	return &hotIndex{an: an, b: bm25.NewBuilder(bm25.Options{OmitExtIDs: true}), byDoc: map[*tier.Document]uint32{},
 		fi: catalog.NewFieldIndex(fields), list: catalog.NewListing()}
 }
 
@@ -473,7 +475,7 @@ func (h *hotIndex) FlushLexical(versions []uint32) ([]byte, error) {
 		del.Remove(v)
 	}
 	var buf bytes.Buffer
-	if _, err := bm25.Merge(&buf, []*bm25.Segment{seg}, []*roaring.Bitmap{del}); err != nil {
+	if _, err := bm25.MergeWith(&buf, []*bm25.Segment{seg}, []*roaring.Bitmap{del}, bm25.MergeOptions{OmitExtIDs: true}); err != nil {
 		return nil, fmt.Errorf("engine: flush lexical: %w", err)
 	}
 	return buf.Bytes(), nil

@@ -774,9 +774,11 @@ func buildFuzzSegmentSeeds() [][]byte {
 		docs    []modelDoc
 		pos     bool
 		version uint32
-	}{{small, true, 0}, {small, false, 0}, {long, true, 0}, {small, true, 1}, {long, false, 1}, {small, true, 2}, {long, true, 2}} {
+		noExt   bool
+	}{{small, true, 0, false}, {small, false, 0, false}, {long, true, 0, false}, {small, true, 1, false}, {long, false, 1, false},
+		{small, true, 2, false}, {long, true, 2, false}, {small, true, 3, false}, {small, true, 0, true}, {long, false, 0, true}} {
 		var buf bytes.Buffer
-		b := NewBuilder(Options{OmitPositions: !c.pos, formatVersion: c.version})
+		b := NewBuilder(Options{OmitPositions: !c.pos, formatVersion: c.version, OmitExtIDs: c.noExt})
 		for _, d := range c.docs {
 			b.Add(d.ext, d.toks)
 		}
@@ -801,6 +803,21 @@ func fuzzSegmentOnce(t *testing.T, data []byte, fixCRC bool) {
 			t.Fatalf("error not ErrCorrupt: %v", err)
 		}
 		return
+	}
+	if !s.StoresExtIDs() {
+		// Searches need the ids; a small segment gets them (the fuzzed
+		// document count may be huge).
+		if _, err := Search([]View{{Seg: s}}, Query{Should: []string{"a"}}, DefaultSearchParams(), nil); !errors.Is(err, ErrNoExtIDs) {
+			t.Fatalf("search without external ids: %v, want ErrNoExtIDs", err)
+		}
+		var out bytes.Buffer
+		MergeWith(&out, []*Segment{s}, nil, MergeOptions{OmitExtIDs: true})
+		if s.NumDocs() > 1<<16 {
+			return
+		}
+		if s, err = OpenWith(data, "fuzz", OpenOptions{ExtIDs: make([]uint64, s.NumDocs())}); err != nil {
+			t.Fatalf("reopen with external ids: %v", err)
+		}
 	}
 	_ = s.Verify()
 	var terms []string

@@ -28,6 +28,13 @@ type Options struct {
 	// format is read; Merge writes format 2 only when every input is
 	// format 2, else format 3.
 	PartitionedEF bool
+	// OmitExtIDs writes the segment file (WriteTo, AppendTo) without its
+	// documents' external ids (8 bytes a document), for a caller that
+	// can supply them when it opens the file (OpenOptions.ExtIDs), e.g.
+	// from the document ids it stores anyway. Format 4 only: with
+	// PartitionedEF (format 2) they are stored. Builder.Segment keeps
+	// them.
+	OmitExtIDs bool
 
 	// formatVersion is the segment format WriteTo writes when not 0;
 	// tests set it to produce a given format.
@@ -223,7 +230,7 @@ func mergeSorted(a, b []string) []string {
 
 // WriteTo writes the immutable segment form of everything added so far.
 func (b *Builder) WriteTo(w io.Writer) (int64, error) {
-	sw, err := b.seal()
+	sw, err := b.seal(b.opts.OmitExtIDs)
 	if err != nil {
 		return 0, err
 	}
@@ -233,16 +240,21 @@ func (b *Builder) WriteTo(w io.Writer) (int64, error) {
 // AppendTo appends the segment form WriteTo writes to dst, growing dst
 // once to the exact size.
 func (b *Builder) AppendTo(dst []byte) ([]byte, error) {
-	sw, err := b.seal()
+	return b.appendTo(dst, b.opts.OmitExtIDs)
+}
+
+func (b *Builder) appendTo(dst []byte, omitExt bool) ([]byte, error) {
+	sw, err := b.seal(omitExt)
 	if err != nil {
 		return dst, err
 	}
 	return sw.appendTo(dst), nil
 }
 
-// seal encodes everything added so far.
-func (b *Builder) seal() (*segWriter, error) {
+// seal encodes everything added so far, without external ids if omitExt.
+func (b *Builder) seal(omitExt bool) (*segWriter, error) {
 	sw := newSegWriter(!b.opts.OmitPositions)
+	sw.noExt = omitExt
 	if b.opts.PartitionedEF {
 		sw.version = 2
 	}
@@ -280,7 +292,7 @@ func (b *Builder) Segment() (*Segment, error) {
 	if b.cached != nil {
 		return b.cached, nil
 	}
-	data, err := b.AppendTo(nil)
+	data, err := b.appendTo(nil, false)
 	if err != nil {
 		return nil, err
 	}
@@ -297,7 +309,23 @@ func (b *Builder) Segment() (*Segment, error) {
 // 1's, and so on. deleted[i] (local doc ids of segs[i]; nil or shorter
 // slice = none) lists the documents to drop. Positions are kept only if
 // every input has them. Cost O(total postings + total terms · log S).
+// The output stores the documents' external ids (MergeWith: unless
+// OmitExtIDs), so every input must have them (stored, or given to
+// OpenWith).
 func Merge(w io.Writer, segs []*Segment, deleted []*roaring.Bitmap) (int64, error) {
+	return MergeWith(w, segs, deleted, MergeOptions{})
+}
+
+// MergeOptions are the options of MergeWith.
+type MergeOptions struct {
+	// OmitExtIDs writes the output without external ids, as
+	// Options.OmitExtIDs does (format 4 only; a format 2 output, from
+	// format 2 inputs, stores them). The inputs then need none.
+	OmitExtIDs bool
+}
+
+// MergeWith is Merge with options o.
+func MergeWith(w io.Writer, segs []*Segment, deleted []*roaring.Bitmap, o MergeOptions) (int64, error) {
 	for i, s := range segs {
 		if s == nil {
 			return 0, fmt.Errorf("%w: segs[%d] is nil", ErrInvalidOptions, i)
@@ -313,6 +341,14 @@ func Merge(w io.Writer, segs []*Segment, deleted []*roaring.Bitmap) (int64, erro
 		for _, s := range segs {
 			if s.version != 2 {
 				sw.version = segVersion
+			}
+		}
+	}
+	sw.noExt = o.OmitExtIDs
+	if !sw.omitsExt() {
+		for i, s := range segs {
+			if s.missingExt() {
+				return 0, fmt.Errorf("%w: segs[%d] (%s) has no external ids (OpenOptions.ExtIDs) and the output stores them", ErrInvalidOptions, i, s.path)
 			}
 		}
 	}

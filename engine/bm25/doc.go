@@ -195,7 +195,7 @@
 //     and high arrays and select1/select0 samples every 256 elements, the
 //     blob aligned to 8 bytes.
 //
-// Format version 3, the default, codes a list of at most BlockSize (128)
+// Format version 3 codes a list of at most BlockSize (128)
 // postings as one partition and stores no block metadata for it (the
 // term record holds its lastDoc, maxTF and minDL; its tf block follows
 // the doc ids, its positions follow the tf block), and codes a longer list
@@ -207,25 +207,36 @@
 // lists; the long lists, where an OR query spends its time, keep the
 // sequence, whose cursor is a few per cent faster than the partitioned
 // one. Version 2 (Options.PartitionedEF) codes every list partitioned;
-// version 1 every list as one sequence. All three are read; Merge writes
-// version 2 when every input is version 2, else version 3. Term
+// version 1 every list as one sequence. Version 4, the default, is
+// version 3 in which a list of one posting stores its positions and
+// nothing else: its doc id is the record's lastDoc and its tf the
+// record's maxTF (pefOne in pef.go). Most terms of a real corpus occur in
+// one document (59% of the Go standard library's), and a word-vector set
+// with its words as text has almost only such terms: there it saves 3 to
+// 4 bytes a term (the doc id and the tf block's width byte). Version 4
+// may also leave out the documents' external ids (flag bit 2,
+// Options.OmitExtIDs): a caller that stores the document ids anyway, as
+// the engine's warm segments do, derives them and gives them to
+// OpenWith, saving 8 bytes a document. All four are read; Merge writes
+// version 2 when every input is version 2, else version 4. Term
 // frequencies minus one are bit-packed per 128-posting block at the
 // block's maximum width. Positions are uvarint deltas per document. Sizes
 // and speeds of the three versions are in bench/results/notes/bm25.md
 // (BenchmarkSegmentFormat; TestReadVersion1 checks that they answer
 // identically).
 //
-// # Segment file layout (version 3, little-endian)
+// # Segment file layout (versions 3 and 4, little-endian)
 //
 //	offset 0
 //	+------------------------------------------------------------+
 //	| header: magic "STRBM25\0" (8) | version u32 | flags u32     |  16 B
 //	|         flags bit 0 = positions stored                     |
 //	|         flags bit 1 = packed |D| and term offsets          |
+//	|         flags bit 2 = no external ids (version 4)          |
 //	+------------------------------------------------------------+
 //	| docs:  |D| × numDocs: packed array (flag bit 1), else u32  |
 //	|        each, pad to 8                                      |
-//	|        external id u64 × numDocs                           |
+//	|        external id u64 × numDocs (absent with flag bit 2)  |
 //	+------------------------------------------------------------+
 //	| dict:  term end offsets × (numTerms+1) (first is 0):       |
 //	|        packed array (flag bit 1), else u32 each            |
@@ -241,7 +252,8 @@
 //	|        blobLen u32 | df u32 | maxTF u32 | minDL u32 |      |
 //	|        efLen u32 | numBlocks u32                           |
 //	+------------------------------------------------------------+
-//	| postings: one blob per term (a sequence's 8-aligned):      |
+//	| postings: one blob per term (a sequence's 8-aligned);      |
+//	|   version 4, df = 1: the positions only (if flagged)      |
 //	|   doc ids, efLen bytes: partitioned Elias-Fano (pef.go)    |
 //	|     for df ≤ 128 (v2: every list), else one Elias-Fano     |
 //	|     sequence (ef.go; v1: every list)                       |
@@ -260,10 +272,10 @@
 // values at that width (the bit length of the largest), LSB-first, zero
 // bits up to a multiple of 8 bytes, then 8 zero bytes so that any value
 // loads with one unaligned 8-byte read. The writer sets flag bit 1 on
-// every version 3 file; files without it are read as before.
+// every version 3 and 4 file; files without it are read as before.
 //
-// The header and footer carry the same version (1, 2 or 3; the layouts
-// differ only in the blobs and the term records). The CRC32C
-// (Castagnoli) covers every byte before it. Readers open versions 1 to 3
-// and refuse newer ones with a clear error.
+// The header and footer carry the same version (1 to 4; the layouts
+// differ only in the blobs, the term records and the external ids). The
+// CRC32C (Castagnoli) covers every byte before it. Readers open versions
+// 1 to 4 and refuse newer ones with a clear error.
 package bm25

@@ -2,6 +2,7 @@ package bm25
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/stratasearch/strata/internal/base"
 )
@@ -22,4 +23,13 @@ type CorruptError = base.CorruptError
 
 func corruptf(path string, off int64, format string, args ...any) error {
 	return base.Corruptf("bm25 segment", path, off, format, args...)
+}
+
+// ErrNoExtIDs is matched by the error of a search over a segment whose
+// file stores no external ids (Options.OmitExtIDs) and that was opened
+// without them (OpenOptions.ExtIDs): its hits could not be ordered.
+var ErrNoExtIDs = errors.New("bm25: segment has no external ids")
+
+func errNoExtIDs(view int, s *Segment) error {
+	return fmt.Errorf("%w: view %d: %s stores none and none were given to OpenWith", ErrNoExtIDs, view, s.path)
 }

@@ -67,6 +67,11 @@ func SearchFields(views []FieldsView, fields []FieldSpec, q []Query, p SearchPar
 		if len(v.Segs) != len(fields) {
 			return nil, fmt.Errorf("%w: view %d has %d field segments, want %d", ErrFieldsMismatch, vi, len(v.Segs), len(fields))
 		}
+		for _, s := range v.Segs {
+			if s != nil && s.missingExt() {
+				return nil, errNoExtIDs(vi, s)
+			}
+		}
 		for f, s := range v.Segs[1:] {
 			if s.NumDocs() != v.Segs[0].NumDocs() {
 				return nil, fmt.Errorf("%w: view %d field %q has %d docs, field %q %d", ErrFieldsMismatch, vi, fields[f+1].Name, s.NumDocs(), fields[0].Name, v.Segs[0].NumDocs())

@@ -31,7 +31,7 @@ func loadFormatSets(b *testing.B) []formatSet {
 	formatSets.once.Do(func() {
 		build := func(add func(bl *Builder)) (map[uint32]*Segment, map[uint32]int) {
 			segs, sizes := map[uint32]*Segment{}, map[uint32]int{}
-			for _, v := range []uint32{1, 2, 3} {
+			for _, v := range []uint32{1, 2, 3, 4} {
 				bl := NewBuilder(Options{formatVersion: v})
 				add(bl)
 				var buf bytes.Buffer
@@ -93,7 +93,7 @@ func BenchmarkSegmentFormat(b *testing.B) {
 			ops = append(ops, "or1", "or3") // the 1-word, 3-word OR queries only
 		}
 		for _, op := range ops {
-			for _, v := range []uint32{1, 2, 3} {
+			for _, v := range []uint32{1, 2, 3, 4} {
 				b.Run(fmt.Sprintf("set=%s/op=%s/version=%d", st.name, op, v), func(b *testing.B) {
 					s := st.segs[v]
 					db, np := docIDBytes(s)

@@ -32,7 +32,7 @@ func Inspect(b []byte) (*inspect.Info, error) {
 	version, flags := u32(8), u32(12)
 	in.Version = int(version)
 	in.Add("version", version, 8)
-	in.Add("flags", fmt.Sprintf("%#x (positions=%v, packed=%v)", flags, flags&flagPositions != 0, flags&flagPacked != 0), 12)
+	in.Add("flags", fmt.Sprintf("%#x (positions=%v, packed=%v, extIDs=%v)", flags, flags&flagPositions != 0, flags&flagPacked != 0, flags&flagNoExtIDs == 0), 12)
 	if version < segVersionMin || version > segVersion {
 		if version > segVersion {
 			in.Problemf(8, "format version %d is newer than this reader (%d)", version, segVersion)
@@ -42,7 +42,8 @@ func Inspect(b []byte) (*inspect.Info, error) {
 		return in, nil
 	}
 	packed := flags&flagPacked != 0
-	if flags&^(flagPositions|flagPacked) != 0 || packed && version < 3 {
+	noExt := flags&flagNoExtIDs != 0
+	if flags&^(flagPositions|flagPacked|flagNoExtIDs) != 0 || packed && version < 3 || noExt && version < 4 {
 		in.Problemf(12, "unknown flags %#x for format version %d", flags, version)
 	}
 	if size < headerBytes+footerBytes {
@@ -99,8 +100,12 @@ func Inspect(b []byte) (*inspect.Info, error) {
 		lensBytes, offsBytes = uint64(packedBytes(int(nd), lw)), uint64(packedBytes(int(nt+1), ow))
 		lensAt, lenW = int64(docsOff)+packedHeaderBytes, lw
 	}
+	extBytes := 8 * nd
+	if noExt {
+		extBytes = 0
+	}
 	ok := docsOff == headerBytes &&
-		dictOff == docsOff+lensBytes+8*nd &&
+		dictOff == docsOff+lensBytes+extBytes &&
 		termsOff == dictOff+p8(offsBytes+dictBytes) &&
 		postOff >= termsOff && postOff <= uint64(fo)
 	var recBits uint64

@@ -17,7 +17,7 @@ import (
 // block metadata (only lastDoc filled) and returns a cursor over it.
 func pefList(t testing.TB, docs []uint32, u uint32) (*pefCursor, []byte) {
 	t.Helper()
-	reg, err := appendPEF(nil, docs)
+	reg, err := appendPEF(nil, docs, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func pefList(t testing.TB, docs []uint32, u uint32) (*pefCursor, []byte) {
 		binary.LittleEndian.PutUint32(blob[len(reg)+p*blockMetaBytes:], docs[min((p+1)*BlockSize, len(docs))-1])
 	}
 	pc := &pefCursor{reg: blob[:len(reg)], meta: blob[len(reg):], nb: nb, df: len(docs), u: u}
-	if n, ok := pefSize(len(docs), nb, pc.lastDoc); !ok || n != len(reg) {
+	if n, ok := pefSize(len(docs), nb, pc.lastDoc, false); !ok || n != len(reg) {
 		t.Fatalf("pefSize %d,%v, encoded %d bytes", n, ok, len(reg))
 	}
 	return pc, reg
@@ -153,7 +153,7 @@ func TestPEFPartitions(t *testing.T) {
 		base := uint64(0)
 		for lo := 0; lo < len(docs); lo += BlockSize {
 			part := docs[lo:min(lo+BlockSize, len(docs))]
-			k, _, _ := pefKind(uint64(len(part)), uint64(part[len(part)-1])-base+1)
+			k, _, _ := pefKind(uint64(len(part)), uint64(part[len(part)-1])-base+1, false)
 			kinds[k]++
 			base = uint64(part[len(part)-1]) + 1
 		}
@@ -176,7 +176,7 @@ func TestPEFKindChoice(t *testing.T) {
 			if U < m {
 				continue
 			}
-			k, l, nbits := pefKind(m, U)
+			k, l, nbits := pefKind(m, U, false)
 			ef := m*uint64(bitsLen(U/m)-1) + m + ((U-1)>>(bitsLen(U/m)-1) + 1)
 			switch {
 			case U == m:
@@ -207,25 +207,26 @@ func bitsLen(x uint64) int {
 // TestPEFRejectsBadInput: the encoder refuses unordered input.
 func TestPEFRejectsBadInput(t *testing.T) {
 	for _, docs := range [][]uint32{{3, 3}, {5, 4}, {1, 2, 2}} {
-		if _, err := appendPEF(nil, docs); err == nil {
+		if _, err := appendPEF(nil, docs, false); err == nil {
 			t.Errorf("%v: no error", docs)
 		}
 	}
 }
 
 // TestReadVersion1 builds the same corpus in format versions 1 (one
-// Elias-Fano sequence per list), 2 (partitioned) and 3 (short lists
-// partitioned without block metadata, long ones one sequence): each opens,
+// Elias-Fano sequence per list), 2 (partitioned), 3 (short lists
+// partitioned without block metadata, long ones one sequence) and 4 (3,
+// with single-posting lists stored as their positions): each opens,
 // verifies and inspects clean; every query mode returns identical hits;
 // Merge writes version 2 only when every input is version 2, else the
 // current version, with the same hits; version 3 is smaller than version 1
-// and within 5% of version 2.
+// and within 5% of version 2, version 4 smaller than version 3.
 func TestReadVersion1(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 9))
 	docs := synthCorpus(r, 700, 60)
 	segs := map[uint32]*Segment{}
 	size := map[uint32]int{}
-	for _, v := range []uint32{1, 2, 3} {
+	for _, v := range []uint32{1, 2, 3, 4} {
 		b := NewBuilder(Options{formatVersion: v})
 		for _, d := range docs {
 			if _, err := b.Add(d.ext, d.toks); err != nil {
@@ -290,26 +291,33 @@ func TestReadVersion1(t *testing.T) {
 			t.Fatalf("term %d differs packed / unpacked", i)
 		}
 	}
-	var compact, long int
+	var compact, long, single int
 	for i := 0; i < segs[3].NumTerms(); i++ {
 		if segs[3].compact(segs[3].rec(i)) {
 			compact++
 		} else {
 			long++
 		}
+		if segs[3].single(segs[3].rec(i)) || !segs[4].single(segs[4].rec(i)) && segs[4].rec(i).df == 1 {
+			t.Fatalf("term %d: single-posting rule in version 3, or not in version 4", i)
+		}
+		if segs[4].single(segs[4].rec(i)) {
+			single++
+		}
 	}
-	if compact == 0 || long == 0 {
-		t.Fatalf("version 3 corpus has %d compact and %d long lists; want both", compact, long)
+	if compact == 0 || long == 0 || single == 0 {
+		t.Fatalf("corpus has %d compact, %d long and %d single-posting lists; want each", compact, long, single)
 	}
 	var merged []*Segment
 	for _, c := range []struct {
 		in   []*Segment
 		want uint32
 	}{
-		{[]*Segment{segs[1], segs[2]}, 3},
-		{[]*Segment{segs[1]}, 3},
+		{[]*Segment{segs[1], segs[2]}, 4},
+		{[]*Segment{segs[1]}, 4},
 		{[]*Segment{segs[2], segs[2]}, 2},
-		{[]*Segment{segs[3], segs[1]}, 3},
+		{[]*Segment{segs[3], segs[1]}, 4},
+		{[]*Segment{segs[4], segs[3]}, 4},
 	} {
 		var buf bytes.Buffer
 		if _, err := Merge(&buf, c.in, nil); err != nil {
@@ -329,10 +337,10 @@ func TestReadVersion1(t *testing.T) {
 			merged = append(merged, m) // same documents as segs[1]
 		}
 	}
-	if size[2] >= size[1] || size[3] >= size[1] || float64(size[3]) > 1.05*float64(size[2]) {
-		t.Errorf("segment bytes: version 1 %d, version 2 %d, version 3 %d", size[1], size[2], size[3])
+	if size[2] >= size[1] || size[3] >= size[1] || float64(size[3]) > 1.05*float64(size[2]) || size[4] >= size[3] {
+		t.Errorf("segment bytes: version 1 %d, version 2 %d, version 3 %d, version 4 %d", size[1], size[2], size[3], size[4])
 	}
-	t.Logf("segment bytes: version 1 %d, version 2 %d, version 3 %d (%d compact lists, %d long)", size[1], size[2], size[3], compact, long)
+	t.Logf("segment bytes: version 1 %d, version 2 %d, version 3 %d, version 4 %d (%d compact lists, %d long, %d single)", size[1], size[2], size[3], size[4], compact, long, single)
 	m := merged[0]
 	s1 := segs[1]
 	for qi := 0; qi < 200; qi++ {
@@ -358,7 +366,7 @@ func TestReadVersion1(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, s := range []*Segment{segs[2], segs[3], m, unpacked} {
+			for _, s := range []*Segment{segs[2], segs[3], segs[4], m, unpacked} {
 				got, err := Search([]View{{Seg: s}}, q, p, nil)
 				if err != nil {
 					t.Fatal(err)
@@ -419,7 +427,7 @@ func TestPEFCorruptMetadata(t *testing.T) {
 // increasing and below the universe.
 func FuzzPEF(f *testing.F) {
 	for _, docs := range [][]uint32{{0}, {1, 2, 3}, {5, 9, 300}, seqDocs(0, 200, 1), seqDocs(3, 300, 2), seqDocs(1, 260, 37)} {
-		reg, _ := appendPEF(nil, docs)
+		reg, _ := appendPEF(nil, docs, false)
 		var meta []byte
 		for p := 0; p*BlockSize < len(docs); p++ {
 			meta = binary.LittleEndian.AppendUint32(meta, docs[min((p+1)*BlockSize, len(docs))-1])
@@ -519,7 +527,7 @@ func TestCompactListBytes(t *testing.T) {
 // pruned traversals trust, so BMM and BMW would then miss hits) and a
 // blob with a stray byte after its positions (blobLen grown by one).
 func TestVerifyRecordAndBlobExact(t *testing.T) {
-	for _, v := range []uint32{1, 2, 3} {
+	for _, v := range []uint32{1, 2, 3, 4} {
 		build := func() []byte {
 			b := NewBuilder(Options{formatVersion: v})
 			for i := 0; i < 400; i++ {
@@ -602,12 +610,12 @@ func TestVerifyRecordAndBlobExact(t *testing.T) {
 // past 2^64 (a 64-bit offset field in format 3, the u64 field in 1 and 2)
 // is refused by Open as corrupt instead of panicking on the first read.
 func TestRecordOffsetWrap(t *testing.T) {
-	for _, v := range []uint32{1, 2, 3} {
+	for _, v := range []uint32{1, 2, 3, 4} {
 		b := NewBuilder(Options{formatVersion: v})
 		if _, err := b.Add(1, []text.Token{{Term: "x", Pos: 0}}); err != nil {
 			t.Fatal(err)
 		}
-		sw, err := b.seal()
+		sw, err := b.seal(false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -651,7 +659,7 @@ func TestVerifyRecordWidthsExact(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sw, err := b.seal()
+		sw, err := b.seal(false)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -66,9 +66,13 @@ func (s *Segment) initCursor(cu *cursor, i int, r termRec) {
 		return
 	}
 	// The tf block follows the doc ids; the positions follow the tf block.
+	// A single-posting list has neither: its tf is the record's maxTF.
 	tfOff := uint64(r.efLen)
 	posOff := uint64(len(blob))
-	if w := uint64(blob[tfOff]); w <= 32 { // else loadTFs reports it
+	if s.single(r) {
+		posOff = 0
+		cu.tfBlock, cu.tfs[0] = 0, r.maxTF-1 // Open checked maxTF >= 1
+	} else if w := uint64(blob[tfOff]); w <= 32 { // else loadTFs reports it
 		posOff = min(posOff, tfOff+1+(uint64(r.df)*w+7)/8)
 	}
 	m := cu.mbuf[:]
@@ -88,7 +92,7 @@ func (s *Segment) openCursorRec(cu *cursor, i int, r termRec) error {
 	s.initCursor(cu, i, r)
 	blob, at := cu.blob, cu.blobAt
 	if s.partitioned(r) {
-		cu.pcv = pefCursor{reg: blob[:r.efLen], meta: cu.meta, nb: cu.nb, df: cu.df, u: uint32(s.numDocs)}
+		cu.pcv = pefCursor{reg: blob[:r.efLen], meta: cu.meta, nb: cu.nb, df: cu.df, u: uint32(s.numDocs), one: s.version >= 4}
 		cu.pc = &cu.pcv
 		cu.pc.start(&cu.c)
 		cu.check()

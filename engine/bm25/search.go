@@ -331,6 +331,11 @@ func planQuery(views []View, q Query, p SearchParams, st *Stats) (*plan, error) 
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
+	for vi, v := range views {
+		if v.Seg != nil && v.Seg.missingExt() {
+			return nil, errNoExtIDs(vi, v.Seg)
+		}
+	}
 	pl := &plan{index: map[string]int{}, k1: p.K1, b: p.B, k: p.K, alg: p.Algorithm}
 	if pl.alg == "" {
 		pl.alg = AlgDefault

@@ -18,13 +18,15 @@ import (
 const (
 	segMagic    = "STRBM25\x00"
 	footerMagic = "SBMF"
-	// segVersion is the format written by default: 3 codes a list of at
+	// segVersion is the format written by default: 4 codes a list of at
 	// most BlockSize postings as one partitioned Elias-Fano partition
 	// with no block metadata (its record holds it) and a longer list as
-	// one Elias-Fano sequence (ef.go) with block metadata. Readers also
-	// open version 1 (every list one Elias-Fano sequence) and version 2
-	// (every list partitioned Elias-Fano, pef.go).
-	segVersion     = 3
+	// one Elias-Fano sequence (ef.go) with block metadata; a list of one
+	// posting is its positions alone (its record holds its doc and tf).
+	// Readers also open version 1 (every list one Elias-Fano sequence),
+	// version 2 (every list partitioned Elias-Fano, pef.go) and version 3
+	// (version 4 without the one-posting rule and flagNoExtIDs).
+	segVersion     = 4
 	segVersionMin  = 1
 	headerBytes    = 16
 	footerBytes    = 64
@@ -38,6 +40,9 @@ const (
 	// flagPacked (format version 3): the |D| array and the dictionary
 	// offsets are packed arrays (packed.go) instead of u32 arrays.
 	flagPacked = 2
+	// flagNoExtIDs (format version 4): the docs section holds no external
+	// ids; the opener supplies them (OpenOptions.ExtIDs).
+	flagNoExtIDs = 4
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -48,6 +53,7 @@ type segWriter struct {
 	version   uint32 // format written: segVersion, 2 (Options.PartitionedEF), or 1 (tests of old files)
 	positions bool
 	unpacked  bool // version 3 without flagPacked (tests of older files)
+	noExt     bool // write flagNoExtIDs (version >= 4 only; see omitsExt)
 	docLens   []uint32
 	ext       []uint64
 	sumDL     uint64
@@ -112,7 +118,10 @@ func (w *segWriter) addTerm(term []byte, docs, tfs, pos []uint32) error {
 	// compact: a version-3 list of one block, whose block metadata the
 	// record carries (its lastDoc field; tf block right after the doc
 	// ids; positions right after the tf block).
+	// single: a version-4 list of one posting, which stores only its
+	// positions (its doc and tf are the record's lastDoc and maxTF).
 	compact := w.version >= 3 && len(docs) <= BlockSize
+	single := w.version >= 4 && len(docs) == 1
 	partitioned := w.version == 2 || compact
 	if !partitioned {
 		for len(w.post)%8 != 0 {
@@ -127,7 +136,7 @@ func (w *segWriter) addTerm(term []byte, docs, tfs, pos []uint32) error {
 		if docs[len(docs)-1] >= uint32(len(w.docLens)) {
 			return fmt.Errorf("bm25: term %q: doc %d out of range", term, docs[len(docs)-1])
 		}
-		w.post, err = appendPEF(w.post, docs)
+		w.post, err = appendPEF(w.post, docs, w.version >= 4)
 	}
 	if err != nil {
 		return fmt.Errorf("bm25: term %q: %w", term, err)
@@ -156,6 +165,9 @@ func (w *segWriter) addTerm(term []byte, docs, tfs, pos []uint32) error {
 			binary.LittleEndian.PutUint32(m[4:], maxTF)
 			binary.LittleEndian.PutUint32(m[8:], minDL)
 			binary.LittleEndian.PutUint32(m[12:], uint32(len(w.post)-start))
+		}
+		if single {
+			continue
 		}
 		w.scratch = w.scratch[:0]
 		for i := lo; i < hi; i++ {
@@ -361,16 +373,27 @@ func (w *segWriter) writeTo(out io.Writer) (int64, error) {
 // packed reports whether w writes flagPacked.
 func (w *segWriter) packed() bool { return w.version >= 3 && !w.unpacked }
 
+// omitsExt reports whether w writes flagNoExtIDs (no external ids).
+func (w *segWriter) omitsExt() bool { return w.noExt && w.version >= 4 }
+
+// extBytes is the size of the external id array w writes.
+func (w *segWriter) extBytes() int {
+	if w.omitsExt() {
+		return 0
+	}
+	return 8 * len(w.ext)
+}
+
 // size returns the number of bytes appendTo appends.
 func (w *segWriter) size() int {
 	pad8 := func(n int) int { return (n + 7) &^ 7 }
 	var n int
 	if w.packed() {
-		n = headerBytes + packedBytes(len(w.docLens), packedWidth(w.docLens)) + 8*len(w.ext)
+		n = headerBytes + packedBytes(len(w.docLens), packedWidth(w.docLens)) + w.extBytes()
 		n += packedBytes(len(w.dictOffs), packedWidth(w.dictOffs)) + len(w.dict)
 	} else {
 		n = headerBytes + 4*len(w.docLens)
-		n = pad8(n) + 8*len(w.ext)
+		n = pad8(n) + w.extBytes()
 		n += 4*len(w.dictOffs) + len(w.dict)
 	}
 	_, recBits := recWidths(w.recs)
@@ -397,6 +420,9 @@ func (w *segWriter) appendTo(dst []byte) []byte {
 	if w.packed() {
 		flags |= flagPacked
 	}
+	if w.omitsExt() {
+		flags |= flagNoExtIDs
+	}
 	binary.LittleEndian.PutUint32(hdr[12:], flags)
 	dst = append(dst, hdr[:]...)
 	docsOff := len(dst) - base
@@ -408,8 +434,10 @@ func (w *segWriter) appendTo(dst []byte) []byte {
 		}
 		pad()
 	}
-	for _, e := range w.ext {
-		dst = binary.LittleEndian.AppendUint64(dst, e)
+	if !w.omitsExt() {
+		for _, e := range w.ext {
+			dst = binary.LittleEndian.AppendUint64(dst, e)
+		}
 	}
 	dictOff := len(dst) - base
 	if w.packed() {
@@ -457,9 +485,13 @@ type Segment struct {
 	// offsets, each read by packedArrayGet at lenW / offW bits (packed
 	// arrays with flagPacked, else u32 arrays read at width 32); both
 	// slices extend at least 8 bytes past their last value.
-	lens     []byte
-	lenW     uint8
-	ext      []byte // numDocs uint64
+	lens []byte
+	lenW uint8
+	ext  []byte // numDocs uint64; empty with flagNoExtIDs
+	// extIDs holds the external ids of a segment without them in the
+	// file (flagNoExtIDs), as given to OpenWith; nil if none were given.
+	extIDs   []uint64
+	noExt    bool // flagNoExtIDs
 	dictOffs []byte
 	offW     uint8
 	dict     []byte
@@ -533,14 +565,51 @@ func PostingsRange(b []byte) (off, n int64, ok bool) {
 // over object storage checks each against the object's block
 // checksums). Every other check of Open is made.
 func OpenFetch(data []byte, path string, fetch Fetcher) (*Segment, error) {
-	s, err := open(data, path, fetch == nil)
-	if err != nil || fetch == nil {
-		return s, err
+	return OpenWith(data, path, OpenOptions{Fetch: fetch})
+}
+
+// OpenOptions are the optional inputs of OpenWith.
+type OpenOptions struct {
+	// ExtIDs are the external ids of a segment file that stores none
+	// (written with Options.OmitExtIDs or MergeOptions.OmitExtIDs;
+	// StoresExtIDs false): ExtIDs[d] is local document d's, and
+	// len(ExtIDs) must be NumDocs. It is not copied. Ignored for a file
+	// that stores its own. A segment without external ids opens (for
+	// Merge with OmitExtIDs, Inspect and Verify), but searching it
+	// returns an error and ExtID returns 0.
+	ExtIDs []uint64
+	// Fetch, if non-nil, is as in OpenFetch.
+	Fetch Fetcher
+}
+
+// OpenWith is Open with the options o: external ids for a file that
+// stores none, and a Fetcher (OpenFetch). Errors: as Open's, and a
+// length of o.ExtIDs other than the segment's document count.
+func OpenWith(data []byte, path string, o OpenOptions) (*Segment, error) {
+	s, err := open(data, path, o.Fetch == nil)
+	if err != nil {
+		return nil, err
 	}
-	s.fetch = fetch
-	s.have = make([]atomic.Uint64, (s.numTerms+63)/64)
+	if s.noExt && o.ExtIDs != nil {
+		if len(o.ExtIDs) != s.numDocs {
+			return nil, fmt.Errorf("%w: bm25: %s: %d external ids for %d documents", ErrInvalidOptions, path, len(o.ExtIDs), s.numDocs)
+		}
+		s.extIDs = o.ExtIDs
+	}
+	if o.Fetch != nil {
+		s.fetch = o.Fetch
+		s.have = make([]atomic.Uint64, (s.numTerms+63)/64)
+	}
 	return s, nil
 }
+
+// StoresExtIDs reports whether the segment file holds its documents'
+// external ids (false: flagNoExtIDs; OpenOptions.ExtIDs).
+func (s *Segment) StoresExtIDs() bool { return !s.noExt }
+
+// missingExt reports whether the segment has no external ids at all: a
+// file without them opened without OpenOptions.ExtIDs.
+func (s *Segment) missingExt() bool { return s.noExt && s.extIDs == nil }
 
 // need makes term i's blob (record r) present, for a segment opened with
 // a Fetcher; a no-op otherwise.
@@ -601,7 +670,7 @@ func open(data []byte, path string, checkCRC bool) (*Segment, error) {
 		return nil, corruptf(path, 8, "unknown format version %d", version)
 	}
 	flags := binary.LittleEndian.Uint32(data[12:])
-	if flags&^(flagPositions|flagPacked) != 0 || flags&flagPacked != 0 && version < 3 {
+	if flags&^(flagPositions|flagPacked|flagNoExtIDs) != 0 || flags&flagPacked != 0 && version < 3 || flags&flagNoExtIDs != 0 && version < 4 {
 		return nil, corruptf(path, 12, "unknown flags %#x for format version %d", flags, version)
 	}
 	fo := len(data) - footerBytes
@@ -614,7 +683,8 @@ func open(data []byte, path string, checkCRC bool) (*Segment, error) {
 			return nil, corruptf(path, int64(fo+56), "CRC32C mismatch: computed %#08x, stored %#08x", got, want)
 		}
 	}
-	s := &Segment{path: path, data: data, version: version, positions: flags&flagPositions != 0, packed: flags&flagPacked != 0}
+	s := &Segment{path: path, data: data, version: version, positions: flags&flagPositions != 0, packed: flags&flagPacked != 0,
+		noExt: flags&flagNoExtIDs != 0}
 	docsOff := binary.LittleEndian.Uint64(f[0:])
 	dictOff := binary.LittleEndian.Uint64(f[8:])
 	termsOff := binary.LittleEndian.Uint64(f[16:])
@@ -641,8 +711,12 @@ func open(data []byte, path string, checkCRC bool) (*Segment, error) {
 		s.lenW, s.offW = data[docsOff], data[dictOff]
 		lensBytes, offsBytes = uint64(packedBytes(int(nd), s.lenW)), uint64(packedBytes(int(nt+1), s.offW))
 	}
+	extBytes := 8 * nd
+	if s.noExt {
+		extBytes = 0
+	}
 	if docsOff != headerBytes ||
-		dictOff != docsOff+lensBytes+8*nd ||
+		dictOff != docsOff+lensBytes+extBytes ||
 		termsOff != dictOff+p8(offsBytes+dictBytes) ||
 		postOff < termsOff || postOff > uint64(fo) {
 		return nil, corruptf(path, int64(fo), "section offsets inconsistent (docs %d dict %d terms %d post %d, %d docs, %d terms)", docsOff, dictOff, termsOff, postOff, nd, nt)
@@ -712,7 +786,8 @@ func open(data []byte, path string, checkCRC bool) (*Segment, error) {
 		if r.df == 0 || uint64(r.df) > nd || r.nb != (r.df+BlockSize-1)/BlockSize ||
 			r.off > uint64(len(s.post)) || uint64(r.blobLen) > uint64(len(s.post))-r.off || r.efLen > r.blobLen ||
 			uint64(r.efLen)+s.metaBytes(r) > uint64(r.blobLen) ||
-			(s.version >= 3 && uint64(r.last) >= nd) {
+			(s.version >= 3 && uint64(r.last) >= nd) ||
+			(s.single(r) && (r.efLen != 0 || r.maxTF == 0 || r.minDL != s.DocLen(r.last))) {
 			return nil, corruptf(path, recOff, "term record %d inconsistent (df %d, blocks %d, blob %d+%d)", i, r.df, r.nb, r.off, r.blobLen)
 		}
 	}
@@ -790,6 +865,11 @@ func (s *Segment) rec(i int) termRec {
 // after the doc ids and its positions right after the tf block.
 func (s *Segment) compact(r termRec) bool { return s.version >= 3 && r.nb == 1 }
 
+// single reports whether r is a version-4 list of one posting: it has no
+// doc ids (efLen 0; the partition is pefOne, its id r.last) and no tf
+// block (its tf is r.maxTF); its blob is its positions.
+func (s *Segment) single(r termRec) bool { return s.version >= 4 && r.df == 1 }
+
 // partitioned reports whether r's doc ids are partitioned Elias-Fano
 // (pef.go) rather than one Elias-Fano sequence (ef.go).
 func (s *Segment) partitioned(r termRec) bool { return s.version == 2 || s.compact(r) }
@@ -797,6 +877,9 @@ func (s *Segment) partitioned(r termRec) bool { return s.version == 2 || s.compa
 // metaBytes returns the bytes r's blob holds after its doc ids at least:
 // the block metadata, or for a compact list the tf block's width byte.
 func (s *Segment) metaBytes(r termRec) uint64 {
+	if s.single(r) {
+		return 0
+	}
 	if s.compact(r) {
 		return 1
 	}
@@ -822,8 +905,16 @@ func (s *Segment) Path() string { return s.path }
 // Size returns the segment's size in bytes.
 func (s *Segment) Size() int { return len(s.data) }
 
-// ExtID returns the external id of local document doc (0 <= doc < NumDocs).
+// ExtID returns the external id of local document doc (0 <= doc <
+// NumDocs): stored in the file, or given to OpenWith (OpenOptions.ExtIDs);
+// 0 when the file stores none and none were given.
 func (s *Segment) ExtID(doc uint32) uint64 {
+	if s.noExt {
+		if s.extIDs == nil {
+			return 0
+		}
+		return s.extIDs[doc]
+	}
 	return binary.LittleEndian.Uint64(s.ext[8*int(doc):])
 }
 

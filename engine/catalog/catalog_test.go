@@ -29,12 +29,13 @@ func randDocs(rng *rand.Rand, prefix string, n int) []*tier.Document {
 	return out
 }
 
-func open(t *testing.T, b []byte, err error) *bm25.Segment {
+// open opens the section b built (err) over docs, with their external ids.
+func open(t *testing.T, b []byte, err error, docs []*tier.Document) *bm25.Segment {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := bm25.Open(b, "test")
+	s, err := bm25.OpenWith(b, "test", bm25.OpenOptions{ExtIDs: ExtIDs(docs)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +56,7 @@ func TestSegmentsMergeEqualsRebuild(t *testing.T) {
 	var kept []*tier.Document
 	for _, docs := range [][]*tier.Document{a, b} {
 		sec, err := sg.BuildLexical(docs)
-		if s := open(t, sec, err); s.NumDocs() != len(docs) {
+		if s := open(t, sec, err, docs); s.NumDocs() != len(docs) {
 			t.Fatalf("built %d docs, want %d", s.NumDocs(), len(docs))
 		}
 		del := roaring.New()
@@ -69,9 +70,9 @@ func TestSegmentsMergeEqualsRebuild(t *testing.T) {
 		sections, dels = append(sections, sec), append(dels, del)
 	}
 	merged, err := sg.MergeLexical(sections, []string{"a", "b"}, dels)
-	ms := open(t, merged, err)
+	ms := open(t, merged, err, kept)
 	ref, err := sg.BuildLexical(kept)
-	rs := open(t, ref, err)
+	rs := open(t, ref, err, kept)
 	if ms.NumDocs() != len(kept) || rs.NumDocs() != len(kept) {
 		t.Fatalf("merged %d docs, rebuilt %d, kept %d", ms.NumDocs(), rs.NumDocs(), len(kept))
 	}

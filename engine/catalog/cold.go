@@ -48,7 +48,7 @@ func (cc *ColdCache) Get(arch []tier.ColdArchive) ([]*Cold, error) {
 			if err != nil {
 				return nil, fmt.Errorf("engine: cold archive %s: %w", a.Path, err)
 			}
-			seg, err := bm25.Open(b, a.Path)
+			seg, err := bm25.OpenWith(b, a.Path, bm25.OpenOptions{ExtIDs: ExtIDs(a.Docs)})
 			if err != nil {
 				return nil, fmt.Errorf("engine: cold archive %s: lexical index: %w", a.Path, err)
 			}

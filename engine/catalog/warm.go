@@ -224,13 +224,11 @@ func (wcache *WarmCache) buildPart(w tier.WarmSegment) (*warmPart, error) {
 		}
 		data, off = b, 0
 	}
-	var seg *bm25.Segment
-	var err error
+	oo := bm25.OpenOptions{ExtIDs: ExtIDs(w.Docs)}
 	if w.Lexical != nil && w.LexicalFetch != nil {
-		seg, err = bm25.OpenFetch(data, w.Path, w.LexicalFetch)
-	} else {
-		seg, err = bm25.Open(data, w.Path)
+		oo.Fetch = w.LexicalFetch
 	}
+	seg, err := bm25.OpenWith(data, w.Path, oo)
 	if err != nil {
 		return nil, fmt.Errorf("engine: segment %s: BM25 section at byte offset %d: %w", w.Path, off, err)
 	}
