@@ -2,6 +2,7 @@ package hnsw
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
@@ -140,4 +141,61 @@ func TestFilteredFashionMNIST(t *testing.T) {
 	ix := build(t, o, train.Data)
 	qs := rows(test.Data[:50*d], d)
 	filteredRecall(t, ix, L2, train.Data, d, qs, []float64{0.001}, 128, 0.95)
+}
+
+// TestExactBatches: the exact path (allow-lists the planner scores
+// exactly) returns recall 1 against brute force over the live allowed
+// ids, for allow-lists whose sizes straddle its gather batches, that
+// hold deleted ids and ids beyond the index, and with no allow-list.
+func TestExactBatches(t *testing.T) {
+	const n, d = 1200, 12
+	rng := rand.New(rand.NewPCG(8, 8))
+	base := randVecs(rng, n, d)
+	ix, err := New(Options{Dim: d, Metric: L2, M: 8, EfConstruction: 40, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		if _, err := ix.Add(uint64(i), base[i*d:(i+1)*d]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deleted := map[uint32]bool{}
+	for i := uint32(5); i < n; i += 37 {
+		if err := ix.Delete(i); err != nil {
+			t.Fatal(err)
+		}
+		deleted[i] = true
+	}
+	qs := [][]float32{randVecs(rng, 1, d), randVecs(rng, 1, d), base[7*d : 8*d]}
+	for _, size := range []int{0, 1, exactBatch - 1, exactBatch, exactBatch + 1, 3*exactBatch + 7, n} {
+		var bm *roaring.Bitmap
+		allowed := func(id uint32) bool { return !deleted[id] }
+		if size < n {
+			bm = roaring.New()
+			in := map[uint32]bool{}
+			for _, i := range rng.Perm(n)[:size] {
+				bm.Add(uint32(i))
+				in[uint32(i)] = true
+			}
+			bm.Add(n + 3) // beyond the index: ignored
+			allowed = func(id uint32) bool { return in[id] && !deleted[id] }
+		}
+		for qi, q := range qs {
+			want := bruteForce(L2, base, d, q, 10, allowed)
+			ix.mu.RLock()
+			ctx := ix.getCtx()
+			got := ix.exact(ctx, nil, q, 10, bm)
+			ix.putCtx(ctx)
+			ix.mu.RUnlock()
+			if len(got) != len(want.ids) {
+				t.Fatalf("size %d q%d: %d results, want %d", size, qi, len(got), len(want.ids))
+			}
+			for i, r := range got {
+				if r.ID != want.ids[i] || math.Abs(float64(r.Distance-want.dists[i])) > 1e-4*(1+float64(want.dists[i])) {
+					t.Fatalf("size %d q%d: result %d = %d (%g), want %d (%g)", size, qi, i, r.ID, r.Distance, want.ids[i], want.dists[i])
+				}
+			}
+		}
+	}
 }
