@@ -32,21 +32,6 @@ func oneWordCorpus(n int) []modelDoc {
 	return docs
 }
 
-func buildBytes(t *testing.T, o Options, docs []modelDoc) []byte {
-	t.Helper()
-	b := NewBuilder(o)
-	for _, d := range docs {
-		if _, err := b.Add(d.ext, d.toks); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var buf bytes.Buffer
-	if _, err := b.WriteTo(&buf); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
 // TestSingleListPositionsOnly: in format 4 a list of one posting is its
 // positions alone (no doc id, no tf block; the record holds both), which
 // saves at least 3 bytes a list against format 3 on 3,000 one-word
@@ -54,8 +39,8 @@ func buildBytes(t *testing.T, o Options, docs []modelDoc) []byte {
 // byte), and decodes to exactly the postings format 3 holds.
 func TestSingleListPositionsOnly(t *testing.T) {
 	docs := oneWordCorpus(3000)
-	v3b := buildBytes(t, Options{formatVersion: 3}, docs)
-	v4b := buildBytes(t, Options{}, docs)
+	v3b := segmentBytes(t, docs, Options{formatVersion: 3})
+	v4b := segmentBytes(t, docs, Options{})
 	v3, err := Open(v3b, "v3")
 	if err != nil {
 		t.Fatal(err)
@@ -187,8 +172,8 @@ func TestOmitExtIDs(t *testing.T) {
 	for i, d := range docs {
 		ext[i] = d.ext
 	}
-	withB := buildBytes(t, Options{}, docs)
-	noB := buildBytes(t, Options{OmitExtIDs: true}, docs)
+	withB := segmentBytes(t, docs, Options{})
+	noB := segmentBytes(t, docs, Options{OmitExtIDs: true})
 	if len(withB)-len(noB) != 8*len(docs) {
 		t.Fatalf("omitting external ids saved %d bytes for %d documents, want %d", len(withB)-len(noB), len(docs), 8*len(docs))
 	}
