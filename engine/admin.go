@@ -16,6 +16,13 @@ import (
 // and makes every acknowledged write durable in it (tier.Store.Flush):
 // temp file → fsync → rename → fsync dir → one manifest edit. Writes wait
 // for the flush; searches continue. Nothing to flush is not an error.
+// It then builds the vector indexes that background flushes deferred
+// (their segments are searched exactly until then; tier package doc,
+// "Deferred vector indexes") on every core: when it returns, every warm
+// segment that existed when it started has the collection's
+// SegmentIndex (an "ivfpq" segment of fewer than IVFMinRows vectors is
+// scanned exactly by design; a background flush during the call may add
+// a flat segment, built once writes pause).
 // Errors: ErrClosed, the context's error, or the store's I/O error (after
 // which the store may be read-only; see DB.Err).
 func (c *Collection) Flush(ctx context.Context) error {

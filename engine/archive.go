@@ -29,7 +29,8 @@ type ArchiveOptions struct {
 	// archive together. Empty: the Oldest oldest warm segments.
 	Segments []uint64
 	// Oldest is the number of oldest warm segments archived when Segments
-	// is empty. Default 1.
+	// is empty: those whose oldest row is oldest (tier.ArchiveOptions).
+	// Default 1.
 	Oldest int
 	// OmitVectors keeps only the 18-byte codes, not the exact vectors:
 	// about 4·Dim bytes less per vector, but cold dense search ranks by

@@ -92,6 +92,9 @@ func openCollection(db *DB, name, dir string, o CollectionOptions) (*Collection,
 		// warm segment count bounded (and writes out of the tier's
 		// backpressure stop bound).
 		AutoCompact: !db.o.Replica,
+		// A replica serves its segment set as published: the indexes a
+		// background flush deferred are built by an explicit Flush only.
+		ManualIndex: db.o.Replica,
 		Logger:      db.o.Logger,
 		Fetch:       db.o.SegmentFetch,
 	}

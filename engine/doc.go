@@ -159,7 +159,9 @@
 // once it holds about CollectionOptions.MemTableSizeBytes (default 32 MiB;
 // negative: never automatically). A warm segment carries the zstd doc
 // store, a vector index (HNSW, or IVF-PQ with CollectionOptions.SegmentIndex
-// "ivfpq"), and a BM25 section: at flush, the MemTable's own
+// "ivfpq"; an automatic flush's segment gets it afterwards, built in the
+// background or by Collection.Flush, and is scanned exactly until then),
+// and a BM25 section: at flush, the MemTable's own
 // bm25 builder segment minus the versions not flushed (bm25.Merge, no
 // re-analysis: hotIndex.FlushLexical); at compaction, bm25.Merge of the
 // inputs' sections minus the dropped rows (catalog.Segments.MergeLexical).

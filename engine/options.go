@@ -46,7 +46,8 @@ type Options struct {
 	// SourceRoots.
 	VerifyRoots []verify.Root
 	// Replica opens every collection as a read-only copy's would be
-	// (engine/remote's readers): no background compaction, so the
+	// (engine/remote's readers): no background compaction nor
+	// background index builds (tier.Options.ManualIndex), so the
 	// published segment set is served as it is. Writes still work on
 	// the local copy; the replica's front refuses them. Default false.
 	Replica bool
@@ -249,7 +250,9 @@ type CollectionOptions struct {
 	HybridRerankDenseWeight float64 `json:"hybrid_rerank_dense_weight,omitempty"`
 	// MemTableSizeBytes: once the hot MemTable holds about this many bytes
 	// (ids + contents + vectors + 64 per version), a background flush
-	// turns it into a warm segment (HNSW + BM25 section + doc store), so
+	// turns it into a warm segment (BM25 section + doc store, and the
+	// vector index, which the tier builds afterwards in the background:
+	// until then the segment's vectors are scanned exactly), so
 	// reopening replays only the WAL written since. Default (0)
 	// DefaultMemTableSizeBytes = 32 MiB; a negative value turns automatic
 	// flushing off.

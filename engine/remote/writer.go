@@ -264,7 +264,11 @@ func (w *Writer) Stats() WriterStats {
 // as the next manifest version. Nothing is published when the state
 // equals the newest published one (returns that version). Unflushed
 // writes (the MemTable, in the local WAL) are not published: readers see
-// what was flushed. Errors: ErrLeaseLost, ErrPublishConflict (both fence
+// what was flushed. A segment a background flush wrote without its
+// vector index (tier package doc, "Deferred vector indexes") is
+// published as it is, and readers scan its vectors exactly; once the
+// writer has built its index, the next Publish uploads the rewritten
+// segment in its place. Errors: ErrLeaseLost, ErrPublishConflict (both fence
 // the writer off for good), object-store errors (retry later).
 func (w *Writer) Publish(ctx context.Context) (uint64, error) {
 	w.mu.Lock()

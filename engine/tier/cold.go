@@ -2,6 +2,7 @@ package tier
 
 import (
 	"bytes"
+	"cmp"
 	"container/heap"
 	"context"
 	"encoding/base64"
@@ -166,7 +167,9 @@ type ArchiveOptions struct {
 	// Empty: the Oldest oldest segments.
 	Segments []uint64
 	// Oldest is the number of oldest warm segments archived when Segments
-	// is empty. Default 1.
+	// is empty: those with the smallest SegmentMeta.MinEpoch (the oldest
+	// row; ties by id), since a merge or deferred index build gives its
+	// output a new, higher id than segments with newer rows. Default 1.
 	Oldest int
 	// Nlist is the coarse quantizer size of the archive's codec (≤ 65536).
 	// Default clamp(√n, 1, 1024) for n vectors.
@@ -660,7 +663,13 @@ func (s *Store) Archive(ctx context.Context, o ArchiveOptions) (uint64, error) {
 	defer v.unref()
 	var victims []*warmSegment
 	if len(o.Segments) == 0 {
-		victims = v.segs[:min(o.Oldest, len(v.segs))]
+		byAge := slices.Clone(v.segs)
+		slices.SortStableFunc(byAge, func(a, b *warmSegment) int { return cmp.Compare(a.meta.MinEpoch, b.meta.MinEpoch) })
+		for _, sg := range v.segs { // in the view's order
+			if slices.Contains(byAge[:min(o.Oldest, len(byAge))], sg) {
+				victims = append(victims, sg)
+			}
+		}
 	} else {
 		for _, id := range o.Segments {
 			i := slices.IndexFunc(v.segs, func(sg *warmSegment) bool { return sg.meta.ID == id })

@@ -73,9 +73,14 @@ const (
 // compactor tracks the running merges (zero value ready to use).
 type compactor struct {
 	mu      sync.Mutex
-	busy    map[*warmSegment]bool // inputs of running merges
+	busy    map[*warmSegment]bool // inputs of running merges and index builds
 	running map[*mergePlan]bool
-	changed chan struct{} // closed (and replaced) when a merge ends
+	// indexing holds the running deferred index builds (deferred.go):
+	// they reserve their segment in busy like a merge, so a merge never
+	// takes it meanwhile and no build takes a merge's input, but they do
+	// not count as merge lanes.
+	indexing map[*mergePlan]bool
+	changed  chan struct{} // closed (and replaced) when a merge or index build ends
 }
 
 // mergePlan is one merge: its inputs (in the view's order) and their
@@ -84,6 +89,13 @@ type mergePlan struct {
 	inputs []*warmSegment
 	bytes  uint64
 	P      uint64 // rows dead at every epoch ≥ P are dropped
+	// index: a deferred index build (deferred.go) of its one input:
+	// threads picks the goroutines of each build step.
+	index   bool
+	threads func() (int, error)
+	// committed: the index build's manifest edit is done (runMerge counts
+	// it in IndexBuilds once the inputs are released).
+	committed bool
 }
 
 // wait returns a channel closed when a running merge ends (caller holds
@@ -95,13 +107,19 @@ func (c *compactor) waitCh() chan struct{} {
 	return c.changed
 }
 
-// done releases p's inputs.
+// done releases p's inputs and the references reserve took.
 func (c *compactor) done(p *mergePlan) {
+	defer func() {
+		for _, sg := range p.inputs { // outside c.mu: the last reference frees (file I/O)
+			sg.unref()
+		}
+	}()
 	c.mu.Lock()
 	for _, sg := range p.inputs {
 		delete(c.busy, sg)
 	}
 	delete(c.running, p)
+	delete(c.indexing, p)
 	if c.changed != nil {
 		close(c.changed)
 		c.changed = nil
@@ -146,13 +164,13 @@ const (
 // view that no running merge holds, and reserves them. It returns nil
 // when nothing is due (wait: a running merge may make something due).
 func (s *Store) pickMerge(mode pickMode, only map[*warmSegment]bool, target int) (p *mergePlan, wait bool) {
-	v := s.currentView()
-	defer v.unref()
 	P := s.OldestPinnedEpoch()
 	c := &s.compactor
 	c.mu.Lock()
+	v := s.currentView() // under c.mu: as in pickIndex (deferred.go)
+	defer v.unref()
 	defer c.mu.Unlock()
-	wait = len(c.running) > 0
+	wait = len(c.running) > 0 || len(c.indexing) > 0
 	if s.closed.Load() {
 		return nil, false
 	}
@@ -221,15 +239,33 @@ func (s *Store) pickMerge(mode pickMode, only map[*warmSegment]bool, target int)
 			}
 		}
 	}
+	c.reserve(p, false)
+	return p, wait
+}
+
+// reserve marks p's inputs busy and p running, as a merge or (index) as
+// a deferred index build (caller holds c.mu and a view holding p's
+// inputs). It takes a reference on each input, which done drops, so an
+// input that leaves the view meanwhile (Archive) stays open, mapped and
+// readable until the merge or build has finished with it.
+func (c *compactor) reserve(p *mergePlan, index bool) {
 	if c.busy == nil {
 		c.busy = map[*warmSegment]bool{}
 		c.running = map[*mergePlan]bool{}
+		c.indexing = map[*mergePlan]bool{}
 	}
 	for _, sg := range p.inputs {
+		if c.busy[sg] {
+			panic("tier: a segment reserved by two merges or index builds")
+		}
 		c.busy[sg] = true
+		sg.ref()
 	}
-	c.running[p] = true
-	return p, wait
+	if index {
+		c.indexing[p] = true
+	} else {
+		c.running[p] = true
+	}
 }
 
 // Compact rewrites warm segments: every segment whose dead fraction
@@ -292,7 +328,7 @@ func (s *Store) compactSegments(ctx context.Context) error {
 			}
 			s.compactor.mu.Lock()
 			ch := s.compactor.waitCh()
-			running := len(s.compactor.running)
+			running := len(s.compactor.running) + len(s.compactor.indexing)
 			s.compactor.mu.Unlock()
 			if running > 0 {
 				select {
@@ -301,6 +337,7 @@ func (s *Store) compactSegments(ctx context.Context) error {
 					return ctx.Err()
 				}
 			}
+			followIndexBuilds(s, only)
 			continue
 		}
 		for _, sg := range p.inputs {
@@ -313,6 +350,25 @@ func (s *Store) compactSegments(ctx context.Context) error {
 	return nil
 }
 
+// followIndexBuilds puts into only the segments that deferred index
+// builds (deferred.go) made from segments in only, in their place: an
+// explicit Compact that waited for such a build applies its rules to the
+// indexed copy (a Purge's rows dead since the build started included).
+func followIndexBuilds(s *Store, only map[*warmSegment]bool) {
+	ids := map[uint64]*warmSegment{}
+	for sg := range only {
+		ids[sg.meta.ID] = sg
+	}
+	v := s.currentView()
+	defer v.unref()
+	for _, sg := range v.segs {
+		if old, ok := ids[sg.indexedFrom]; ok && sg.indexedFrom != 0 {
+			delete(only, old)
+			only[sg] = true
+		}
+	}
+}
+
 // errMergeInputGone: an input of a merge left the warm tier (Archive)
 // before the merge committed; its output is dropped.
 var errMergeInputGone = errors.New("tier: merge input no longer a warm segment")
@@ -320,8 +376,12 @@ var errMergeInputGone = errors.New("tier: merge input no longer a warm segment")
 // runMerge builds p's output segment and commits it, then releases p.
 func (s *Store) runMerge(ctx context.Context, p *mergePlan) error {
 	defer func() {
-		s.compactor.done(p)
+		s.compactor.done(p) // the inputs' files are deleted here if no view holds them
+		if p.index && p.committed {
+			s.indexBuilds.Add(1) // counted once everything the build does is done
+		}
 		s.kickCompact()
+		s.kickIndex() // a merge that did not commit leaves its flat inputs pending
 	}()
 	err := s.merge(ctx, p)
 	if errors.Is(err, errMergeInputGone) {
@@ -330,14 +390,29 @@ func (s *Store) runMerge(ctx context.Context, p *mergePlan) error {
 	return err
 }
 
+// rewriteSrc is where a row of a rewritten segment comes from.
+type rewriteSrc struct {
+	sg  *warmSegment
+	row uint32
+}
+
 func (s *Store) merge(ctx context.Context, p *mergePlan) error {
-	type src struct {
-		sg  *warmSegment
-		row uint32
-	}
+	type src = rewriteSrc
 	var rows []segRow
 	var srcs []src
 	bo := s.buildOptions()
+	// While a Flush waits for deferred index builds (deferred.go), every
+	// merge's HNSW build uses every core from its next step on (a Flush
+	// may be waiting for this one).
+	bo.boost = func() bool { return s.indexUrgent.Load() > 0 }
+	if p.index {
+		bo.threadsAt = func() (int, error) {
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
+			return p.threads()
+		}
+	}
 	lm, lexMerge := bo.lexical.(LexicalMerger)
 	var lexSecs [][]byte
 	var lexPaths []string
@@ -355,7 +430,11 @@ func (s *Store) merge(ctx context.Context, p *mergePlan) error {
 		lexMerge = lexMerge && sg.lex != nil
 		lexSecs, lexPaths, lexDel = append(lexSecs, sg.lex), append(lexPaths, sg.path), append(lexDel, del)
 	}
-	if lexMerge && len(rows) > 0 {
+	if p.index && len(p.inputs) == 1 && p.inputs[0].lex != nil && p.inputs[0].lexSpan == nil && len(rows) == len(p.inputs[0].docs) {
+		// Every row kept in its place: the BM25 section is the same (a
+		// lazily fetched one, lexSpan, is merged: its bytes may be absent).
+		bo.lexicalBytes = p.inputs[0].lex
+	} else if lexMerge && len(rows) > 0 {
 		// Merge the inputs' BM25 sections without their dropped rows
 		// (same row order as rows), instead of re-analysing.
 		lb, err := lm.MergeLexical(lexSecs, lexPaths, lexDel)
@@ -364,18 +443,56 @@ func (s *Store) merge(ctx context.Context, p *mergePlan) error {
 		}
 		bo.lexicalBytes = lb
 	}
+	if p.index && s.o.TestingIndexHook != nil {
+		s.o.TestingIndexHook("build")
+	}
 	id := s.allocSegmentID()
 	var seg *warmSegment
-	drop := func() {
-		if seg != nil {
-			seg.obsolete.Store(true)
-			seg.free()
-		}
-	}
 	if len(rows) > 0 {
 		var err error
 		if seg, err = s.buildSegmentFile(ctx, id, rows, bo); err != nil {
 			return err
+		}
+	}
+	if p.index && s.o.TestingIndexHook != nil {
+		s.o.TestingIndexHook("commit")
+	}
+	if err := s.commitRewrite(ctx, p.inputs, id, seg, srcs); err != nil {
+		return err
+	}
+	if p.index {
+		if seg != nil {
+			seg.indexedFrom = p.inputs[0].meta.ID
+		}
+		p.committed = true
+		return nil
+	}
+	s.compactions.Add(1)
+	s.mergedRows.Add(int64(len(rows)))
+	for {
+		m := s.maxMergeInputs.Load()
+		if int64(len(p.inputs)) <= m || s.maxMergeInputs.CompareAndSwap(m, int64(len(p.inputs))) {
+			break
+		}
+	}
+	return nil
+}
+
+// commitRewrite replaces the segments inputs by seg (id; nil: no rows
+// survived), whose row i is srcs[i], in one manifest edit, as a merge's
+// or a deferred index build's last step: under the maintenance lock and
+// with writes held, every death of a source row (those that happened
+// during the build included) is carried over to its new row, and the
+// edit {remove inputs, add seg, its tombstones ≤ the durable epoch}
+// commits; later deaths are rebuilt by WAL replay by id. The inputs'
+// files are deleted once no view holds them. An input no longer in the
+// view (archived meanwhile) drops seg with errMergeInputGone; so does a
+// closed store (ErrClosed) or a done ctx.
+func (s *Store) commitRewrite(ctx context.Context, inputs []*warmSegment, id uint64, seg *warmSegment, srcs []rewriteSrc) error {
+	drop := func() {
+		if seg != nil {
+			seg.obsolete.Store(true)
+			seg.free()
 		}
 	}
 	s.maintMu.Lock()
@@ -391,7 +508,7 @@ func (s *Store) merge(ctx context.Context, p *mergePlan) error {
 	s.applyMu.Lock()
 	defer s.applyMu.Unlock()
 	cur := s.cur
-	for _, sg := range p.inputs {
+	for _, sg := range inputs {
 		if !containsSeg(cur.segs, sg) {
 			drop()
 			return errMergeInputGone
@@ -402,7 +519,7 @@ func (s *Store) merge(ctx context.Context, p *mergePlan) error {
 	// epoch are not persisted here: WAL replay rebuilds them by id.
 	D := s.manifest.State().DurableEpoch
 	edit := Edit{NextSegmentID: s.segmentIDCounter(id)}
-	for _, sg := range p.inputs {
+	for _, sg := range inputs {
 		edit.Remove = append(edit.Remove, sg.meta.ID)
 	}
 	if seg != nil {
@@ -427,7 +544,7 @@ func (s *Store) merge(ctx context.Context, p *mergePlan) error {
 	}
 	var segs []*warmSegment
 	for _, sg := range cur.segs {
-		if !containsSeg(p.inputs, sg) {
+		if !containsSeg(inputs, sg) {
 			segs = append(segs, sg)
 		}
 	}
@@ -435,18 +552,10 @@ func (s *Store) merge(ctx context.Context, p *mergePlan) error {
 		segs = append(segs, seg)
 	}
 	sort.Slice(segs, func(i, j int) bool { return segs[i].meta.ID < segs[j].meta.ID })
-	for _, sg := range p.inputs {
+	for _, sg := range inputs {
 		sg.obsolete.Store(true)
 	}
 	s.swapView(cur.derive(segs, cur.cold))
-	s.compactions.Add(1)
-	s.mergedRows.Add(int64(len(rows)))
-	for {
-		m := s.maxMergeInputs.Load()
-		if int64(len(p.inputs)) <= m || s.maxMergeInputs.CompareAndSwap(m, int64(len(p.inputs))) {
-			break
-		}
-	}
 	return nil
 }
 
@@ -505,13 +614,14 @@ func (s *Store) compactLane(done *sync.WaitGroup) {
 	}
 }
 
-// waitMerges waits until no merge runs (Close, after s.closed is set:
-// pickMerge starts none once it is).
+// waitMerges waits until no merge and no deferred index build runs
+// (Close, after s.closed is set: pickMerge and pickIndex start none once
+// it is).
 func (s *Store) waitMerges() {
 	for {
 		c := &s.compactor
 		c.mu.Lock()
-		if len(c.running) == 0 {
+		if len(c.running) == 0 && len(c.indexing) == 0 {
 			c.mu.Unlock()
 			return
 		}

@@ -26,7 +26,8 @@
 //     (Options.NewLexical; the engine plugs in an engine/bm25 builder) and
 //     the BM25 section of each warm segment (LexicalSegmentBuilder).
 //
-//   - Flush (Store.Flush, or automatically past Options.MemTableSizeBytes):
+//   - Flush (Store.Flush, or automatically past Options.MemTableSizeBytes,
+//     whose segment defers its vector index: below):
 //     under the apply lock, briefly, the MemTable is frozen at the newest
 //     applied epoch F and an empty one takes its place (views hold
 //     [active, frozen..., segments, archives]; readers see all of them at
@@ -47,6 +48,32 @@
 //     in the view (its writes are still in the WAL); the next flush
 //     builds it together with everything frozen since. Backpressure
 //     counts frozen MemTables in the MemTable bound.
+//
+//   - Deferred vector indexes (deferred.go): a background flush writes
+//     its segment with a flat vector section (exact scan) instead of the
+//     configured index, so ingest is not slowed by graph builds (as
+//     Qdrant's indexing threshold and LanceDB's separate index build).
+//     An index build then rewrites each such segment, one at a time, with
+//     the index of Options.SegmentIndex ("ivfpq": only with IVFMinRows
+//     vectors), keeping every row in its order (ids, documents, vectors,
+//     e_birth; the BM25 section byte for byte) except those dead at every
+//     epoch ≥ the oldest pinned one, which any merge drops (segment
+//     boundaries do not change) and committing as a merge does (below):
+//     new file temp → fsync → rename → fsync dir, then under the
+//     maintenance lock with writes held the deaths carried over (writes
+//     during the build included) and ONE manifest edit {remove the flat
+//     segment, add the indexed one, its tombstones ≤ durable epoch}. A
+//     crash at any point leaves complete segments listed. The background
+//     index lane starts a build once no write arrived for 100 ms (or once
+//     CompactFanIn segments wait), and builds with every core while none
+//     arrive and with BuildThreads goroutines while they do; Store.Flush
+//     builds every pending segment itself with every core (and waits for
+//     those a build or merge holds), so after Flush every segment that
+//     existed when it started has its configured index; Open resumes the builds for the flat segments it
+//     finds. Index builds and merges reserve their inputs in one set, so
+//     neither takes a segment the other holds; a merge of flat segments
+//     builds the index too. Options.ManualIndex leaves the builds to
+//     Flush (a read replica).
 //
 //   - Warm search: per segment, a roaring Allow bitmap of the rows visible
 //     at the snapshot epoch that pass the caller's filter is built and
@@ -290,7 +317,9 @@
 //	        ordinal among them (row order); metric L2, or IP for IP and
 //	        Cosine (normalised vectors); no tombstones
 //	6 flat  (version 2) uvarint number of rows with a vector: no index,
-//	        exact scan (an "ivfpq" segment under IVFMinRows vectors)
+//	        exact scan (an "ivfpq" segment under IVFMinRows vectors, or
+//	        any segment of a background flush until its deferred index
+//	        is built: then rewritten under a new id)
 //	4 bm25  optional: the lexical hook's section over all rows in row order
 //	        (Options.LexicalSegments; the engine writes an engine/bm25
 //	        segment, local doc id = row). The tier only stores it and hands

@@ -302,13 +302,30 @@ func (s *Store) buildOptions() segBuildOptions {
 // manifest edit makes the store read-only (ErrReadOnly) until reopened.
 // Nothing to flush is not an error. The vector index is built with
 // max(Options.BuildThreads, GOMAXPROCS) goroutines: the caller is waiting.
+//
+// Then Flush builds the vector indexes that background flushes deferred
+// (deferred.go): every segment of the view with a flat section that
+// Options.SegmentIndex would index is rewritten with it, on
+// max(BuildThreads, GOMAXPROCS) goroutines, and a build or merge already
+// running on such a segment is waited for (and given every core from its
+// next HNSW step). Flush returns once none of the segments pending when
+// it started is left (a background flush meanwhile may add another). If
+// ctx is done meanwhile, Flush returns ctx.Err() with the data flushed
+// and the remaining builds left to the background index lane (with
+// ManualIndex, to the next Flush).
 func (s *Store) Flush(ctx context.Context) error {
-	return s.flush(ctx, max(s.o.BuildThreads, runtime.GOMAXPROCS(0)))
+	threads := max(s.o.BuildThreads, runtime.GOMAXPROCS(0))
+	if err := s.flush(ctx, threads, false); err != nil {
+		return err
+	}
+	return s.buildDeferred(ctx, threads) // deferred.go
 }
 
-// flush is Flush with the segment's vector index built by threads
-// goroutines.
-func (s *Store) flush(ctx context.Context, threads int) error {
+// flush turns the MemTables into a segment (Flush without the deferred
+// index builds) whose vector index is built by threads goroutines, or,
+// with deferIndex, not built: the segment gets a flat section and the
+// deferred index pass builds its index later (deferred.go).
+func (s *Store) flush(ctx context.Context, threads int, deferIndex bool) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
@@ -362,6 +379,9 @@ func (s *Store) flush(ctx context.Context, threads int) error {
 	bo := s.buildOptions()
 	bo.threads = threads
 	bo.boost = func() bool { slow, _, _ := s.pressure(); return slow }
+	if deferIndex {
+		bo.index = segmentIndexFlat
+	}
 	var lexDone chan struct{} // closed once the lexical section is built
 	if len(frozen) == 1 && bo.lexical != nil && len(rows) > 0 {
 		if lf, ok := frozen[0].lexical.(LexicalFlusher); ok {
@@ -490,9 +510,10 @@ func (s *Store) kick() {
 	}
 }
 
-// background runs automatic flushes (MemTableSizeBytes) and, with
-// AutoCompact, the merge lanes (compact.go), which it kicks after each
-// flush and archive compactions after that.
+// background runs automatic flushes (MemTableSizeBytes), the deferred
+// index lane (deferred.go; not with ManualIndex) and, with AutoCompact,
+// the merge lanes (compact.go); it kicks the index lane and the merge
+// lanes after each flush, and runs archive compactions after that.
 func (s *Store) background() {
 	var lanes sync.WaitGroup
 	defer func() {
@@ -506,20 +527,25 @@ func (s *Store) background() {
 		}
 		s.kickCompact() // segments due since before Open
 	}
+	if !s.o.ManualIndex {
+		lanes.Add(1)
+		go s.indexLane(&lanes) // deferred.go
+	}
 	for {
 		select {
 		case <-s.bgStop:
 			return
 		case <-s.bgKick:
 		}
-		// One build goroutine (BuildThreads) leaves the other cores to
-		// reads and writes; each 8,192-vector step of the HNSW build that
-		// starts while writes are being slowed or stopped takes them all
-		// (segBuildOptions.boost).
-		if err := s.flush(context.Background(), s.o.BuildThreads); err != nil && !errors.Is(err, ErrClosed) {
+		// No index: the segment is written flat and the index lane
+		// builds it afterwards (deferred.go), so the flush costs no more
+		// than its doc store, BM25 section and fsyncs, and the frozen
+		// MemTables drain as fast as writes fill them.
+		if err := s.flush(context.Background(), s.o.BuildThreads, s.deferFlushIndex()); err != nil && !errors.Is(err, ErrClosed) {
 			s.o.Logger.Warn("tier: background flush failed", "err", err)
 			continue
 		}
+		s.kickIndex()
 		if s.o.AutoCompact {
 			s.kickCompact()
 			if err := s.CompactArchives(context.Background()); err != nil && !errors.Is(err, ErrClosed) {

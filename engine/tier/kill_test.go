@@ -36,21 +36,31 @@ func TestKill9Child(t *testing.T) {
 	o.Dir = dir
 	o.WALSegmentSizeBytes = 16 << 10
 	o.CompactMaxSegments = 3
+	// Background flushes too: their segments are flat, and the deferred
+	// index pass rewrites them beside the writer (deferred.go), so kills
+	// also land inside index builds and their commits.
+	o.MemTableSizeBytes = 8 << 10
 	s, err := Open(o)
 	if err != nil {
 		fmt.Printf("error %v\n", err)
 		os.Exit(2)
 	}
 	fmt.Printf("ready %d\n", s.Epoch())
+	var builds int64 // deferred index builds committed so far
 	for i := s.Epoch() + 1; ; i++ {
 		if _, err := s.Apply(genBatch(killSeed, i)); err != nil {
 			fmt.Printf("error %v\n", err)
 			os.Exit(2)
 		}
 		fmt.Printf("ack %d\n", i)
+		if n := s.IndexBuilds(); n > builds {
+			builds = n
+			fmt.Printf("index %d\n", n)
+		}
 		// Move data to the warm tier now and then, so kills also land
 		// inside segment writes, manifest edits and compactions (on the
-		// real file system, with mmapped segments).
+		// real file system, with mmapped segments); Flush also builds the
+		// indexes background flushes deferred.
 		if i%37 == 0 {
 			if err := s.Flush(context.Background()); err != nil {
 				fmt.Printf("error %v\n", err)
@@ -77,6 +87,7 @@ func TestKill9(t *testing.T) {
 	dir := t.TempDir() + "/db"
 	rng := rand.New(rand.NewPCG(killSeed, 1))
 	var lost, survived, maxSegs int
+	var indexBuilds atomic.Int64 // index builds the children reported
 	var lastEpoch uint64
 	for round := 0; round < 20; round++ {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestKill9Child$", "-test.count=1")
@@ -104,6 +115,8 @@ func TestKill9(t *testing.T) {
 				case strings.HasPrefix(line, "ack "):
 					e, _ := strconv.ParseUint(line[4:], 10, 64)
 					lastAck.Store(e)
+				case strings.HasPrefix(line, "index "):
+					indexBuilds.Add(1)
 				case strings.HasPrefix(line, "error "):
 					childErr.Store(line)
 				}
@@ -159,9 +172,12 @@ func TestKill9(t *testing.T) {
 			t.Logf("round %d: no batch acknowledged before the kill", round)
 		}
 	}
-	t.Logf("20 kills: in-flight batch absent %d times, present %d times; final epoch %d, up to %d warm segments",
-		lost, survived, lastEpoch, maxSegs)
+	t.Logf("20 kills: in-flight batch absent %d times, present %d times; final epoch %d, up to %d warm segments, %d deferred index builds",
+		lost, survived, lastEpoch, maxSegs, indexBuilds.Load())
 	if maxSegs == 0 {
 		t.Fatal("no warm segment was ever recovered: kills never exercised flushes")
+	}
+	if indexBuilds.Load() == 0 {
+		t.Fatal("no deferred index build ran: kills never exercised them")
 	}
 }

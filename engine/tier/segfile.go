@@ -105,7 +105,14 @@ type segBuildOptions struct {
 	// every core (writes are waiting for this build).
 	boost func() bool
 	step  int
-	// index is SegmentIndexHNSW or SegmentIndexIVFPQ ("" = HNSW).
+	// threadsAt, if non-nil, replaces threads and boost: it is asked
+	// before each step of the HNSW build (and once before an IVF-PQ
+	// build) how many goroutines to use (deferred index builds,
+	// deferred.go). An error (the store closing) stops the build.
+	threadsAt func() (int, error)
+	// index is SegmentIndexHNSW or SegmentIndexIVFPQ ("" = HNSW), or
+	// segmentIndexFlat: no index (a flat section, exact scan: a
+	// background flush, whose index is built later, deferred.go).
 	index   SegmentIndexType
 	ivf     ivfBuildParams
 	lexical LexicalSegmentBuilder
@@ -182,7 +189,7 @@ func buildSegmentParts(rows []segRow, o segBuildOptions) ([][]byte, error) {
 	// The HNSW index is built first: a version 4 doc store refers to its
 	// vectors (vecref.go).
 	var ix *hnsw.Index
-	if len(labels) > 0 && o.index != SegmentIndexIVFPQ {
+	if len(labels) > 0 && o.index != SegmentIndexIVFPQ && o.index != segmentIndexFlat {
 		var err error
 		ix, err = hnsw.New(hnsw.Options{Dim: o.dim, Metric: o.metric, M: o.m,
 			EfConstruction: o.efConstruction, InitialCapacity: len(labels)})
@@ -202,7 +209,13 @@ func buildSegmentParts(rows []segRow, o segBuildOptions) ([][]byte, error) {
 		for start := 0; start < len(labels); start += step {
 			end := min(start+step, len(labels))
 			threads := max(1, o.threads)
-			if o.boost != nil && o.boost() {
+			if o.threadsAt != nil {
+				n, err := o.threadsAt()
+				if err != nil {
+					return nil, err
+				}
+				threads = max(1, n)
+			} else if o.boost != nil && o.boost() {
 				threads = max(threads, runtime.GOMAXPROCS(0))
 			}
 			if _, err := ix.AddBatch(labels[start:end], vecs[start*o.dim:end*o.dim], threads); err != nil {
@@ -305,8 +318,22 @@ func buildSegmentParts(rows []segRow, o segBuildOptions) ([][]byte, error) {
 		b    []byte
 	}{{secMeta, meta}, {secDocs, docs}}
 	version := uint32(segVersionHNSW)
-	if len(labels) > 0 && o.index == SegmentIndexIVFPQ {
-		kind, b, err := buildIVFSection(vecs, o.dim, o.metric, o.ivf, o.threads)
+	if len(labels) > 0 && o.index == segmentIndexFlat {
+		version = segVersionIVF
+		secs = append(secs, struct {
+			kind uint32
+			b    []byte
+		}{secFlat, binary.AppendUvarint(nil, uint64(len(labels)))})
+	} else if len(labels) > 0 && o.index == SegmentIndexIVFPQ {
+		threads := o.threads
+		if o.threadsAt != nil {
+			n, err := o.threadsAt()
+			if err != nil {
+				return nil, err
+			}
+			threads = n
+		}
+		kind, b, err := buildIVFSection(vecs, o.dim, o.metric, o.ivf, threads)
 		if err != nil {
 			return nil, err
 		}
@@ -467,6 +494,13 @@ type warmSegment struct {
 	metaIdx map[string]map[string]*roaring.Bitmap
 	ids     map[string][]uint32
 	index   *hnsw.Index // HNSW segments: nil when no row has a vector
+	// indexedFrom is the id of the flat segment a deferred index build
+	// rewrote into this one (deferred.go; 0: none, or not since Open).
+	indexedFrom uint64
+	// vecsFinite: every vector is finite (pendingIndex for "ivfpq"),
+	// computed once.
+	finiteOnce sync.Once
+	vecsFinite bool
 	// IVF-PQ and flat segments (format version 2): ivf is the opened
 	// ivfpq section (nil for flat); vecs holds the vectors in hid order
 	// (refine and exact scan; see openVectorArrays); nprobe and kfactor

@@ -26,8 +26,10 @@ const (
 	SegmentIndexHNSW  SegmentIndexType = "hnsw"
 	SegmentIndexIVFPQ SegmentIndexType = "ivfpq"
 	// segmentIndexFlat is what an "ivfpq" build writes for a segment with
-	// fewer than IVFMinRows vectors (or non-finite vectors): no index, an
-	// exact scan of the segment's vectors. It is not an Options value.
+	// fewer than IVFMinRows vectors (or non-finite vectors), and what a
+	// background flush writes until its deferred index is built
+	// (deferred.go): no index, an exact scan of the segment's vectors. It
+	// is not an Options value.
 	segmentIndexFlat SegmentIndexType = "flat"
 )
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -70,7 +71,10 @@ type Options struct {
 	// (ids + contents + vectors + 64 per version), a background flush
 	// turns it into a warm segment. Default 0: no automatic flush (only
 	// Store.Flush). A lexical hook that must survive flushes uses
-	// NewLexical and LexicalSegments.
+	// NewLexical and LexicalSegments. A background flush defers the
+	// segment's vector index: it writes a flat section (searched
+	// exactly), and the index is built afterwards, in the background or
+	// by the next Flush (deferred.go; BuildThreads).
 	MemTableSizeBytes int64
 	// SegmentIndex is the vector index Flush and Compact build for new
 	// warm segments: "hnsw" (graph over the rows' vectors; SegmentM,
@@ -80,7 +84,10 @@ type Options struct {
 	// records its own index kind in its file (doc.go "Warm segment
 	// file"), so a store opened with another SegmentIndex still reads
 	// every existing segment, and stores mixing kinds work; the option
-	// only selects what new segments get.
+	// only selects what new segments get. A segment a background flush
+	// wrote without its index (flat, MemTableSizeBytes) gets the index
+	// this option names when the deferred build runs; for "ivfpq" only
+	// if it has IVFMinRows vectors.
 	SegmentIndex SegmentIndexType
 	// IVF-PQ parameters of warm segments (SegmentIndex "ivfpq"; Jégou,
 	// Douze, Schmid, "Product quantization for nearest neighbor search",
@@ -125,13 +132,18 @@ type Options struct {
 	SegmentEfConstruction int
 	SegmentEfSearch       int
 	// BuildThreads is the number of goroutines that build a segment's
-	// vector index in a background flush or compaction. Default 1. An
-	// explicit Flush uses max(BuildThreads, GOMAXPROCS) throughout; a
-	// background flush builds its HNSW graph in steps of 8,192 vectors,
-	// each of which uses max(BuildThreads, GOMAXPROCS) while writes are
-	// being slowed or stopped (SlowdownSegments, StopSegments, the
-	// MemTable bounds). Such graphs depend on scheduling; a graph built
-	// by one goroutine throughout is reproducible.
+	// vector index in the background: a compaction's, and a deferred
+	// index build's while writes are arriving. Default 1. A background
+	// flush builds no index (MemTableSizeBytes): the deferred build
+	// (deferred.go) starts once writes pause for 100 ms (or once
+	// CompactFanIn segments wait for theirs) and runs in steps of 8,192
+	// HNSW vectors, each of which uses BuildThreads goroutines if a write
+	// arrived in the last 100 ms, else max(BuildThreads, GOMAXPROCS).
+	// An explicit Flush uses
+	// max(BuildThreads, GOMAXPROCS) throughout, for its own segment and
+	// for the deferred builds it waits for (so do merges it waits for).
+	// Such graphs depend on scheduling; a graph built by one goroutine
+	// throughout is reproducible.
 	BuildThreads int
 	// CompactDeadFraction is θ_compact: a segment whose dead-row fraction
 	// ρ_dead exceeds it is rewritten by compaction. Default 0.2.
@@ -186,6 +198,13 @@ type Options struct {
 	// is handed out twice. An operator's last resort; default false.
 	AcceptWALLoss bool
 
+	// ManualIndex: the vector indexes that background flushes defer
+	// (deferred.go) are built only by an explicit Flush, never in the
+	// background, so the segment set changes only when asked (a read
+	// replica serving a published segment set as it is, with AutoCompact
+	// off). Default false.
+	ManualIndex bool
+
 	// TestingSkipFsync makes the WAL skip every fsync while still
 	// acknowledging (mutation check: the crash test must fail). Tests only.
 	TestingSkipFsync bool
@@ -197,6 +216,13 @@ type Options struct {
 	// held (tests hold a flush there while writes and reads go on).
 	// Tests only.
 	TestingFlushHook func()
+	// TestingIndexHook, if set, runs inside every deferred index build
+	// (deferred.go) with no lock held: with "build" once the segment is
+	// reserved and before its index is built, with "commit" once the new
+	// file is written and before the manifest edit. Tests only.
+	TestingIndexHook func(phase string)
+	// testingIndexQuiet, if > 0, replaces indexQuiet (deferred.go).
+	testingIndexQuiet time.Duration
 }
 
 // EnsureDefaults fills zero fields with their defaults.
@@ -326,6 +352,15 @@ func (o *Options) Validate() error {
 // MemTable + manifest + warm segments (Flush, Compact) + cold Parquet
 // archives (Archive, Promote; cold.go) + Backup (backup.go). Safe for
 // concurrent use.
+//
+// Background flushes (Options.MemTableSizeBytes) write their segments
+// without a vector index (a flat section, searched exactly), so that
+// writes are not slowed by graph builds; the store then rewrites those
+// segments with their index in the background once writes pause (or
+// CompactFanIn segments wait), on every core while none arrive and on
+// BuildThreads goroutines while they do (deferred.go). Flush builds whatever is still pending before it
+// returns. A flat segment is a complete, durable segment: Close loses
+// nothing, and Open resumes the pending builds.
 type Store struct {
 	o        Options
 	lock     io.Closer
@@ -348,6 +383,14 @@ type Store struct {
 	compactKick   chan struct{}
 	compactCtx    context.Context
 	compactCancel context.CancelFunc
+	// Deferred index builds (deferred.go): the background lane's kick,
+	// the number of Flushes waiting for pending indexes (their builds,
+	// and running merges, then use every core), the time of the newest
+	// write (monoNano), and the builds committed since Open.
+	indexKick   chan struct{}
+	indexUrgent atomic.Int32
+	lastWrite   atomic.Int64
+	indexBuilds atomic.Int64
 	// idMu guards idNext, the next segment/archive id not yet reserved
 	// (allocSegmentID).
 	idMu   sync.Mutex
@@ -476,7 +519,10 @@ func Open(o Options) (*Store, error) {
 		// Make the accepted loss final: the survivors go to a segment
 		// and the durable epoch moves past the lost epochs, so the next
 		// Open finds a consistent WAL.
-		if err := s.Flush(context.Background()); err != nil {
+		// The survivors' segment gets its index now; indexes older
+		// segments still wait for (deferred.go) are left to the
+		// background, as after any Open.
+		if err := s.flush(context.Background(), max(o.BuildThreads, runtime.GOMAXPROCS(0)), false); err != nil {
 			return closeAll(err)
 		}
 	}
@@ -484,8 +530,10 @@ func Open(o Options) (*Store, error) {
 	s.bgStop = make(chan struct{})
 	s.bgDone = make(chan struct{})
 	s.compactKick = make(chan struct{}, 1)
+	s.indexKick = make(chan struct{}, 1)
 	s.compactCtx, s.compactCancel = context.WithCancel(context.Background())
 	go s.background()
+	s.kickIndex() // segments whose index was deferred before a Close or crash
 	return s, nil
 }
 
@@ -566,6 +614,7 @@ func (s *Store) applyDecoded(pieces [][]byte, db *Batch) (uint64, error) {
 	s.visible.Store(seq)
 	s.applyCond.Broadcast()
 	s.applyMu.Unlock()
+	s.lastWrite.Store(monoNano()) // deferred index builds wait for a pause (deferred.go)
 	if s.o.MemTableSizeBytes > 0 && v.mem.size() >= s.o.MemTableSizeBytes {
 		s.kick()
 	}
@@ -632,7 +681,10 @@ func (s *Store) OldestPinnedEpoch() uint64 {
 	return min
 }
 
-// Close syncs and closes the WAL and manifest and releases the lock.
+// Close syncs and closes the WAL and manifest and releases the lock. A
+// deferred index build that is running stops at its next HNSW step (an
+// IVF-PQ build, which has one step, runs to its end first), leaving its
+// flat segment as it is (the next Open builds it again).
 func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return ErrClosed
