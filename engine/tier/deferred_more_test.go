@@ -17,17 +17,7 @@ import (
 // longBatch upserts ids v<from>..v<to-1> with ~1 KB contents (16 rows per
 // 16 KiB text block).
 func longBatch(rng *rand.Rand, from, to int, tag string) *Batch {
-	b := &Batch{}
-	for i := from; i < to; i++ {
-		v := make([]float32, testDim)
-		for j := range v {
-			v[j] = float32(rng.NormFloat64())
-		}
-		id := fmt.Sprintf("v%05d", i)
-		b.Upsert(Document{ID: id, Content: id + " " + tag + " " + strings.Repeat("word ", 200), Vector: v,
-			UpdatedUnixNano: int64(1 + i)})
-	}
-	return b
+	return vecBatchText(rng, from, to, tag, " "+strings.Repeat("word ", 200))
 }
 
 func delBatch(from, to int) *Batch {

@@ -84,6 +84,11 @@ func (g *phaseGate) openAll() {
 // vecBatch upserts ids v<from> .. v<to-1> with vectors drawn from rng
 // (one version of each, written at epoch e as content).
 func vecBatch(rng *rand.Rand, from, to int, tag string) *Batch {
+	return vecBatchText(rng, from, to, tag, "")
+}
+
+// vecBatchText is vecBatch with extra appended to every content.
+func vecBatchText(rng *rand.Rand, from, to int, tag, extra string) *Batch {
 	b := &Batch{}
 	for i := from; i < to; i++ {
 		v := make([]float32, testDim)
@@ -91,7 +96,7 @@ func vecBatch(rng *rand.Rand, from, to int, tag string) *Batch {
 			v[j] = float32(rng.NormFloat64())
 		}
 		id := fmt.Sprintf("v%05d", i)
-		b.Upsert(Document{ID: id, Content: id + " " + tag, Vector: v, Namespace: "t/", ACL: []string{"alice"},
+		b.Upsert(Document{ID: id, Content: id + " " + tag + extra, Vector: v, Namespace: "t/", ACL: []string{"alice"},
 			Metadata: map[string]string{"batch": tag}, UpdatedUnixNano: int64(1 + i)})
 	}
 	return b
