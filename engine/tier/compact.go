@@ -107,24 +107,29 @@ func (c *compactor) waitCh() chan struct{} {
 	return c.changed
 }
 
-// done releases p's inputs and the references reserve took.
-func (c *compactor) done(p *mergePlan) {
-	defer func() {
-		for _, sg := range p.inputs { // outside c.mu: the last reference frees (file I/O)
-			sg.unref()
-		}
-	}()
+// done releases p's inputs and the references reserve took (outside
+// c.mu: the last reference frees the segment, file I/O), then runs
+// after (if non-nil), and only then wakes the waiters (waitCh): a waiter
+// sees everything the merge or index build did, its count included.
+func (c *compactor) done(p *mergePlan, after func()) {
 	c.mu.Lock()
 	for _, sg := range p.inputs {
 		delete(c.busy, sg)
 	}
 	delete(c.running, p)
 	delete(c.indexing, p)
-	if c.changed != nil {
-		close(c.changed)
-		c.changed = nil
-	}
+	ch := c.changed
+	c.changed = nil
 	c.mu.Unlock()
+	for _, sg := range p.inputs {
+		sg.unref()
+	}
+	if after != nil {
+		after()
+	}
+	if ch != nil {
+		close(ch)
+	}
 }
 
 // segSize is a segment's size for tiering.
@@ -376,10 +381,13 @@ var errMergeInputGone = errors.New("tier: merge input no longer a warm segment")
 // runMerge builds p's output segment and commits it, then releases p.
 func (s *Store) runMerge(ctx context.Context, p *mergePlan) error {
 	defer func() {
-		s.compactor.done(p) // the inputs' files are deleted here if no view holds them
-		if p.index && p.committed {
-			s.indexBuilds.Add(1) // counted once everything the build does is done
-		}
+		// The inputs' files are deleted in done if no view holds them; an
+		// index build is counted once everything it does is done.
+		s.compactor.done(p, func() {
+			if p.index && p.committed {
+				s.indexBuilds.Add(1)
+			}
+		})
 		s.kickCompact()
 		s.kickIndex() // a merge that did not commit leaves its flat inputs pending
 	}()

@@ -789,7 +789,7 @@ func TestIndexBuildWaitsForWritePause(t *testing.T) {
 	close(stop)
 	wrote.Wait()
 	stop = make(chan struct{})
-	waitFor(t, "the builds after the writes paused", func() bool { return s.pendingCount() == 0 })
+	waitFor(t, "the builds after the writes paused", func() bool { return s.pendingCount() == 0 && s.IndexBuilds() >= 3 })
 	if n := s.IndexBuilds(); n != 3 {
 		t.Fatalf("%d index builds, want 3", n)
 	}
