@@ -300,6 +300,7 @@ func (b *Builder) Segment() (*Segment, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.noImpacts = true
 	b.cached = s
 	return s, nil
 }

@@ -310,6 +310,10 @@ type plan struct {
 	contrib  []float64
 	msCurs   []*tcur
 	msPrefix []float64
+	// seed is a lower bound on the final k-th best score, from the
+	// summaries' top postings (seedTheta); seedHeap is its scratch.
+	seed     float64
+	seedHeap scoreHeap
 }
 
 // ref is query term qi's place in view vi's segment s: as the plan's
@@ -336,7 +340,7 @@ func planQuery(views []View, q Query, p SearchParams, st *Stats) (*plan, error) 
 			return nil, errNoExtIDs(vi, v.Seg)
 		}
 	}
-	pl := &plan{index: map[string]int{}, k1: p.K1, b: p.B, k: p.K, alg: p.Algorithm}
+	pl := &plan{index: map[string]int{}, k1: p.K1, b: p.B, k: p.K, alg: p.Algorithm, seed: math.Inf(-1)}
 	if pl.alg == "" {
 		pl.alg = AlgDefault
 	}
@@ -734,9 +738,10 @@ type tcur struct {
 	rec   termRec // the term's record in the cursor's segment
 	qi    int
 	w     float64
-	ub    float64   // upper bound of this term's contribution in the segment
-	avgdl float64   // of the cursor's field
-	norms []float64 // normalisation table of the cursor's segment, or nil
+	ub    float64      // upper bound of this term's contribution in the segment
+	imp   *termImpacts // the list's summary, or nil (impacts.go)
+	avgdl float64      // of the cursor's field
+	norms []float64    // normalisation table of the cursor's segment, or nil
 
 	bbBlock int     // block whose bound is in bbScore; 0 until computed (stored +1)
 	bbScore float64 // block-max score of block bbBlock-1
@@ -784,7 +789,11 @@ func (c *tcur) blockBound(d uint32, k1, b float64) (float64, bool) {
 	}
 	if c.bbBlock != c.sb+1 {
 		c.bbBlock = c.sb + 1
-		c.bbScore = termScore(c.w, mt, bm25Norm(md, k1, b, c.avgdl), k1)
+		if c.imp != nil {
+			c.bbScore = cornerBound(c.imp.pts[c.imp.start[c.sb]:c.imp.start[c.sb+1]], c.w, k1, b, c.avgdl)
+		} else {
+			c.bbScore = termScore(c.w, mt, bm25Norm(md, k1, b, c.avgdl), k1)
+		}
 	}
 	return c.bbScore, true
 }
@@ -841,9 +850,15 @@ func newSegSearch(vi int, v View, pl *plan, top *topK, cn *canceller) (*segSearc
 			return nil, false, err
 		}
 		s.initCursor(c, i, r)
-		ub := termScore(t.w, r.maxTF, bm25Norm(r.minDL, pl.k1, pl.b, pl.avgdl), pl.k1)
+		imp := s.impactsFor(i, r)
+		var ub float64
+		if imp != nil {
+			ub = cornerBound(imp.list, t.w, pl.k1, pl.b, pl.avgdl)
+		} else {
+			ub = termScore(t.w, r.maxTF, bm25Norm(r.minDL, pl.k1, pl.b, pl.avgdl), pl.k1)
+		}
 		tc := &pl.tcurs[qi]
-		*tc = tcur{cursor: c, rec: r, qi: qi, w: t.w, ub: ub, avgdl: pl.avgdl, lazy: true}
+		*tc = tcur{cursor: c, rec: r, qi: qi, w: t.w, ub: ub, imp: imp, avgdl: pl.avgdl, lazy: true}
 		ss.curs[qi] = tc
 	}
 	attachNorms(ss.curs, pl.k1, pl.b)
@@ -858,6 +873,10 @@ func newSegSearch(vi int, v View, pl *plan, top *topK, cn *canceller) (*segSearc
 	}
 	return ss, true, nil
 }
+
+// theta is the score a MaxScore candidate must reach: the top k's
+// threshold, or the seeded one (seedTheta) while it is higher.
+func (ss *segSearch) theta() float64 { return max(ss.top.theta(), ss.pl.seed) }
 
 func (ss *segSearch) err() error {
 	for _, c := range ss.curs {
@@ -1036,7 +1055,8 @@ func (ss *segSearch) maxScore() {
 		acc += c.ub
 		ms.prefix[i] = acc
 	}
-	ms.theta = ss.top.theta()
+	ss.seedTheta(cs)
+	ms.theta = ss.theta()
 	ms.raise()
 	// The essential lists are decoded from the start; a non-essential
 	// one when a candidate first probes it (finish).
@@ -1134,7 +1154,7 @@ func (ms *msState) finish(d uint32, s float64) bool {
 		return false
 	}
 	if ss.top.offer(Hit{ExtID: ss.v.Seg.ExtID(d), Score: ss.finalScore(), View: ss.vi, Doc: d}) {
-		ms.theta = ss.top.theta()
+		ms.theta = ss.theta()
 		ms.regionSkip = ms.haveRegion && canSkip(ms.regionBound, ms.theta)
 		e := ms.e
 		ms.raise()

@@ -516,6 +516,12 @@ type Segment struct {
 	// known present (bit i of word i/64).
 	fetch Fetcher
 	have  []atomic.Uint64
+
+	// impacts caches the summaries of long lists (impacts.go), built by
+	// the first pruned query of each; noImpacts turns them off for a
+	// Builder's short-lived segment.
+	impacts   impactCache
+	noImpacts bool
 }
 
 // Fetcher makes byte ranges of a segment's bytes present before the

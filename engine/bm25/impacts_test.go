@@ -1,0 +1,259 @@
+package bm25
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/RoaringBitmap/roaring/v2"
+
+	"github.com/stratasearch/strata/engine/text"
+)
+
+// TestCornersDominate checks appendCorners against the points it
+// summarises: under random parameters the largest corner score is at least
+// every point's score, and equal to the largest when the frontier fits.
+func TestCornersDominate(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 5))
+	for it := 0; it < 3000; it++ {
+		n := 1 + r.IntN(BlockSize)
+		pts := make([]impactPoint, n)
+		for i := range pts {
+			pts[i] = impactPoint{uint32(1 + r.IntN(1+r.IntN(50))), uint32(1 + r.IntN(1+r.IntN(400)))}
+		}
+		maxC := []int{1, 2, 4, 8}[r.IntN(4)]
+		orig := append([]impactPoint(nil), pts...)
+		corners := appendCorners(nil, pts, maxC)
+		if len(corners) == 0 || len(corners) > maxC {
+			t.Fatalf("%d corners for max %d", len(corners), maxC)
+		}
+		// The exact frontier size decides whether the bound must be exact.
+		front := appendCorners(nil, append([]impactPoint(nil), orig...), BlockSize)
+		var maxTF, minDL uint32 = 0, math.MaxUint32
+		for _, p := range orig {
+			maxTF, minDL = max(maxTF, p.a), min(minDL, p.b)
+		}
+		for pi := 0; pi < 5; pi++ {
+			k1, b, avgdl := r.Float64()*3, r.Float64(), 1+r.Float64()*300
+			if pi == 0 {
+				k1, b, avgdl = 1.2, 0.75, 40
+			}
+			best := 0.0
+			for _, p := range orig {
+				best = max(best, TermScore(1, p.a, p.b, k1, b, avgdl))
+			}
+			got := cornerBound(corners, 1, k1, b, avgdl)
+			if got < best*(1-1e-12) {
+				t.Fatalf("it %d: corner bound %v below the best point %v (k1 %v b %v avgdl %v)", it, got, best, k1, b, avgdl)
+			}
+			if len(front) <= maxC && math.Abs(got-best) > 1e-12*best {
+				t.Fatalf("it %d: frontier of %d fits %d corners, bound %v != best %v", it, len(front), maxC, got, best)
+			}
+			if loose := TermScore(1, maxTF, minDL, k1, b, avgdl); got > loose*(1+1e-12) {
+				t.Fatalf("it %d: corner bound %v above the (max tf, min |D|) bound %v", it, got, loose)
+			}
+		}
+	}
+}
+
+// openSegs builds the segments as buildSegs does but opens them from their
+// bytes, as stored segments are (a Builder's own segment has no summaries).
+func openSegs(t testing.TB, docs []modelDoc, cuts []int) []*Segment {
+	var segs []*Segment
+	start := 0
+	for i, end := range append(cuts, len(docs)) {
+		b := NewBuilder(Options{})
+		for _, d := range docs[start:end] {
+			if _, err := b.Add(d.ext, d.toks); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var buf bytes.Buffer
+		if _, err := b.WriteTo(&buf); err != nil {
+			t.Fatal(err)
+		}
+		s, err := Open(buf.Bytes(), fmt.Sprintf("seg%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		segs = append(segs, s)
+		start = end
+	}
+	return segs
+}
+
+// TestImpactsPruningExact is TestPruningExactSynthetic over stored
+// segments with every list summarised (impactMinBlocks 1), so the corner
+// bounds and the seeded thresholds take part in every pruned search.
+func TestImpactsPruningExact(t *testing.T) {
+	defer func(v int) { impactMinBlocks = v }(impactMinBlocks)
+	impactMinBlocks = 1
+	r := rand.New(rand.NewPCG(17, 19))
+	nDocs, nQ := 3000, 500
+	if testing.Short() {
+		nDocs, nQ = 800, 80
+	}
+	vocab := 300
+	docs := synthCorpus(r, nDocs, vocab)
+	m := &model{docs: docs}
+	layouts := map[string][]*Segment{
+		"one":   openSegs(t, docs, nil),
+		"three": openSegs(t, docs, []int{nDocs / 5, nDocs / 2}),
+	}
+	for qi := 0; qi < nQ; qi++ {
+		q := randQuery(r, docs, vocab)
+		p := DefaultSearchParams()
+		p.K = []int{1, 3, 10, 50}[r.IntN(4)]
+		if r.IntN(3) == 0 {
+			p.K1, p.B = r.Float64()*3, r.Float64()
+		}
+		if r.IntN(3) == 0 {
+			p.IDF = IDFRobertson
+		}
+		var allow func(uint64) bool
+		if r.IntN(4) == 0 {
+			mod := []uint64{2, 3, 97}[r.IntN(3)]
+			allow = func(ext uint64) bool { return ext%mod == 0 }
+		}
+		want := m.search(q, p, allow, 64)
+		for name, segs := range layouts {
+			views := make([]View, len(segs))
+			for i, s := range segs {
+				views[i] = View{Seg: s}
+				if allow != nil {
+					bm := roaring.New()
+					for d := 0; d < s.NumDocs(); d++ {
+						if allow(s.ExtID(uint32(d))) {
+							bm.Add(uint32(d))
+						}
+					}
+					views[i].Allow = bm
+				}
+			}
+			for _, mode := range searchModes[1:] {
+				p.Exhaustive, p.Algorithm = false, mode.alg
+				got, err := Search(views, q, p, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sameHits(t, fmt.Sprintf("q%d %+v %s %s k=%d k1=%g b=%g", qi, q, name, mode.name, p.K, p.K1, p.B), got, want)
+			}
+		}
+	}
+	for name, segs := range layouts {
+		n := 0
+		for _, s := range segs {
+			n += len(s.impacts.m)
+		}
+		if n == 0 {
+			t.Fatalf("%s: no list was summarised", name)
+		}
+	}
+}
+
+// TestImpactsSkipBlocks: a term in every document, with a high tf in long
+// documents and in a few mid-sized ones (the top 10), so each block's
+// (max tf, min |D|) bound, taken from a long and a one-word document, is
+// above the top 10's scores. Without summaries a one-term top-10 query visits every
+// posting; with them the blocks whose best posting cannot reach the seeded
+// threshold are skipped, and the hits are the same.
+func TestImpactsSkipBlocks(t *testing.T) {
+	var docs []modelDoc
+	r := rand.New(rand.NewPCG(23, 29))
+	for i := 0; i < 20000; i++ {
+		var toks []text.Token
+		add := func(n, tf int) {
+			for j := 0; j < n; j++ {
+				w := "z"
+				if j < tf {
+					w = "x"
+				}
+				toks = append(toks, text.Token{Term: w, Pos: j})
+			}
+		}
+		switch {
+		case i%997 == 1: // the few best: |D| 40, tf 20
+			add(40, 20)
+		case i%2 == 0: // short: "x" alone
+			add(1, 1)
+		default: // long: |D| 200, tf 2-20
+			add(200, 2+r.IntN(19))
+		}
+		docs = append(docs, modelDoc{ext: uint64(i), toks: toks})
+	}
+	segs := openSegs(t, docs, nil)
+	views := []View{{Seg: segs[0]}}
+	p := DefaultSearchParams()
+	q := Query{Should: []string{"x"}}
+	// Traversal steps, as the canceller counts them (a context that can
+	// be cancelled makes it count).
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var steps [2]int
+	var hits [2][]Hit
+	for i, off := range []bool{true, false} {
+		segs[0].noImpacts = off
+		cn := &canceller{done: ctx.Done()}
+		h, _, err := searchWith(ctx, cn, views, q, p, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hits[i], steps[i] = h, cn.looks*cancelCheck+int(cn.tick)
+	}
+	sameHits(t, "impacts on vs off", hits[1], hits[0])
+	if steps[0] < len(docs)/2 {
+		t.Fatalf("without summaries %d traversal steps; the test expects the loose bounds to visit most of %d postings", steps[0], len(docs))
+	}
+	if steps[1]*5 > steps[0] {
+		t.Fatalf("with summaries %d traversal steps, without %d: want at least 5× fewer (only the blocks holding the 20 best are read)", steps[1], steps[0])
+	}
+	t.Logf("traversal steps: %d without summaries, %d with", steps[0], steps[1])
+}
+
+// TestImpactsConcurrent builds one segment's summaries from concurrent
+// searches (run under -race) and checks every search gets the same hits.
+func TestImpactsConcurrent(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 37))
+	docs := synthCorpus(r, 4000, 50)
+	segs := openSegs(t, docs, nil)
+	views := []View{{Seg: segs[0]}}
+	qs := []Query{{Should: []string{"w0"}}, {Should: []string{"w1", "w2"}}, {Should: []string{"w0", "w3", "w5"}}}
+	want := make([][]Hit, len(qs))
+	p := DefaultSearchParams()
+	for i, q := range qs {
+		var err error
+		p.Exhaustive = true
+		if want[i], err = Search(views, q, p, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.Exhaustive = false
+	errs := make(chan error, 8)
+	for g := 0; g < 8; g++ {
+		go func() {
+			for i := range qs {
+				q := qs[(i+g)%len(qs)]
+				got, err := Search(views, q, p, nil)
+				if err == nil && fmt.Sprint(got) != fmt.Sprint(want[(i+g)%len(qs)]) {
+					err = fmt.Errorf("query %+v: %v, want %v", q, got, want[(i+g)%len(qs)])
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for g := 0; g < 8; g++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(segs[0].impacts.m) == 0 {
+		t.Fatal("no list was summarised")
+	}
+}
