@@ -117,7 +117,7 @@ func SearchFields(views []FieldsView, fields []FieldSpec, q []Query, p SearchPar
 		return nil, nil
 	}
 	top := &topK{k: k}
-	pl := &plan{k1: k1, b: b, k: k, alg: alg}
+	pl := &plan{k1: k1, b: b, k: k, alg: alg, seed: math.Inf(-1)}
 	cn := &canceller{} // never cancelled
 	for vi, v := range views {
 		ss := &segSearch{cn: cn, vi: vi, v: View{Seg: v.Segs[0], Allow: v.Allow}, pl: pl, top: top,
@@ -134,7 +134,7 @@ func SearchFields(views []FieldsView, fields []FieldSpec, q []Query, p SearchPar
 			}
 			r := s.rec(i)
 			ub := termScore(u.w, r.maxTF, bm25Norm(r.minDL, k1, b, u.avgdl), k1)
-			ss.curs[ui] = &tcur{cursor: c, qi: ui, w: u.w, ub: ub, avgdl: u.avgdl}
+			ss.curs[ui] = &tcur{cursor: c, rec: r, qi: ui, w: u.w, ub: ub, avgdl: u.avgdl}
 		}
 		attachNorms(ss.curs, k1, b)
 		for f, terms := range excl {

@@ -231,27 +231,61 @@ func (t *topPostings) swap(i, j int) {
 // makes the pruning tests conservative.
 const seedSlack = 1e-9
 
-// seedTheta raises the plan's seeded threshold with the top postings of
-// cs's summaries in this segment: the allowed ones of one list are k
-// distinct documents when there are k of them, each scoring at least its
-// contribution from that list, so the k-th best contribution is at most
-// the final k-th best score. The plan keeps the largest such bound over
-// its lists and views. A query with excluded terms is not seeded (the
-// exclusion test moves cursors forward only).
+// seedScanMax is the longest list (postings) without a summary that
+// seedTheta scores whole.
+const seedScanMax = 4 * BlockSize
+
+// seedTheta raises the plan's seeded threshold from cs's lists in this
+// segment: from a list's summary, its allowed top postings; from a short
+// list (at most seedScanMax postings) next to one at least four times as
+// long, all its allowed postings. Those are distinct documents, each
+// scoring at least its contribution from that list, so when there are k of
+// them the k-th best contribution is at most the final k-th best score.
+// The plan keeps the largest such bound over its lists and views. Without
+// it, a rare term next to a common one leaves the common list essential
+// until k of the rare term's documents have been met. A query with excluded
+// terms is not seeded (the exclusion test moves cursors forward only).
 func (ss *segSearch) seedTheta(cs []*tcur) {
 	pl := ss.pl
 	if len(ss.excl) > 0 {
 		return
 	}
+	maxDF := 0
 	for _, c := range cs {
-		if c.imp == nil || len(c.imp.top) < pl.k {
-			continue
-		}
+		maxDF = max(maxDF, c.df)
+	}
+	for _, c := range cs {
 		h := pl.seedHeap[:0]
-		for _, p := range c.imp.top {
-			if ss.allowed(p.a) {
-				h.push(termScore(c.w, p.b, c.norm(p.a, pl.k1, pl.b), pl.k1), pl.k)
+		switch {
+		case c.imp != nil:
+			if len(c.imp.top) < pl.k {
+				continue
 			}
+			for _, p := range c.imp.top {
+				if ss.allowed(p.a) {
+					h.push(termScore(c.w, p.b, c.norm(p.a, pl.k1, pl.b), pl.k1), pl.k)
+				}
+			}
+		case c.df >= pl.k && c.df <= seedScanMax && 4*c.df <= maxDF:
+			cu := pl.scratchCursor()
+			if c.seg.openCursorRec(cu, c.term, c.rec) != nil {
+				continue
+			}
+			for d := cu.doc(); d != efEnd; d = cu.doc() {
+				if ss.allowed(d) {
+					tf := cu.tf()
+					if tf == 0 {
+						break
+					}
+					h.push(termScore(c.w, tf, c.norm(d, pl.k1, pl.b), pl.k1), pl.k)
+				}
+				cu.next()
+			}
+			if cu.err != nil {
+				h = h[:0]
+			}
+		default:
+			continue
 		}
 		if len(h) == pl.k && h[0] > 0 {
 			pl.seed = max(pl.seed, h[0]*(1-seedSlack))
@@ -296,4 +330,16 @@ func (h *scoreHeap) push(s float64, k int) {
 		a[i], a[j] = a[j], a[i]
 		i = j
 	}
+}
+
+// scratchCursor is a cursor seedTheta may reposition: the one after the
+// terms' cursors (newSegSearch), else one of the plan's own.
+func (pl *plan) scratchCursor() *cursor {
+	if len(pl.cursors) > len(pl.terms) {
+		return &pl.cursors[len(pl.terms)]
+	}
+	if pl.spare == nil {
+		pl.spare = new(cursor)
+	}
+	return pl.spare
 }

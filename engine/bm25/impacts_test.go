@@ -257,3 +257,47 @@ func TestImpactsConcurrent(t *testing.T) {
 		t.Fatal("no list was summarised")
 	}
 }
+
+// TestSeedFromRareTerm: a rare term (30 documents, spread out) next to a
+// term in every document. The rare term's documents are the top 10, and
+// its whole list seeds the threshold, so the common list is non-essential
+// from the start and the traversal visits about the rare term's documents
+// (it used to walk the common list until 10 of them had been met). The
+// summaries are off here, so the short-list seed alone is tested.
+func TestSeedFromRareTerm(t *testing.T) {
+	var docs []modelDoc
+	r := rand.New(rand.NewPCG(41, 43))
+	for i := 0; i < 20000; i++ {
+		toks := []text.Token{{Term: "c", Pos: 0}}
+		for j := 1; j < 1+r.IntN(5); j++ {
+			toks = append(toks, text.Token{Term: "c", Pos: j})
+		}
+		if i%661 == 7 {
+			toks = append(toks, text.Token{Term: "r", Pos: len(toks)})
+		}
+		docs = append(docs, modelDoc{ext: uint64(i), toks: toks})
+	}
+	segs := openSegs(t, docs, nil)
+	segs[0].noImpacts = true
+	views := []View{{Seg: segs[0]}}
+	p := DefaultSearchParams()
+	q := Query{Should: []string{"c", "r"}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cn := &canceller{done: ctx.Done()}
+	got, _, err := searchWith(ctx, cn, views, q, p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Exhaustive = true
+	want, err := Search(views, q, p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameHits(t, "rare + common", got, want)
+	steps := cn.looks*cancelCheck + int(cn.tick)
+	if steps > len(docs)/10 {
+		t.Fatalf("%d traversal steps for a query whose top 10 are 10 of the rare term's 31 documents; want at most %d", steps, len(docs)/10)
+	}
+	t.Logf("traversal steps: %d", steps)
+}

@@ -311,9 +311,12 @@ type plan struct {
 	msCurs   []*tcur
 	msPrefix []float64
 	// seed is a lower bound on the final k-th best score, from the
-	// summaries' top postings (seedTheta); seedHeap is its scratch.
+	// summaries' top postings and short lists (seedTheta); seedHeap is
+	// its scratch, as is scratchCursor's cursor (spare when the plan has
+	// no pooled one).
 	seed     float64
 	seedHeap scoreHeap
+	spare    *cursor
 }
 
 // ref is query term qi's place in view vi's segment s: as the plan's
@@ -823,7 +826,8 @@ type segSearch struct {
 func newSegSearch(vi int, v View, pl *plan, top *topK, cn *canceller) (*segSearch, bool, error) {
 	if pl.tcurs == nil {
 		pl.tcurs = make([]tcur, len(pl.terms))
-		pl.cursors = getCursors(len(pl.terms))
+		// One cursor per term, and seedTheta's scratch cursor last.
+		pl.cursors = getCursors(len(pl.terms) + 1)
 		pl.curs = make([]*tcur, len(pl.terms))
 		pl.contrib = make([]float64, len(pl.terms))
 	}
@@ -1293,17 +1297,24 @@ func (ms *msState) single() bool {
 // does not end the region: past that block it contributes nothing, so its
 // block-max score bounds it on [d, ∞) (otherwise a segment's many short
 // lists would cut it into many small regions, each costing a pass over
-// every list).
+// every list), unless its doc ids are open and its next doc is past d:
+// then the region ends before that doc and the list adds nothing.
 func (ss *segSearch) region(cs []*tcur, d uint32) (end uint32, bound float64) {
 	pl := ss.pl
 	end = efEnd - 1
 	for _, c := range cs {
 		if bb, ok := c.blockBound(d, pl.k1, pl.b); ok {
-			bound += bb
 			if c.sb < c.nb-1 {
 				last, _, _ := c.blockMeta(c.sb)
 				end = min(end, last)
+			} else if !c.lazy && c.doc() > d {
+				// In its last block, with its doc ids open and its next doc
+				// past d: nothing on [d, doc()-1]. A rare term's one block
+				// would otherwise add its bound to every region.
+				end = min(end, c.doc()-1)
+				continue
 			}
+			bound += bb
 		}
 	}
 	return end, bound
