@@ -2,6 +2,7 @@ package bm25
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"sync"
 )
@@ -31,16 +32,16 @@ import (
 //
 // Summaries are built lazily, on a list's first pruned query, by one pass
 // over its postings, and kept with the segment (which is immutable): at
-// most 36 bytes a block of BlockSize postings and about 400 bytes a list,
+// most 68 bytes a block of BlockSize postings and about 400 bytes a list,
 // for the lists queries have touched. A segment a Builder returns for its
 // live documents builds none, since it is replaced on the next Add.
 
 const (
 	// impactCorners is the most corners kept for one block.
-	impactCorners = 4
+	impactCorners = 8
 	// impactListCorners is the most corners kept for a whole list (its
 	// upper bound in the segment).
-	impactListCorners = 8
+	impactListCorners = 16
 	// impactTop is how many top postings a summary keeps: thresholds are
 	// seeded for k ≤ impactTop.
 	impactTop = 32
@@ -110,7 +111,6 @@ func (s *Segment) buildImpacts(i int, r termRec) *termImpacts {
 	if s.numDocs > 0 {
 		avgdl = float64(s.sumDL) / float64(s.numDocs)
 	}
-	const refK1, refB = 1.2, 0.75
 	ti := &termImpacts{start: make([]uint32, 1, cu.nb+1)}
 	var blk [BlockSize]impactPoint
 	var top topPostings
@@ -126,7 +126,7 @@ func (s *Segment) buildImpacts(i int, r termRec) *termImpacts {
 		top.offer(d, tf, termScore(1, tf, bm25Norm(dl, refK1, refB, avgdl), refK1))
 		cu.next()
 		if n == BlockSize || cu.doc() == efEnd {
-			ti.pts = appendCorners(ti.pts, blk[:n], impactCorners)
+			ti.pts = appendCorners(ti.pts, blk[:n], impactCorners, avgdl)
 			ti.start = append(ti.start, uint32(len(ti.pts)))
 			n = 0
 		}
@@ -135,17 +135,20 @@ func (s *Segment) buildImpacts(i int, r termRec) *termImpacts {
 		return nil
 	}
 	all := slices.Clone(ti.pts)
-	ti.list = appendCorners(nil, all, impactListCorners)
+	ti.list = appendCorners(nil, all, impactListCorners, avgdl)
 	ti.top = top.h
 	return ti
 }
 
 // appendCorners appends to dst at most max corners that dominate pts
 // ((tf, |D|) pairs; pts is reordered): the Pareto frontier (no other
-// point has a tf as high and a |D| as low, one of them strictly), cut into
-// max runs when longer, each run's corner taking its largest tf and its
-// smallest |D|.
-func appendCorners(dst, pts []impactPoint, max int) []impactPoint {
+// point has a tf as high and a |D| as low, one of them strictly), and when
+// it is longer, merged runs of it: a run's corner takes its largest tf
+// and its smallest |D|. Runs are merged bottom up, each step joining the
+// two neighbours whose corner scores least under the reference parameters
+// (k1 1.2, b 0.75, average length avgdl), so the corners stay close to the
+// points that score high.
+func appendCorners(dst, pts []impactPoint, max int, avgdl float64) []impactPoint {
 	// By |D| ascending, then tf descending: a point is on the frontier when
 	// its tf beats every point before it.
 	slices.SortFunc(pts, func(x, y impactPoint) int {
@@ -160,17 +163,26 @@ func appendCorners(dst, pts []impactPoint, max int) []impactPoint {
 			f = append(f, p)
 		}
 	}
-	if len(f) <= max {
-		return append(dst, f...)
+	// Along the frontier |D| and tf both increase; joining neighbours i
+	// and i+1 gives (tf of i+1, |D| of i), which dominates both.
+	ref := func(p impactPoint) float64 {
+		return termScore(1, p.a, bm25Norm(p.b, refK1, refB, avgdl), refK1)
 	}
-	// Along the frontier |D| and tf both increase; a run [lo, hi) is
-	// dominated by (tf of hi-1, |D| of lo).
-	for g := range max {
-		lo, hi := g*len(f)/max, (g+1)*len(f)/max
-		dst = append(dst, impactPoint{f[hi-1].a, f[lo].b})
+	for len(f) > max {
+		best, bi := math.Inf(1), 0
+		for i := 0; i+1 < len(f); i++ {
+			if s := ref(impactPoint{f[i+1].a, f[i].b}); s < best {
+				best, bi = s, i
+			}
+		}
+		f[bi] = impactPoint{f[bi+1].a, f[bi].b}
+		f = append(f[:bi+1], f[bi+2:]...)
 	}
-	return dst
+	return append(dst, f...)
 }
+
+// refK1 and refB are the reference parameters of a summary.
+const refK1, refB = 1.2, 0.75
 
 // cornerBound is the largest score of corners (tf, |D|) for weight w.
 func cornerBound(corners []impactPoint, w, k1, b, avgdl float64) float64 {

@@ -26,12 +26,12 @@ func TestCornersDominate(t *testing.T) {
 		}
 		maxC := []int{1, 2, 4, 8}[r.IntN(4)]
 		orig := append([]impactPoint(nil), pts...)
-		corners := appendCorners(nil, pts, maxC)
+		corners := appendCorners(nil, pts, maxC, 1+r.Float64()*100)
 		if len(corners) == 0 || len(corners) > maxC {
 			t.Fatalf("%d corners for max %d", len(corners), maxC)
 		}
 		// The exact frontier size decides whether the bound must be exact.
-		front := appendCorners(nil, append([]impactPoint(nil), orig...), BlockSize)
+		front := appendCorners(nil, append([]impactPoint(nil), orig...), BlockSize, 40)
 		var maxTF, minDL uint32 = 0, math.MaxUint32
 		for _, p := range orig {
 			maxTF, minDL = max(maxTF, p.a), min(minDL, p.b)
