@@ -31,7 +31,8 @@ func TestFlatSearchExact(t *testing.T) {
 		{flatBaseBlock + 37, 70, 17, 10},  // crosses a base and a query block
 		{2*flatBaseBlock + 1, 130, 8, 25}, // several blocks
 		{1, 1, 1, 1},
-		{300, 7, 100, 10}, // d % 8 == 4: the AVX2 tiles' 4-float step
+		{300, 7, 100, 10},                       // d % 8 == 4: the AVX2 tiles' 4-float step
+		{flatBaseRows(1000)*2 + 5, 9, 1000, 10}, // long rows: smaller base blocks
 	} {
 		for _, ip := range []bool{false, true} {
 			base := make([]float32, tc.n*tc.d)
