@@ -32,7 +32,7 @@ import (
 //
 // Summaries are built lazily, on a list's first pruned query, by one pass
 // over its postings, and kept with the segment (which is immutable): at
-// most 68 bytes a block of BlockSize postings and about 400 bytes a list,
+// most 68 bytes a block of BlockSize postings and about 460 bytes a list,
 // for the lists queries have touched. A segment a Builder returns for its
 // live documents builds none, since it is replaced on the next Add.
 
@@ -135,8 +135,10 @@ func (s *Segment) buildImpacts(i int, r termRec) *termImpacts {
 		return nil
 	}
 	all := slices.Clone(ti.pts)
-	ti.list = appendCorners(nil, all, impactListCorners, avgdl)
-	ti.top = top.h
+	ti.list = exact(appendCorners(nil, all, impactListCorners, avgdl))
+	// The appends left spare room; the cache keeps exactly what it uses.
+	ti.pts = exact(ti.pts)
+	ti.top = exact(top.h)
 	return ti
 }
 
@@ -183,6 +185,13 @@ func appendCorners(dst, pts []impactPoint, max int, avgdl float64) []impactPoint
 
 // refK1 and refB are the reference parameters of a summary.
 const refK1, refB = 1.2, 0.75
+
+// exact returns a copy of s without spare capacity.
+func exact[E any](s []E) []E {
+	out := make([]E, len(s))
+	copy(out, s)
+	return out
+}
 
 // cornerBound is the largest score of corners (tf, |D|) for weight w.
 func cornerBound(corners []impactPoint, w, k1, b, avgdl float64) float64 {

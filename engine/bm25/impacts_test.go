@@ -301,3 +301,65 @@ func TestSeedFromRareTerm(t *testing.T) {
 	}
 	t.Logf("traversal steps: %d", steps)
 }
+
+// TestImpactsMemory: a summary keeps no spare capacity, within the
+// documented 68 bytes a block (8 corners of 8 bytes and a 4-byte offset).
+func TestImpactsMemory(t *testing.T) {
+	var docs []modelDoc
+	for i := 0; i < BlockSize*33; i++ {
+		j := i % 16
+		var toks []text.Token
+		for p := 0; p < 20+5*j; p++ {
+			term := "y"
+			if p <= j {
+				term = "x" // tf j+1, |D| 20+5j: 16 frontier points a block
+			}
+			toks = append(toks, text.Token{Term: term, Pos: p})
+		}
+		docs = append(docs, modelDoc{ext: uint64(i), toks: toks})
+	}
+	s := openSegs(t, docs, nil)[0]
+	i, _ := s.lookup("x")
+	ti := s.impactsFor(i, s.rec(i))
+	if ti == nil {
+		t.Fatal("no summary")
+	}
+	nb := int(s.rec(i).nb)
+	if len(ti.pts) != nb*impactCorners {
+		t.Fatalf("%d corners for %d blocks of 16-point frontiers, want %d", len(ti.pts), nb, nb*impactCorners)
+	}
+	blockBytes := cap(ti.pts)*8 + cap(ti.start)*4
+	if blockBytes > 68*nb+4 { // the offsets hold nb+1 entries
+		t.Fatalf("summary holds %d bytes for %d blocks (%.1f a block), want at most 68 a block", blockBytes, nb, float64(blockBytes)/float64(nb))
+	}
+	if listBytes := cap(ti.list)*8 + cap(ti.top)*8; listBytes > 400 {
+		t.Fatalf("list corners and top postings hold %d bytes, want at most 400", listBytes)
+	}
+}
+
+// TestSubnormalTie: ten identical documents whose score is subnormal tie;
+// the pruned single-list test must not reject the one with the smallest
+// ExtID (its multiplied-out form rounds differently from the score, and a
+// relative slack is no margin there).
+func TestSubnormalTie(t *testing.T) {
+	var docs []modelDoc
+	for i := 0; i < 10; i++ {
+		docs = append(docs, modelDoc{ext: uint64(100 - i), toks: []text.Token{{Term: "a", Pos: 0}, {Term: "b", Pos: 1}}})
+	}
+	docs = append(docs, modelDoc{ext: 1000, toks: []text.Token{{Term: "c", Pos: 0}}})
+	views := []View{{Seg: buildSegs(t, docs, nil, Options{})[0]}}
+	q := Query{Should: []string{"a"}, Weights: map[string]float64{"a": 1e-322}}
+	p := DefaultSearchParams()
+	p.K, p.K1 = 1, 0.5
+	p.Exhaustive = true
+	want, err := Search(views, q, p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Exhaustive = false
+	got, err := Search(views, q, p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameHits(t, "subnormal tie", got, want)
+}

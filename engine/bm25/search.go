@@ -523,6 +523,11 @@ func (t *topK) sorted() []Hit {
 // few ulps low, and a skipped document must be certain to lose.
 const pruneSlack = 1e-9
 
+// minQuickReject is the smallest threshold margin for which single's
+// multiplied-out test is trusted: far above the subnormal range, where a
+// relative slack stops covering a rounding step.
+const minQuickReject = 1e-290
+
 func canSkip(bound, theta float64) bool {
 	return bound+math.Abs(bound)*pruneSlack < theta
 }
@@ -1274,9 +1279,11 @@ func (ms *msState) single() bool {
 			rest = ms.prefix[ms.e-1]
 		}
 		// s + rest < theta  <=>  w·tf·(k1+1) < (theta − rest)·(tf + norm).
+		// The relative slack covers rounding only for normal numbers: with
+		// a threshold near the subnormal range the exact score decides.
 		lim := ms.theta - rest - (math.Abs(ms.theta)+rest)*pruneSlack
 		f := float64(tf)
-		if lim > 0 && c.w*f*kp1*(1+pruneSlack) < lim*(f+norm) {
+		if lim > minQuickReject && c.w*f*kp1*(1+pruneSlack) < lim*(f+norm) {
 			c.next()
 			continue
 		}
