@@ -110,7 +110,11 @@ func SearchFields(views []FieldsView, fields []FieldSpec, q []Query, p SearchPar
 			continue
 		}
 		for _, t := range pl.terms {
-			units = append(units, unit{field: f, term: t.term, w: fields[f].Boost * t.w, avgdl: pl.avgdl})
+			w := 0.0 // a zero boost silences the field, even a term whose weight overflowed to +Inf
+			if fields[f].Boost != 0 {
+				w = fields[f].Boost * t.w
+			}
+			units = append(units, unit{field: f, term: t.term, w: w, avgdl: pl.avgdl})
 		}
 	}
 	if len(units) == 0 {

@@ -363,3 +363,50 @@ func TestSubnormalTie(t *testing.T) {
 	}
 	sameHits(t, "subnormal tie", got, want)
 }
+
+// TestOddStatsAndBoosts: a caller's Stats with a df above N (Robertson's
+// IDF would be the log of a negative number) and a zero field boost on a
+// term whose weight overflows give finite scores, and pruned search agrees
+// with the reference.
+func TestOddStatsAndBoosts(t *testing.T) {
+	r := rand.New(rand.NewPCG(53, 59))
+	docs := synthCorpus(r, 500, 40)
+	segs := openSegs(t, docs, nil)
+	views := []View{{Seg: segs[0]}}
+	q := Query{Should: []string{"w0", "w1", "w3"}}
+	st := CollectStats(segs, q.Should)
+	st.DF["w1"] = st.N + 50
+	st.DF["w3"] = -7
+	for _, idf := range []string{IDFDefault, IDFRobertson} {
+		p := DefaultSearchParams()
+		p.IDF = idf
+		p.Exhaustive = true
+		want, err := Search(views, q, p, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range want {
+			if math.IsNaN(h.Score) || math.IsInf(h.Score, 0) {
+				t.Fatalf("IDF %s: score %v", idf, h.Score)
+			}
+		}
+		p.Exhaustive = false
+		got, err := Search(views, q, p, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameHits(t, "odd stats "+idf, got, want)
+	}
+	fv := []FieldsView{{Segs: []*Segment{segs[0], segs[0]}}}
+	fields := []FieldSpec{{Name: "a", Boost: 1}, {Name: "b", Boost: 0}}
+	fq := []Query{{Should: []string{"w20"}}, {Should: []string{"w20", "w20"}, Weights: map[string]float64{"w20": math.MaxFloat64}}} // qtf 2 × IDF > 1: the weight overflows
+	hits, err := SearchFields(fv, fields, fq, DefaultSearchParams(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hits {
+		if math.IsNaN(h.Score) {
+			t.Fatalf("zero boost over an overflowing weight: score %v", h.Score)
+		}
+	}
+}

@@ -102,7 +102,8 @@ func (p SearchParams) Validate() error {
 // Stats are the collection statistics BM25 needs: N documents, Σ|D| and
 // per-term document frequencies. Pass the same Stats to every segment's
 // search (Search does) so a document's score does not depend on how the
-// collection is split into segments.
+// collection is split into segments. A df outside [0, N] is read as the
+// nearer bound.
 type Stats struct {
 	N     int64
 	SumDL int64
@@ -423,7 +424,10 @@ func planQuery(views []View, q Query, p SearchParams, st *Stats) (*plan, error) 
 	pl.avgdl = st.AvgDL()
 	for i := range pl.terms {
 		t := &pl.terms[i]
-		idf := IDF(p.IDF, st.N, st.DF[t.term])
+		// A caller's Stats may claim a df above N (or below 0), which
+		// would make Robertson's IDF the log of a negative number: df is
+		// clamped to [0, N].
+		idf := IDF(p.IDF, st.N, min(max(st.DF[t.term], 0), st.N))
 		t.w = float64(t.qtf) * math.Max(0, idf)
 		if f, ok := q.Weights[t.term]; ok && f > 0 && !math.IsInf(f, 1) {
 			t.w *= f
