@@ -384,6 +384,25 @@ func randQuery(r *rand.Rand, docs []modelDoc, vocab int) Query {
 	return q
 }
 
+// allowViews returns a view of each segment whose Allow lists the docs
+// with allow(ExtID) true (nil allow: no Allow).
+func allowViews(segs []*Segment, allow func(uint64) bool) []View {
+	views := make([]View, len(segs))
+	for i, s := range segs {
+		views[i] = View{Seg: s}
+		if allow != nil {
+			bm := roaring.New()
+			for d := 0; d < s.NumDocs(); d++ {
+				if allow(s.ExtID(uint32(d))) {
+					bm.Add(uint32(d))
+				}
+			}
+			views[i].Allow = bm
+		}
+	}
+	return views
+}
+
 // TestPruningExactSynthetic compares the pruned top-k, the exhaustive
 // reference and the naive model over random queries and segmentations.
 func TestPruningExactSynthetic(t *testing.T) {
@@ -428,19 +447,7 @@ func TestPruningExactSynthetic(t *testing.T) {
 		}
 		want := m.search(q, p, allow, 64)
 		for name, segs := range layouts {
-			views := make([]View, len(segs))
-			for i, s := range segs {
-				views[i] = View{Seg: s}
-				if allow != nil {
-					bm := roaring.New()
-					for d := 0; d < s.NumDocs(); d++ {
-						if allow(s.ExtID(uint32(d))) {
-							bm.Add(uint32(d))
-						}
-					}
-					views[i].Allow = bm
-				}
-			}
+			views := allowViews(segs, allow)
 			for _, m := range searchModes {
 				p.Exhaustive, p.Algorithm = m.exh, m.alg
 				got, err := Search(views, q, p, nil)

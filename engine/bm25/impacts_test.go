@@ -8,8 +8,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/RoaringBitmap/roaring/v2"
-
 	"github.com/stratasearch/strata/engine/text"
 )
 
@@ -120,19 +118,7 @@ func TestImpactsPruningExact(t *testing.T) {
 		}
 		want := m.search(q, p, allow, 64)
 		for name, segs := range layouts {
-			views := make([]View, len(segs))
-			for i, s := range segs {
-				views[i] = View{Seg: s}
-				if allow != nil {
-					bm := roaring.New()
-					for d := 0; d < s.NumDocs(); d++ {
-						if allow(s.ExtID(uint32(d))) {
-							bm.Add(uint32(d))
-						}
-					}
-					views[i].Allow = bm
-				}
-			}
+			views := allowViews(segs, allow)
 			for _, mode := range searchModes[1:] {
 				p.Exhaustive, p.Algorithm = false, mode.alg
 				got, err := Search(views, q, p, nil)
