@@ -7,7 +7,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/stratasearch/strata/engine/text"
 )
 
@@ -223,19 +222,7 @@ func TestPhrasePruningExact(t *testing.T) {
 		want := m.search(q, p, allow, 64)
 		for _, name := range []string{"one", "three"} {
 			segs := layouts[name]
-			views := make([]View, len(segs))
-			for i, s := range segs {
-				views[i] = View{Seg: s}
-				if allow != nil {
-					bm := roaring.New()
-					for d := 0; d < s.NumDocs(); d++ {
-						if allow(s.ExtID(uint32(d))) {
-							bm.Add(uint32(d))
-						}
-					}
-					views[i].Allow = bm
-				}
-			}
+			views := allowViews(segs, allow)
 			for _, exh := range []bool{false, true} {
 				p.Exhaustive = exh
 				got, err := Search(views, q, p, nil)
