@@ -43,7 +43,10 @@ func PackPanels(dst, c []float32, d int) []float32 {
 // PanelRows; padding rows give 0). ldo ≥ m; len(out) ≥ (n−1)·ldo+m.
 // The packed rows are taken in tiles of about 192 KiB, each against every
 // x row, as DotMany does. Products are summed in a different order than
-// Dot's, so results may differ from it in the last bits.
+// Dot's, so results may differ from it in the last bits. d ≤ 0 does
+// nothing; trailing partial rows of x are ignored. It panics when p's rows
+// are not a multiple of PanelRows or out is too short (a caller's shape
+// error, as a short slice panics in DotMany).
 func DotPanels(x, p []float32, d int, out []float32, ldo int) {
 	if d <= 0 {
 		return
